@@ -1,0 +1,208 @@
+// Package admin is Sluice's admin domain: every operation of the admin API
+// as one function that takes the calling principal, checks the endpoint ×
+// role policy and the caller's tenant, validates its input and writes the
+// store together with the audit log. The REST shims and the GraphQL
+// resolvers both call these functions, so the two transports can never
+// disagree.
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/ids"
+	"github.com/sluicehq/sluice/secret"
+	"github.com/sluicehq/sluice/store"
+)
+
+// Config wires the service.
+type Config struct {
+	Store *store.Store
+	// Box seals provider keys.
+	Box *secret.Box
+	// Analytics answers the figures (stats, logs, traces, spend). Nil
+	// answers empty figures.
+	Analytics Analytics
+	// Breakers reports circuit-breaker state. Nil reports every target closed.
+	Breakers BreakerStates
+	// Budgets reports the spend of budgets. Nil reports zero spend.
+	Budgets BudgetSpend
+	// OnChange is called after every committed configuration write, so that
+	// an in-process proxy refreshes its snapshot at once.
+	OnChange func()
+	// SessionTTL is the lifetime of dashboard sessions (default 12 h).
+	SessionTTL time.Duration
+	// AllowPrivateBaseURLs lets provider keys point at loopback and private
+	// addresses (self-hosted vLLM, tests). Link-local and metadata addresses
+	// stay refused.
+	AllowPrivateBaseURLs bool
+	Logger               *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Service implements the admin domain.
+type Service struct {
+	cfg    Config
+	st     *store.Store
+	db     *bun.DB
+	log    *slog.Logger
+	logins *loginLimiter
+	errs   *loginLimiter
+}
+
+// New returns a service.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Box == nil {
+		return nil, errors.New("admin: store and box are required")
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Analytics == nil {
+		cfg.Analytics = noAnalytics{}
+	}
+	return &Service{
+		cfg: cfg, st: cfg.Store, db: cfg.Store.DB, log: cfg.Logger,
+		logins: newLoginLimiter(10, time.Minute),
+		errs:   newLoginLimiter(30, time.Minute),
+	}, nil
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// change describes one audited write.
+type change struct {
+	Action       string // e.g. "gateway.update"
+	ResourceType string
+	ResourceID   string
+	TenantID     string
+	Changes      store.Changes
+	// Config marks writes that change what the proxy serves; they bump the
+	// configuration version.
+	Config bool
+}
+
+// write runs fn in a transaction and records the audit entry in the same
+// transaction. fn may fill in the change (e.g. the id of a new resource).
+func (s *Service) write(ctx context.Context, p *auth.Principal, c *change, fn func(tx bun.Tx) error) error {
+	err := s.st.InTx(ctx, func(tx bun.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if c.Config {
+			if err := s.st.BumpConfigVersion(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return store.Insert(ctx, tx, s.auditEntry(p, c, "ok"))
+	})
+	if err != nil {
+		return mapStoreErr(err)
+	}
+	if c.Config && s.cfg.OnChange != nil {
+		s.cfg.OnChange()
+	}
+	return nil
+}
+
+func (s *Service) auditEntry(p *auth.Principal, c *change, outcome string) *store.AuditEntry {
+	e := &store.AuditEntry{
+		ID: ids.New("aud"), TS: s.now(), TenantID: c.TenantID, Action: c.Action,
+		ResourceType: c.ResourceType, ResourceID: c.ResourceID, Changes: c.Changes, Outcome: outcome,
+	}
+	if p != nil {
+		e.ActorID, e.ActorEmail, e.ActorRole = p.UserID, p.Email, string(p.Role)
+		e.IP, e.RequestID = p.IP, p.RequestID
+	}
+	return e
+}
+
+// can checks the policy for op. A denied write is recorded in the audit
+// log with outcome "denied" (best effort, outside any transaction).
+func (s *Service) can(ctx context.Context, p *auth.Principal, op auth.Op) error {
+	err := p.Can(op)
+	if err != nil && p != nil && isWrite(op) {
+		c := &change{Action: string(op), ResourceType: "", TenantID: p.TenantID}
+		if ierr := store.Insert(ctx, s.db, s.auditEntry(p, c, "denied")); ierr != nil {
+			s.log.WarnContext(ctx, "record denied write in audit log", "err", ierr)
+		}
+	}
+	return err
+}
+
+func isWrite(op auth.Op) bool {
+	switch op {
+	case auth.OpTenantCreate, auth.OpTenantUpdate, auth.OpTenantDelete, auth.OpTenantPurge,
+		auth.OpGatewayCreate, auth.OpGatewayUpdate, auth.OpGatewayDelete, auth.OpGatewayBudgetDelete,
+		auth.OpKeyCreate, auth.OpKeyDelete, auth.OpRuleCreate, auth.OpRuleUpdate, auth.OpRuleDelete,
+		auth.OpGatewayTokenCreate, auth.OpGatewayTokenUpdate, auth.OpGatewayTokenDelete,
+		auth.OpUserCreate, auth.OpUserUpdate, auth.OpUserDelete, auth.OpUserBudgetDelete,
+		auth.OpUserTokenCreate, auth.OpUserGatewayAssign, auth.OpUserGatewayUnassign,
+		auth.OpModelPricePut, auth.OpModelPriceDelete, auth.OpMeTokenCreate, auth.OpMeTokenDelete,
+		auth.OpPlaygroundToken:
+		return true
+	}
+	return false
+}
+
+// mapStoreErr turns store sentinels into wire errors; other errors pass.
+func mapStoreErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrDuplicate):
+		return apierr.Conflict("", "a resource with the same identifier already exists")
+	case errors.Is(err, store.ErrNotFound):
+		return apierr.NotFound("resource")
+	}
+	return err
+}
+
+// notFound maps store.ErrNotFound to a 404 for kind and passes other errors.
+func notFound(err error, kind string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound(kind)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", kind, err)
+	}
+	return nil
+}
+
+// Page is a listing request.
+type Page = store.Page
+
+// List is one page of a listing.
+type List[T any] struct {
+	Data       []T     `json:"data"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+func checkPage(pg Page) (Page, error) {
+	if pg.Limit == 0 {
+		pg.Limit = 50
+	}
+	if pg.Limit < 1 || pg.Limit > 1000 {
+		return pg, apierr.Invalid("limit", "limit must be between 1 and 1000")
+	}
+	if pg.Cursor != "" {
+		if _, err := store.DecodeCursor(pg.Cursor); err != nil {
+			return pg, apierr.Invalid("cursor", "cursor is not valid")
+		}
+	}
+	return pg, nil
+}

@@ -1,0 +1,226 @@
+// Package analytics holds Sluice's request logs, traces and guardrail
+// events, and answers every figure the admin API shows. This file defines
+// the records and the shapes of the answers; the backends (embedded and
+// ClickHouse) implement the queries.
+package analytics
+
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/money"
+)
+
+// Query selects the records a figure is computed over.
+type Query struct {
+	// TenantID limits to one tenant; "" means every tenant (Administrator only).
+	TenantID string
+	// GatewayID limits to one gateway when set.
+	GatewayID string
+	// UserID limits to requests made with the user's own tokens (the scope
+	// rule for roles below Tenant Administrator).
+	UserID string
+	From   time.Time
+	To     time.Time
+}
+
+// Latency holds latency percentiles in milliseconds.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+// Stats are the usage figures of /admin/v1/stats.
+type Stats struct {
+	From         time.Time `json:"from"`
+	To           time.Time `json:"to"`
+	Requests     int64     `json:"requests"`
+	Errors       int64     `json:"errors"`
+	Cached       int64     `json:"cached"`
+	TokensIn     int64     `json:"tokens_in"`
+	TokensOut    int64     `json:"tokens_out"`
+	CostUSD      money.USD `json:"cost_usd"`
+	LatencyMS    Latency   `json:"latency_ms"`
+	CacheHitRate float64   `json:"cache_hit_rate"`
+}
+
+// Point is one bucket of a time series.
+type Point struct {
+	TS        time.Time `json:"ts"`
+	Requests  int64     `json:"requests"`
+	Errors    int64     `json:"errors"`
+	TokensIn  int64     `json:"tokens_in"`
+	TokensOut int64     `json:"tokens_out"`
+	CostUSD   money.USD `json:"cost_usd"`
+}
+
+// Timeseries is /admin/v1/stats/timeseries.
+type Timeseries struct {
+	Interval string  `json:"interval"`
+	Points   []Point `json:"points"`
+}
+
+// Group is one row of a grouped analysis.
+type Group struct {
+	Key       string    `json:"key"`
+	Requests  int64     `json:"requests"`
+	Errors    int64     `json:"errors"`
+	TokensIn  int64     `json:"tokens_in"`
+	TokensOut int64     `json:"tokens_out"`
+	CostUSD   money.USD `json:"cost_usd"`
+	LatencyMS Latency   `json:"latency_ms"`
+}
+
+// Analysis is /admin/v1/stats/analytics.
+type Analysis struct {
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	GroupBy string    `json:"group_by"`
+	Groups  []Group   `json:"groups"`
+}
+
+// ModelSpend is the cost of one model.
+type ModelSpend struct {
+	Provider string    `json:"provider"`
+	Model    string    `json:"model"`
+	Requests int64     `json:"requests"`
+	CostUSD  money.USD `json:"cost_usd"`
+}
+
+// DaySpend is the cost of one UTC day.
+type DaySpend struct {
+	Day      string    `json:"day"` // YYYY-MM-DD
+	Requests int64     `json:"requests"`
+	CostUSD  money.USD `json:"cost_usd"`
+}
+
+// Spend is the cost of a gateway or tenant.
+type Spend struct {
+	From     time.Time    `json:"from"`
+	To       time.Time    `json:"to"`
+	TotalUSD money.USD    `json:"total_usd"`
+	ByModel  []ModelSpend `json:"by_model"`
+	ByDay    []DaySpend   `json:"by_day"`
+}
+
+// TenantAnalysis is /admin/v1/tenants/{id}/analytics.
+type TenantAnalysis struct {
+	From            time.Time `json:"from"`
+	To              time.Time `json:"to"`
+	Requests        int64     `json:"requests"`
+	ErrorRate       float64   `json:"error_rate"`
+	CacheSavingsUSD money.USD `json:"cache_savings_usd"`
+	TopGateways     []Group   `json:"top_gateways"`
+	TopUsers        []Group   `json:"top_users"`
+	TopModels       []Group   `json:"top_models"`
+}
+
+// Record is one request log.
+type Record struct {
+	ID           string            `json:"id"`
+	TS           time.Time         `json:"ts"`
+	TenantID     string            `json:"tenant_id"`
+	GatewayID    string            `json:"gateway_id"`
+	TokenID      string            `json:"token_id"`
+	UserID       string            `json:"user_id"`
+	Provider     string            `json:"provider"`
+	Model        string            `json:"model"`
+	Route        string            `json:"route"`
+	Status       int               `json:"status"`
+	ErrorCode    string            `json:"error_code"`
+	LatencyMS    int64             `json:"latency_ms"`
+	TTFBMS       int64             `json:"ttfb_ms"`
+	TokensIn     int64             `json:"tokens_in"`
+	TokensOut    int64             `json:"tokens_out"`
+	CachedTokens int64             `json:"cached_tokens"`
+	CostUSD      money.USD         `json:"cost_usd"`
+	Cache        string            `json:"cache"`
+	Attempts     int               `json:"attempts"`
+	RuleHits     []string          `json:"rule_hits"`
+	Metadata     map[string]string `json:"metadata"`
+	TraceID      string            `json:"trace_id"`
+	ClientIP     string            `json:"client_ip"`
+	UserAgent    string            `json:"user_agent"`
+	RequestBody  string            `json:"request_body,omitempty"`
+	ResponseBody string            `json:"response_body,omitempty"`
+}
+
+// LogFilter selects request logs.
+type LogFilter struct {
+	Query
+	Provider  string
+	Model     string
+	Status    int
+	ErrorCode string
+	// Metadata matches logs whose metadata has every key=value given.
+	Metadata map[string]string
+	Limit    int
+	Cursor   string
+}
+
+// Span is one span of a trace.
+type Span struct {
+	TraceID    string            `json:"trace_id"`
+	SpanID     string            `json:"span_id"`
+	ParentID   string            `json:"parent_id"`
+	Name       string            `json:"name"`
+	Start      time.Time         `json:"start"`
+	DurationMS float64           `json:"duration_ms"`
+	Status     string            `json:"status"`
+	Attributes map[string]string `json:"attributes"`
+	Children   []*Span           `json:"children,omitempty"`
+}
+
+// Trace is a span tree of one request.
+type Trace struct {
+	ID         string    `json:"id"`
+	TenantID   string    `json:"tenant_id"`
+	GatewayID  string    `json:"gateway_id"`
+	RequestID  string    `json:"request_id"`
+	Start      time.Time `json:"start"`
+	DurationMS float64   `json:"duration_ms"`
+	Root       *Span     `json:"root"`
+}
+
+// TraceSummary is one entry of a gateway's trace listing.
+type TraceSummary struct {
+	ID         string    `json:"id"`
+	RequestID  string    `json:"request_id"`
+	Start      time.Time `json:"start"`
+	DurationMS float64   `json:"duration_ms"`
+	Status     int       `json:"status"`
+	Model      string    `json:"model"`
+	Spans      int       `json:"spans"`
+}
+
+// GuardrailEvent is one hit of a content rule.
+type GuardrailEvent struct {
+	ID        string    `json:"id"`
+	TS        time.Time `json:"ts"`
+	TenantID  string    `json:"tenant_id"`
+	GatewayID string    `json:"gateway_id"`
+	RequestID string    `json:"request_id"`
+	RuleID    string    `json:"rule_id"`
+	RuleName  string    `json:"rule_name"`
+	Kind      string    `json:"kind"`
+	Action    string    `json:"action"`
+	Direction string    `json:"direction"`
+	Excerpt   string    `json:"excerpt"`
+}
+
+// RuleHits counts the hits of one rule and action.
+type RuleHits struct {
+	RuleID   string `json:"rule_id"`
+	RuleName string `json:"rule_name"`
+	Action   string `json:"action"`
+	Hits     int64  `json:"hits"`
+}
+
+// GuardrailStats are the hits of a gateway's rules over time.
+type GuardrailStats struct {
+	From   time.Time  `json:"from"`
+	To     time.Time  `json:"to"`
+	Total  int64      `json:"total"`
+	ByRule []RuleHits `json:"by_rule"`
+	Points []Point    `json:"points"`
+}

@@ -1,0 +1,82 @@
+// Package money holds amounts of US dollars as integer nano-dollars, so that
+// sums of many small costs do not drift.
+package money
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// USD is an amount in nano-dollars (1e-9 USD). On the wire (JSON and
+// GraphQL) it is a number of dollars.
+type USD int64
+
+// PerDollar is the number of nano-dollars in a dollar.
+const PerDollar = 1_000_000_000
+
+// FromFloat converts dollars to USD, rounding to the nearest nano-dollar.
+func FromFloat(d float64) USD { return USD(math.Round(d * PerDollar)) }
+
+// Float returns the amount in dollars.
+func (u USD) Float() float64 { return float64(u) / PerDollar }
+
+// String formats the amount in dollars.
+func (u USD) String() string { return strconv.FormatFloat(u.Float(), 'f', -1, 64) }
+
+// MarshalJSON writes the amount as a number of dollars.
+func (u USD) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, u.Float(), 'f', -1, 64), nil
+}
+
+// UnmarshalJSON reads a number of dollars. It refuses NaN, infinities and
+// amounts beyond ±9e9 dollars, which would overflow.
+func (u *USD) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("amount %s is not a number", b)
+	}
+	return u.set(f)
+}
+
+func (u *USD) set(f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 9e9 {
+		return fmt.Errorf("amount %v is out of range", f)
+	}
+	*u = FromFloat(f)
+	return nil
+}
+
+// MarshalGQL writes the amount as a GraphQL Float.
+func (u USD) MarshalGQL(w io.Writer) {
+	_, _ = w.Write(strconv.AppendFloat(nil, u.Float(), 'f', -1, 64))
+}
+
+// UnmarshalGQL reads a GraphQL Float or Int.
+func (u *USD) UnmarshalGQL(v any) error {
+	switch x := v.(type) {
+	case float64:
+		return u.set(x)
+	case int:
+		return u.set(float64(x))
+	case int64:
+		return u.set(float64(x))
+	case interface{ Float64() (float64, error) }: // json.Number
+		f, err := x.Float64()
+		if err != nil {
+			return err
+		}
+		return u.set(f)
+	}
+	return fmt.Errorf("amount must be a number, got %T", v)
+}
+
+// PerMTok is a price in nano-dollars per million tokens.
+type PerMTok = USD
+
+// Cost returns the cost of n tokens at price p per million tokens.
+func Cost(n int64, p PerMTok) USD {
+	// n*p may overflow for absurd inputs; split to keep precision and range.
+	return USD((n/1_000_000)*int64(p) + (n%1_000_000)*int64(p)/1_000_000)
+}
