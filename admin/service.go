@@ -206,3 +206,41 @@ func checkPage(pg Page) (Page, error) {
 	}
 	return pg, nil
 }
+
+// Ping checks that the store answers.
+func (s *Service) Ping(ctx context.Context) error { return s.st.Ping(ctx) }
+
+// Ref names the resource an operation acts on or under.
+type Ref struct {
+	Kind string // "tenant", "gateway", "user" or "" for none
+	ID   string
+}
+
+// Authorize performs the checks that come before reading a request body,
+// in the contract's order: the role's permission for op (403), then that
+// the resource exists and is in the caller's tenant (404). Transports call
+// it before decoding input; the domain function called afterwards checks
+// again, so skipping it can never widen access.
+func (s *Service) Authorize(ctx context.Context, p *auth.Principal, op auth.Op, ref Ref) error {
+	if err := s.can(ctx, p, op); err != nil {
+		return err
+	}
+	var err error
+	switch ref.Kind {
+	case "":
+	case "tenant":
+		_, err = s.tenant(ctx, s.db, p, ref.ID)
+	case "gateway":
+		_, err = s.gateway(ctx, s.db, p, ref.ID)
+	case "user":
+		var u *store.User
+		u, err = store.Get[store.User](ctx, s.db, store.Eq("id", ref.ID))
+		if err == nil && !p.SeesTenant(u.TenantID) {
+			err = store.ErrNotFound
+		}
+		err = notFound(err, "user")
+	default:
+		return fmt.Errorf("authorize: unknown resource kind %q", ref.Kind)
+	}
+	return err
+}

@@ -1,0 +1,325 @@
+// Package proxy is Sluice's front door: one fasthttp listener that answers
+// /healthz itself, hands /v1/... to the inference handler and everything else
+// (/admin/..., the dashboard at /) to the net/http admin handler in-process.
+//
+// The server owns what every path shares: a request id on every response,
+// the body and header limits, the error shape of requests that could not be
+// read, panic recovery and graceful shutdown.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"github.com/sluicehq/sluice/apierr"
+)
+
+// Defaults of Config.
+const (
+	DefaultListen        = ":8080"
+	DefaultMaxBodyBytes  = 10 << 20 // 10 MiB, CONTRACT §3
+	DefaultReadTimeout   = 30 * time.Second
+	DefaultWriteTimeout  = 10 * time.Minute // long enough for a slow streamed completion
+	DefaultIdleTimeout   = 2 * time.Minute
+	DefaultShutdownGrace = 30 * time.Second
+	DefaultConcurrency   = 10000
+
+	// readBufferSize bounds the request line plus headers: 16 KiB holds any
+	// normal request (long bearer tokens, a few cookies); a larger head is
+	// answered 431.
+	readBufferSize = 16 << 10
+
+	// healthTimeout bounds one call of Options.Health.
+	healthTimeout = 5 * time.Second
+)
+
+// Config is the listener's configuration. The zero value is valid after
+// Validate, which fills the defaults.
+type Config struct {
+	// Listen is the address ListenAndServe binds; default ":8080".
+	Listen string
+	// MaxBodyBytes is the largest request body accepted; larger ones are
+	// answered 413 body_too_large. Default 10 MiB.
+	MaxBodyBytes int
+	// ReadTimeout bounds reading a request's header and body; default 30s.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds writing a response, a whole stream included;
+	// default 10m.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a keep-alive
+	// connection; default 2m.
+	IdleTimeout time.Duration
+	// ShutdownGrace is how long in-flight requests may run after shutdown
+	// begins; default 30s.
+	ShutdownGrace time.Duration
+	// Concurrency is the maximum number of connections served at once;
+	// default 10000. Connections beyond it are answered 503 and closed.
+	Concurrency int
+}
+
+// Validate fills the defaults of unset fields and reports an invalid one.
+func (c *Config) Validate() error {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen address %q: %w", c.Listen, err)
+	}
+	type field struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}
+	for _, f := range []field{
+		{"read timeout", &c.ReadTimeout, DefaultReadTimeout},
+		{"write timeout", &c.WriteTimeout, DefaultWriteTimeout},
+		{"idle timeout", &c.IdleTimeout, DefaultIdleTimeout},
+		{"shutdown grace", &c.ShutdownGrace, DefaultShutdownGrace},
+	} {
+		switch {
+		case *f.v < 0:
+			return fmt.Errorf("%s %s is negative", f.name, *f.v)
+		case *f.v == 0:
+			*f.v = f.def
+		}
+	}
+	switch {
+	case c.MaxBodyBytes < 0:
+		return fmt.Errorf("max body bytes %d is negative", c.MaxBodyBytes)
+	case c.MaxBodyBytes == 0:
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	switch {
+	case c.Concurrency < 0:
+		return fmt.Errorf("concurrency %d is negative", c.Concurrency)
+	case c.Concurrency == 0:
+		c.Concurrency = DefaultConcurrency
+	}
+	return nil
+}
+
+// Options are the parts New wires together.
+type Options struct {
+	Config Config
+	// Admin serves /admin/... and every path that is neither /v1 nor
+	// /healthz. Nil (a proxy-only process): those paths answer 404.
+	Admin http.Handler
+	// Inference serves /v1/.... Nil: those paths answer 501 not_implemented.
+	Inference fasthttp.RequestHandler
+	// Health reports the process's health for /healthz; Version and UptimeS
+	// are filled by the server. Nil: always ok.
+	Health func(ctx context.Context) Health
+	// Logger receives panics and fasthttp's connection errors; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Version is reported by /healthz.
+	Version string
+}
+
+// Server is the one listener of a Sluice process.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	version   string
+	started   time.Time
+	health    func(ctx context.Context) Health
+	inference fasthttp.RequestHandler
+	admin     fasthttp.RequestHandler
+	srv       *fasthttp.Server
+
+	// hardStop is cancelled when the shutdown grace has run out (or Serve
+	// returned): admin requests see their context cancelled then, and not
+	// when shutdown merely begins, as fasthttp's RequestCtx.Done would do.
+	hardStop       context.Context
+	cancelHardStop context.CancelFunc
+}
+
+// New validates opts.Config and builds the server.
+func New(opts Options) (*Server, error) {
+	cfg := opts.Config
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       log,
+		version:   opts.Version,
+		started:   time.Now(),
+		health:    opts.Health,
+		inference: opts.Inference,
+	}
+	s.hardStop, s.cancelHardStop = context.WithCancel(context.Background())
+	if s.inference == nil {
+		s.inference = notEnabled
+	}
+	if opts.Admin != nil {
+		s.admin = fasthttpadaptor.NewFastHTTPHandler(s.detachShutdown(opts.Admin))
+	} else {
+		s.admin = noAdmin
+	}
+	s.srv = &fasthttp.Server{
+		Handler:               s.Handler(),
+		ErrorHandler:          s.readError,
+		Logger:                fasthttpLogger{log},
+		Concurrency:           cfg.Concurrency,
+		ReadBufferSize:        readBufferSize,
+		ReadTimeout:           cfg.ReadTimeout,
+		WriteTimeout:          cfg.WriteTimeout,
+		IdleTimeout:           cfg.IdleTimeout,
+		MaxRequestBodySize:    cfg.MaxBodyBytes,
+		MaxConnsPerIP:         0,
+		NoDefaultServerHeader: true,
+		NoDefaultDate:         false,
+		ReduceMemoryUsage:     false,
+		StreamRequestBody:     false,
+		// Bodies are relayed as bytes; nothing here wants a parsed form.
+		DisablePreParseMultipartForm: true,
+		CloseOnShutdown:              true,
+		SecureErrorLogMessage:        true, // request bytes may hold credentials
+	}
+	return s, nil
+}
+
+// ListenAndServe listens on Config.Listen and serves until ctx is cancelled.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves ln until ctx is cancelled, then shuts down gracefully: it
+// stops accepting, closes idle connections and waits up to ShutdownGrace for
+// in-flight requests. It returns nil on a clean shutdown. Serve takes
+// ownership of ln and may be called once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.cancelHardStop()
+
+	served := make(chan error, 1) // one send, by the serving goroutine
+	go func() { served <- s.srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		// Serve stopped on its own: the listener failed.
+		_ = s.srv.Shutdown() // connections still open finish on their own
+		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+
+	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace)
+	defer cancel()
+	shutErr := s.srv.ShutdownWithContext(graceCtx)
+	s.cancelHardStop()
+	serveErr := <-served
+	switch {
+	case errors.Is(shutErr, context.DeadlineExceeded):
+		return fmt.Errorf("shutdown: requests still running after %s", s.cfg.ShutdownGrace)
+	case shutErr != nil:
+		return fmt.Errorf("shutdown: %w", shutErr)
+	case serveErr != nil:
+		return fmt.Errorf("serve on %s: %w", ln.Addr(), serveErr)
+	}
+	return nil
+}
+
+// Handler returns the routing handler, for in-process tests and embedding.
+func (s *Server) Handler() fasthttp.RequestHandler {
+	return s.serve
+}
+
+// serve routes one request.
+func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	id := newRequestID()
+	ctx.Request.Header.SetBytesV(RequestIDHeader, id[:])
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("handler panicked", "request_id", string(id[:]), "path", string(ctx.Path()), "panic", v)
+			ctx.Response.Reset()
+			writeError(ctx, apierr.Internal())
+		}
+		// Set last so a handler that replaced the response cannot drop it.
+		ctx.Response.Header.SetBytesV(RequestIDHeader, id[:])
+	}()
+
+	if e := checkHeaders(&ctx.Request.Header); e != nil {
+		writeError(ctx, e)
+		ctx.SetConnectionClose()
+		return
+	}
+
+	path := ctx.Path()
+	switch {
+	case string(path) == "/healthz":
+		s.serveHealth(ctx)
+	case hasSegmentPrefix(path, "/v1"):
+		s.inference(ctx)
+	default:
+		s.admin(ctx)
+	}
+}
+
+// hasSegmentPrefix reports whether path is prefix or starts with prefix + "/".
+func hasSegmentPrefix(path []byte, prefix string) bool {
+	return len(path) >= len(prefix) && string(path[:len(prefix)]) == prefix &&
+		(len(path) == len(prefix) || path[len(prefix)] == '/')
+}
+
+// checkHeaders rejects a header value with NUL, CR or LF. fasthttp's parser
+// already refuses such bytes on the wire; this also covers headers set by
+// code in-process, so nothing downstream ever relays one.
+func checkHeaders(h *fasthttp.RequestHeader) *apierr.Error {
+	for k, v := range h.All() {
+		for _, c := range v {
+			if c == 0 || c == '\r' || c == '\n' {
+				return apierr.New(http.StatusBadRequest, "invalid_request",
+					"the value of header %q contains a control character", k).WithParam(string(k))
+			}
+		}
+	}
+	return nil
+}
+
+// notEnabled answers /v1 in a process without the inference proxy.
+func notEnabled(ctx *fasthttp.RequestCtx) {
+	writeError(ctx, apierr.New(http.StatusNotImplemented, "not_implemented",
+		"the inference proxy is not enabled in this process"))
+}
+
+// noAdmin answers admin paths in a process without the admin API.
+func noAdmin(ctx *fasthttp.RequestCtx) {
+	writeError(ctx, apierr.New(http.StatusNotFound, "not_found",
+		"%s not found: the admin API is not served by this process", ctx.Path()))
+}
+
+// detachShutdown gives admin requests a context that keeps the RequestCtx's
+// values but is cancelled only at the hard stop, so that shutdown lets an
+// in-flight admin request (and its database transaction) finish.
+func (s *Server) detachShutdown(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+		defer cancel()
+		stop := context.AfterFunc(s.hardStop, cancel)
+		defer stop()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// fasthttpLogger sends fasthttp's log lines to slog.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.log.Warn(fmt.Sprintf(format, args...), "component", "fasthttp")
+}
