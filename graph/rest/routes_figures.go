@@ -1,0 +1,314 @@
+package rest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/auth"
+)
+
+// maxMetadataFilters is the most ?metadata=key=value filters of a log
+// query: a request carries at most 8 metadata values (CONTRACT §6), so more
+// filters could match nothing.
+const maxMetadataFilters = 8
+
+// figureRoutes registers the read-only figures: stats, spend, analyses,
+// request logs, traces, guardrail hits and circuit-breaker state.
+func (a *adminAPI) figureRoutes(rt *Router) {
+	rt.Handle(http.MethodGet, "/admin/v1/stats", a.stats)
+	rt.Handle(http.MethodGet, "/admin/v1/stats/timeseries", a.timeseries)
+	rt.Handle(http.MethodGet, "/admin/v1/stats/analytics", a.analysis)
+	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/spend", a.gatewaySpend)
+	rt.Handle(http.MethodGet, "/admin/v1/tenants/{id}/spend", a.tenantSpend)
+	rt.Handle(http.MethodGet, "/admin/v1/tenants/{id}/analytics", a.tenantAnalysis)
+
+	rt.Handle(http.MethodGet, "/admin/v1/logs", a.logs)
+	rt.Handle(http.MethodGet, "/admin/v1/logs/{id}", a.log)
+	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/traces", a.gatewayTraces)
+	rt.Handle(http.MethodGet, "/admin/v1/traces/{id}", a.trace)
+
+	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/guardrail-stats", a.guardrailStats)
+	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/guardrail-events", a.guardrailEvents)
+	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/circuit-breaker", a.circuitBreaker)
+}
+
+// stats answers the usage figures. ?tenant= chooses a tenant for the
+// Administrator; the service applies the scope rule for every other role.
+func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpStats, refNone, "")
+	if err != nil {
+		return err
+	}
+	tenant, err := queryParam(r, "tenant")
+	if err != nil {
+		return err
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return err
+	}
+	s, err := a.svc.Stats(ctx, p, tenant, rg)
+	return writeObject(w, http.StatusOK, s, err)
+}
+
+// timeseries answers the usage figures per ?interval= (default hour).
+func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpStatsTimeseries, refNone, "")
+	if err != nil {
+		return err
+	}
+	tenant, err := queryParam(r, "tenant")
+	if err != nil {
+		return err
+	}
+	interval, err := queryParam(r, "interval")
+	if err != nil {
+		return err
+	}
+	if interval == "" {
+		interval = "hour"
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return err
+	}
+	ts, err := a.svc.Timeseries(ctx, p, tenant, interval, rg)
+	return writeObject(w, http.StatusOK, ts, err)
+}
+
+// analysis answers the figures grouped by ?group_by= (default model).
+func (a *adminAPI) analysis(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpStatsAnalytics, refNone, "")
+	if err != nil {
+		return err
+	}
+	tenant, err := queryParam(r, "tenant")
+	if err != nil {
+		return err
+	}
+	groupBy, err := queryParam(r, "group_by")
+	if err != nil {
+		return err
+	}
+	if groupBy == "" {
+		groupBy = "model"
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return err
+	}
+	an, err := a.svc.Analysis(ctx, p, tenant, groupBy, rg)
+	return writeObject(w, http.StatusOK, an, err)
+}
+
+func (a *adminAPI) gatewaySpend(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpGatewaySpend, refGateway, id)
+	if err != nil {
+		return err
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return err
+	}
+	s, err := a.svc.GatewaySpend(ctx, p, id, rg)
+	return writeObject(w, http.StatusOK, s, err)
+}
+
+func (a *adminAPI) tenantSpend(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpTenantSpend, refTenant, id)
+	if err != nil {
+		return err
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return err
+	}
+	s, err := a.svc.TenantSpend(ctx, p, id, rg)
+	return writeObject(w, http.StatusOK, s, err)
+}
+
+func (a *adminAPI) tenantAnalysis(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpTenantAnalytics, refTenant, id)
+	if err != nil {
+		return err
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return err
+	}
+	an, err := a.svc.TenantAnalysis(ctx, p, id, rg)
+	return writeObject(w, http.StatusOK, an, err)
+}
+
+// logs lists request logs, filtered by the query parameters of CONTRACT §8.
+func (a *adminAPI) logs(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpLogList, refNone, "")
+	if err != nil {
+		return err
+	}
+	lq, err := a.logQuery(r)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.Logs(ctx, p, lq)
+	return writeList(w, l, err)
+}
+
+// logQuery reads the filters, range and page of GET /admin/v1/logs.
+func (a *adminAPI) logQuery(r *http.Request) (admin.LogQuery, error) {
+	var lq admin.LogQuery
+	q, err := query(r)
+	if err != nil {
+		return lq, err
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{
+		{"tenant", &lq.TenantID}, {"gateway", &lq.GatewayID}, {"user", &lq.UserID},
+		{"provider", &lq.Provider}, {"model", &lq.Model}, {"error_code", &lq.ErrorCode},
+	} {
+		if *f.dst, _, err = single(q, f.name); err != nil {
+			return lq, err
+		}
+	}
+	if s, ok, err := single(q, "status"); err != nil {
+		return lq, err
+	} else if ok {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 100 || n > 599 {
+			return lq, apierr.Invalid("status", "status must be an HTTP status code from 100 to 599")
+		}
+		lq.Status = n
+	}
+	if lq.Metadata, err = metadataFilter(q["metadata"]); err != nil {
+		return lq, err
+	}
+	if lq.Range, err = a.rangeOf(r); err != nil {
+		return lq, err
+	}
+	lq.Page, err = pageOf(r)
+	return lq, err
+}
+
+// metadataFilter reads repeated key=value filters; nil when there are none.
+func metadataFilter(pairs []string) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	if len(pairs) > maxMetadataFilters {
+		return nil, apierr.Invalid("metadata", "at most %d metadata filters are allowed", maxMetadataFilters)
+	}
+	m := make(map[string]string, len(pairs))
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, apierr.Invalid("metadata", "a metadata filter must be key=value")
+		}
+		if _, dup := m[k]; dup {
+			return nil, apierr.Invalid("metadata", "the metadata key %q is filtered on twice", k)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+func (a *adminAPI) log(w http.ResponseWriter, r *http.Request, ps Params) error {
+	ctx, p, err := a.authorize(r, auth.OpLogRead, refNone, "")
+	if err != nil {
+		return err
+	}
+	rec, err := a.svc.Log(ctx, p, ps.Get("id"))
+	return writeObject(w, http.StatusOK, rec, err)
+}
+
+func (a *adminAPI) gatewayTraces(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpTraceList, refGateway, id)
+	if err != nil {
+		return err
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return err
+	}
+	pg, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.GatewayTraces(ctx, p, id, rg, pg)
+	return writeList(w, l, err)
+}
+
+func (a *adminAPI) trace(w http.ResponseWriter, r *http.Request, ps Params) error {
+	ctx, p, err := a.authorize(r, auth.OpTraceRead, refNone, "")
+	if err != nil {
+		return err
+	}
+	t, err := a.svc.Trace(ctx, p, ps.Get("id"))
+	return writeObject(w, http.StatusOK, t, err)
+}
+
+func (a *adminAPI) guardrailStats(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpGuardrailStats, refGateway, id)
+	if err != nil {
+		return err
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return err
+	}
+	s, err := a.svc.GuardrailStats(ctx, p, id, rg)
+	return writeObject(w, http.StatusOK, s, err)
+}
+
+func (a *adminAPI) guardrailEvents(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpGuardrailEvents, refGateway, id)
+	if err != nil {
+		return err
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return err
+	}
+	pg, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.GuardrailEvents(ctx, p, id, rg, pg)
+	return writeList(w, l, err)
+}
+
+// breakerStates is the pinned shape of GET …/circuit-breaker (CONTRACT
+// §11): every target at once, so there is no cursor.
+type breakerStates struct {
+	Data []admin.BreakerState `json:"data"`
+}
+
+func (a *adminAPI) circuitBreaker(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpCircuitBreaker, refGateway, id)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.CircuitBreaker(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if l == nil {
+		return errNoResult
+	}
+	out := breakerStates{Data: l.Data}
+	if out.Data == nil {
+		out.Data = []admin.BreakerState{}
+	}
+	return JSON(w, http.StatusOK, out)
+}

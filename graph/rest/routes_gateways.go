@@ -1,0 +1,163 @@
+package rest
+
+import (
+	"net/http"
+
+	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/auth"
+)
+
+// gatewayRoutes registers what belongs to a gateway: provider keys,
+// content rules and API tokens.
+func (a *adminAPI) gatewayRoutes(rt *Router) {
+	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/keys", a.listKeys)
+	rt.Handle(http.MethodPost, "/admin/v1/gateways/{id}/keys", a.createKey)
+	rt.Handle(http.MethodDelete, "/admin/v1/gateways/{id}/keys/{provider}/{alias}", a.deleteKey)
+
+	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/rules", a.listRules)
+	rt.Handle(http.MethodPost, "/admin/v1/gateways/{id}/rules", a.createRule)
+	rt.Handle(http.MethodPatch, "/admin/v1/gateways/{id}/rules", a.updateRule)
+	rt.Handle(http.MethodDelete, "/admin/v1/gateways/{id}/rules", a.deleteRule)
+
+	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/tokens", a.listGatewayTokens)
+	rt.Handle(http.MethodPost, "/admin/v1/gateways/{id}/tokens", a.createGatewayToken)
+	rt.Handle(http.MethodPatch, "/admin/v1/gateways/{id}/tokens/{token}", a.updateGatewayToken)
+	rt.Handle(http.MethodDelete, "/admin/v1/gateways/{id}/tokens/{token}", a.deleteGatewayToken)
+}
+
+func (a *adminAPI) listKeys(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpKeyList, refGateway, id)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.ListKeys(ctx, p, id)
+	return writeList(w, l, err)
+}
+
+func (a *adminAPI) createKey(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpKeyCreate, refGateway, id)
+	if err != nil {
+		return err
+	}
+	var in admin.KeyInput
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	k, err := a.svc.CreateKey(ctx, p, id, in)
+	return writeObject(w, http.StatusCreated, k, err)
+}
+
+func (a *adminAPI) deleteKey(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpKeyDelete, refGateway, id)
+	if err != nil {
+		return err
+	}
+	return writeNoContent(w, a.svc.DeleteKey(ctx, p, id, ps.Get("provider"), ps.Get("alias")))
+}
+
+func (a *adminAPI) listRules(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpRuleList, refGateway, id)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.ListRules(ctx, p, id)
+	return writeList(w, l, err)
+}
+
+func (a *adminAPI) createRule(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpRuleCreate, refGateway, id)
+	if err != nil {
+		return err
+	}
+	var in admin.RuleInput
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	rule, err := a.svc.CreateRule(ctx, p, id, in)
+	return writeObject(w, http.StatusCreated, rule, err)
+}
+
+// updateRule changes the rule whose id is in the body (CONTRACT §7).
+func (a *adminAPI) updateRule(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpRuleUpdate, refGateway, id)
+	if err != nil {
+		return err
+	}
+	var in admin.RulePatch
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	rule, err := a.svc.UpdateRule(ctx, p, id, in)
+	return writeObject(w, http.StatusOK, rule, err)
+}
+
+// deleteRule deletes the rule named by ?id= (CONTRACT §7).
+func (a *adminAPI) deleteRule(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpRuleDelete, refGateway, id)
+	if err != nil {
+		return err
+	}
+	ruleID, err := requiredParam(r, "id")
+	if err != nil {
+		return err
+	}
+	return writeNoContent(w, a.svc.DeleteRule(ctx, p, id, ruleID))
+}
+
+func (a *adminAPI) listGatewayTokens(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpGatewayTokenList, refGateway, id)
+	if err != nil {
+		return err
+	}
+	pg, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.ListGatewayTokens(ctx, p, id, pg)
+	return writeList(w, l, err)
+}
+
+func (a *adminAPI) createGatewayToken(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpGatewayTokenCreate, refGateway, id)
+	if err != nil {
+		return err
+	}
+	var in admin.TokenInput
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	t, err := a.svc.CreateGatewayToken(ctx, p, id, in)
+	return writeObject(w, http.StatusCreated, t, err)
+}
+
+func (a *adminAPI) updateGatewayToken(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpGatewayTokenUpdate, refGateway, id)
+	if err != nil {
+		return err
+	}
+	var in admin.TokenPatch
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	t, err := a.svc.UpdateGatewayToken(ctx, p, id, ps.Get("token"), in)
+	return writeObject(w, http.StatusOK, t, err)
+}
+
+func (a *adminAPI) deleteGatewayToken(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpGatewayTokenDelete, refGateway, id)
+	if err != nil {
+		return err
+	}
+	return writeNoContent(w, a.svc.DeleteGatewayToken(ctx, p, id, ps.Get("token")))
+}

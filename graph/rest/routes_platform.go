@@ -1,0 +1,219 @@
+package rest
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/auth"
+)
+
+// platformRoutes registers what is not under a tenant: the playground,
+// model prices, the provider and model catalog, the audit log and client
+// error reports.
+func (a *adminAPI) platformRoutes(rt *Router) {
+	rt.Handle(http.MethodPost, "/admin/v1/playground/token", a.playgroundToken)
+	rt.Handle(http.MethodGet, "/admin/v1/playground/search", a.playgroundSearch)
+	rt.Handle(http.MethodGet, "/admin/v1/playground/trace/{id}", a.playgroundTrace)
+
+	rt.Handle(http.MethodGet, "/admin/v1/model-prices", a.listModelPrices)
+	rt.Handle(http.MethodPut, "/admin/v1/model-prices", a.putModelPrices)
+	// Model ids may contain '/' (openrouter, together): the rest capture
+	// takes the remaining segments.
+	rt.Handle(http.MethodDelete, "/admin/v1/model-prices/{provider}/{model...}", a.deleteModelPrice)
+
+	rt.Handle(http.MethodGet, "/admin/v1/providers", a.listProviders)
+	rt.Handle(http.MethodGet, "/admin/v1/models", a.listModels)
+
+	rt.Handle(http.MethodGet, "/admin/v1/audit-log", a.listAudit)
+
+	rt.Handle(http.MethodPost, "/admin/v1/client-errors", a.reportClientError)
+	rt.Handle(http.MethodGet, "/admin/v1/client-errors", a.listClientErrors)
+}
+
+// playgroundTokenInput is the body of POST /admin/v1/playground/token.
+type playgroundTokenInput struct {
+	GatewayID string `json:"gateway_id"`
+}
+
+// playgroundToken mints a short-lived inference token of the caller for a
+// gateway. The gateway is named in the body, so the service checks it
+// after the body is read.
+func (a *adminAPI) playgroundToken(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpPlaygroundToken, refNone, "")
+	if err != nil {
+		return err
+	}
+	var in playgroundTokenInput
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	t, err := a.svc.CreatePlaygroundToken(ctx, p, in.GatewayID)
+	return writeObject(w, http.StatusCreated, t, err)
+}
+
+// playgroundSearch lists the models the caller can reach, matching ?q=.
+// ?limit= absent is 0: the service's default.
+func (a *adminAPI) playgroundSearch(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpPlaygroundSearch, refNone, "")
+	if err != nil {
+		return err
+	}
+	q, err := queryParam(r, "q")
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(r, "limit", 1, MaxLimit)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.SearchPlayground(ctx, p, q, limit)
+	return writeList(w, l, err)
+}
+
+func (a *adminAPI) playgroundTrace(w http.ResponseWriter, r *http.Request, ps Params) error {
+	ctx, p, err := a.authorize(r, auth.OpPlaygroundTrace, refNone, "")
+	if err != nil {
+		return err
+	}
+	t, err := a.svc.PlaygroundTrace(ctx, p, ps.Get("id"))
+	return writeObject(w, http.StatusOK, t, err)
+}
+
+// listModelPrices lists prices, of one provider with ?provider=.
+func (a *adminAPI) listModelPrices(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpModelPriceList, refNone, "")
+	if err != nil {
+		return err
+	}
+	provider, err := queryParam(r, "provider")
+	if err != nil {
+		return err
+	}
+	pg, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.ListModelPrices(ctx, p, provider, pg)
+	return writeList(w, l, err)
+}
+
+// putModelPrices upserts a bare JSON array of prices (CONTRACT §11) and
+// answers 200 with the prices written.
+func (a *adminAPI) putModelPrices(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpModelPricePut, refNone, "")
+	if err != nil {
+		return err
+	}
+	var in []admin.PriceInput
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	l, err := a.svc.PutModelPrices(ctx, p, in)
+	return writeList(w, l, err)
+}
+
+func (a *adminAPI) deleteModelPrice(w http.ResponseWriter, r *http.Request, ps Params) error {
+	ctx, p, err := a.authorize(r, auth.OpModelPriceDelete, refNone, "")
+	if err != nil {
+		return err
+	}
+	return writeNoContent(w, a.svc.DeleteModelPrice(ctx, p, ps.Get("provider"), ps.Get("model")))
+}
+
+func (a *adminAPI) listProviders(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpProviderList, refNone, "")
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.ListProviders(ctx, p)
+	return writeList(w, l, err)
+}
+
+func (a *adminAPI) listModels(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpModelList, refNone, "")
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.ListModels(ctx, p)
+	return writeList(w, l, err)
+}
+
+// listAudit lists the audit log, filtered by ?tenant=, ?actor=, ?action=,
+// ?resource_type= and, only when given, ?from= and ?to=: the audit log has
+// no default window.
+func (a *adminAPI) listAudit(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpAuditLog, refNone, "")
+	if err != nil {
+		return err
+	}
+	f, err := auditFilter(r)
+	if err != nil {
+		return err
+	}
+	pg, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.ListAudit(ctx, p, f, pg)
+	return writeList(w, l, err)
+}
+
+func auditFilter(r *http.Request) (admin.AuditFilter, error) {
+	var f admin.AuditFilter
+	q, err := query(r)
+	if err != nil {
+		return f, err
+	}
+	for _, s := range []struct {
+		name string
+		dst  *string
+	}{
+		{"tenant", &f.TenantID}, {"actor", &f.ActorID}, {"action", &f.Action}, {"resource_type", &f.ResourceType},
+	} {
+		if *s.dst, _, err = single(q, s.name); err != nil {
+			return f, err
+		}
+	}
+	for _, t := range []struct {
+		name string
+		dst  **time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		v, ok, err := timeParam(q, t.name)
+		if err != nil {
+			return f, err
+		}
+		if ok {
+			v = v.UTC()
+			*t.dst = &v
+		}
+	}
+	return f, nil
+}
+
+// reportClientError accepts an error report of the dashboard: 202 {"id"}.
+func (a *adminAPI) reportClientError(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpClientErrorCreate, refNone, "")
+	if err != nil {
+		return err
+	}
+	var in admin.ClientErrorInput
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	acc, err := a.svc.ReportClientError(ctx, p, in)
+	return writeObject(w, http.StatusAccepted, acc, err)
+}
+
+func (a *adminAPI) listClientErrors(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p, err := a.authorize(r, auth.OpClientErrorList, refNone, "")
+	if err != nil {
+		return err
+	}
+	pg, err := pageOf(r)
+	if err != nil {
+		return err
+	}
+	l, err := a.svc.ListClientErrors(ctx, p, pg)
+	return writeList(w, l, err)
+}
