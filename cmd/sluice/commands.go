@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/admin"
+)
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "sluice",
+		Short:         "Sluice, a multi-tenant AI gateway",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(serveCmd("serve", "Serve the inference proxy, the admin API and the dashboard on one listener", partsAll),
+		serveCmd("proxy", "Serve the inference proxy alone", partsProxy),
+		serveCmd("admin", "Serve the admin API and the dashboard alone", partsAdmin),
+		migrateCmd(), tokenCmd(), versionCmd())
+	return root
+}
+
+// parts selects what a serving process runs.
+type parts struct{ proxy, admin bool }
+
+var (
+	partsAll   = parts{proxy: true, admin: true}
+	partsProxy = parts{proxy: true}
+	partsAdmin = parts{admin: true}
+)
+
+func serveCmd(name, short string, which parts) *cobra.Command {
+	var c config
+	cmd := &cobra.Command{Use: name, Short: short, Args: cobra.NoArgs}
+	c.bindFlags(cmd.Flags())
+	cmd.RunE = withConfig(&c, func(cmd *cobra.Command, _ []string) error {
+		return serve(cmd.Context(), &c, which)
+	})
+	return cmd
+}
+
+func migrateCmd() *cobra.Command {
+	var c config
+	cmd := &cobra.Command{Use: "migrate", Short: "Apply the store's pending migrations and exit", Args: cobra.NoArgs}
+	c.bindFlags(cmd.Flags())
+	cmd.RunE = withConfig(&c, func(cmd *cobra.Command, _ []string) error {
+		st, err := c.openStore(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		fmt.Fprintln(cmd.OutOrStdout(), "migrations applied; store is up to date")
+		return nil
+	})
+	return cmd
+}
+
+func tokenCmd() *cobra.Command {
+	root := &cobra.Command{Use: "token", Short: "Manage admin tokens (recovery)"}
+	var c config
+	var email, name string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Mint a user token for a user (e.g. to recover admin access) and print it once",
+		Args:  cobra.NoArgs,
+	}
+	c.bindFlags(create.Flags())
+	create.Flags().StringVar(&email, "user", "admin@localhost", "email of the user the token belongs to")
+	create.Flags().StringVar(&name, "name", "cli", "name of the token")
+	create.RunE = withConfig(&c, func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		svc, closeFn, err := openService(ctx, &c, nil)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		secret, err := svc.MintUserToken(ctx, email, name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), secret)
+		return nil
+	})
+	root.AddCommand(create)
+	return root
+}
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "version", Short: "Print the version", Args: cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), "sluice", version) },
+	}
+}
+
+// openService opens the store and the admin service on it.
+func openService(ctx context.Context, c *config, onChange func()) (*admin.Service, func(), error) {
+	log, err := c.logger()
+	if err != nil {
+		return nil, nil, err
+	}
+	box, err := c.box()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := c.openStore(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := admin.New(admin.Config{Store: st, Box: box, Logger: log, OnChange: onChange,
+		AllowPrivateBaseURLs: c.AllowPrivateUpstream})
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, err
+	}
+	return svc, func() { _ = st.Close() }, nil
+}
+
+// listen opens the listener, with a clear error when the port is taken.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) {
+			return nil, fmt.Errorf("listen on %s: %w (is another process using the port? set --listen)", addr, err)
+		}
+		return nil, err
+	}
+	return ln, nil
+}

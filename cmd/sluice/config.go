@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/secret"
+	"github.com/sluicehq/sluice/store"
+)
+
+// config is every setting of the binary. Each is a flag and an environment
+// variable (SLUICE_ + the flag name in upper case, '-' as '_'); a flag
+// given on the command line wins over the environment.
+type config struct {
+	Listen               string
+	DataDir              string
+	DatabaseURL          string
+	ClickHouseURL        string
+	RedisURL             string
+	LogLevel             string
+	LogFormat            string
+	AllowPrivateUpstream bool
+	ShutdownGrace        time.Duration
+	// From the environment only: secrets do not belong in process arguments.
+	MasterKey  string
+	AdminToken string
+}
+
+// bindFlags registers the shared flags on fs.
+func (c *config) bindFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", ":8080", "address to listen on")
+	fs.StringVar(&c.DataDir, "data-dir", "./sluice-data", "directory of the embedded stores, the master key file and spill files")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL URL (postgres://…); empty: embedded SQLite in the data dir")
+	fs.StringVar(&c.ClickHouseURL, "clickhouse-url", "", "ClickHouse URL (clickhouse://…); empty: embedded analytics in the data dir")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis URL shared by proxy replicas; empty: in-process counters and cache")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
+	fs.BoolVar(&c.AllowPrivateUpstream, "allow-private-upstreams", false, "let provider base URLs point at loopback and private addresses (self-hosted models); link-local and metadata addresses stay refused")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and streams may run on after SIGTERM")
+}
+
+// applyEnv fills every flag not set on the command line from its
+// environment variable.
+func applyEnv(fs *pflag.FlagSet) error {
+	var errs []error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			return
+		}
+		name := "SLUICE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+func (c *config) loadEnvSecrets() {
+	c.MasterKey = os.Getenv("SLUICE_MASTER_KEY")
+	c.AdminToken = os.Getenv("SLUICE_ADMIN_TOKEN")
+}
+
+func (c *config) logger() (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch c.LogFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("log format must be text or json, got %q", c.LogFormat)
+}
+
+// openStore opens and migrates the relational store.
+func (c *config) openStore(ctx context.Context) (*store.Store, error) {
+	st, err := store.Open(ctx, store.Config{DatabaseURL: c.DatabaseURL, DataDir: c.DataDir})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// box returns the sealer of provider keys: SLUICE_MASTER_KEY, or with the
+// embedded store a key file in the data dir (created with mode 0600).
+func (c *config) box() (*secret.Box, error) {
+	if c.MasterKey != "" {
+		k, err := secret.ParseKey(c.MasterKey)
+		if err != nil {
+			return nil, fmt.Errorf("SLUICE_MASTER_KEY: %w", err)
+		}
+		return secret.NewBox(k)
+	}
+	if c.DatabaseURL != "" {
+		return nil, secret.ErrNoKey
+	}
+	k, err := secret.LoadOrCreateKeyFile(filepath.Join(c.DataDir, "master.key"))
+	if err != nil {
+		return nil, err
+	}
+	return secret.NewBox(k)
+}
+
+// withConfig wraps a command's run function with flag/env parsing.
+func withConfig(c *config, run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := applyEnv(cmd.Flags()); err != nil {
+			return err
+		}
+		c.loadEnvSecrets()
+		return run(cmd, args)
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/graph/rest"
+	"github.com/sluicehq/sluice/proxy"
+)
+
+// serve runs the selected parts on one listener until ctx ends.
+func serve(ctx context.Context, c *config, which parts) error {
+	log, err := c.logger()
+	if err != nil {
+		return err
+	}
+	svc, closeStore, err := openService(ctx, c, nil)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	if which.admin {
+		if err := bootstrap(ctx, svc, log); err != nil {
+			return err
+		}
+	}
+	opts := proxy.Options{
+		Config:  proxy.Config{Listen: c.Listen, ShutdownGrace: c.ShutdownGrace},
+		Logger:  log,
+		Version: version,
+		Health:  healthCheck(svc),
+	}
+	if which.admin {
+		opts.Admin = adminHandler(svc, log)
+	}
+	srv, err := proxy.New(opts)
+	if err != nil {
+		return err
+	}
+	ln, err := listen(c.Listen)
+	if err != nil {
+		return err
+	}
+	log.Info("sluice listening", "addr", ln.Addr().String(), "proxy", which.proxy, "admin", which.admin,
+		"store", storeKind(c), "data_dir", c.DataDir, "version", version)
+	return srv.Serve(ctx, ln)
+}
+
+func storeKind(c *config) string {
+	if c.DatabaseURL != "" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// bootstrap seeds the price table once and creates the first
+// Administrator on an empty store, printing its token once on stderr.
+func bootstrap(ctx context.Context, svc *admin.Service, log *slog.Logger) error {
+	if n, err := svc.SeedPrices(ctx); err != nil {
+		return fmt.Errorf("seed model prices: %w", err)
+	} else if n > 0 {
+		log.Info("seeded model prices", "count", n)
+	}
+	secret, created, err := svc.Bootstrap(ctx, os.Getenv("SLUICE_ADMIN_TOKEN"))
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if created {
+		if os.Getenv("SLUICE_ADMIN_TOKEN") != "" {
+			fmt.Fprintln(os.Stderr, "Sluice created tenant \"platform\" and the Administrator admin@localhost; its token is SLUICE_ADMIN_TOKEN.")
+		} else {
+			fmt.Fprintf(os.Stderr, "Sluice created tenant \"platform\" and the Administrator admin@localhost.\n"+
+				"Its admin token is shown once; keep it safe:\n\n    %s\n\n"+
+				"(Lost it? `sluice token create --user admin@localhost` mints another.)\n", secret)
+		}
+	}
+	return nil
+}
+
+// adminHandler is the admin API: REST shims and GraphQL over one domain.
+func adminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
+	gql := graph.NewHandler(svc, graph.Options{Logger: log})
+	return rest.NewAdmin(svc, rest.AdminOptions{GraphQL: gql, Logger: log})
+}
+
+// healthCheck reports the store's reachability.
+func healthCheck(svc *admin.Service) func(context.Context) proxy.Health {
+	return func(ctx context.Context) proxy.Health {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		h := proxy.Health{Status: "ok", Checks: map[string]proxy.Check{}}
+		if err := svc.Ping(ctx); err != nil {
+			h.Status = "degraded"
+			h.Checks["store"] = proxy.Check{Status: "unavailable", Detail: "the relational store does not answer"}
+		} else {
+			h.Checks["store"] = proxy.Check{Status: "ok"}
+		}
+		return h
+	}
+}

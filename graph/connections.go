@@ -1,0 +1,30 @@
+package graph
+
+import (
+	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/catalog"
+	"github.com/sluicehq/sluice/store"
+)
+
+// The GraphQL connection types are the domain's lists: each is bound in
+// gqlgen.yml to one of these aliases, so a resolver returns what the
+// admin.Service answered, unchanged.
+type (
+	TenantConnection          = admin.List[store.Tenant]
+	GatewayConnection         = admin.List[store.Gateway]
+	ProviderKeyConnection     = admin.List[store.ProviderKey]
+	RuleConnection            = admin.List[store.Rule]
+	TokenConnection           = admin.List[store.Token]
+	UserConnection            = admin.List[store.User]
+	ModelPriceConnection      = admin.List[store.ModelPrice]
+	ProviderConnection        = admin.List[catalog.Provider]
+	ModelConnection           = admin.List[catalog.Model]
+	AuditEntryConnection      = admin.List[store.AuditEntry]
+	ClientErrorConnection     = admin.List[store.ClientError]
+	PlaygroundModelConnection = admin.List[admin.PlaygroundModel]
+	LogRecordConnection       = admin.List[analytics.Record]
+	TraceSummaryConnection    = admin.List[analytics.TraceSummary]
+	GuardrailEventConnection  = admin.List[analytics.GuardrailEvent]
+	BreakerStateConnection    = admin.List[admin.BreakerState]
+)
