@@ -75,6 +75,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	path := filepath.Join(dir, "sluice.db")
+	// The file holds sealed provider keys and token hashes: create it
+	// owner-only; SQLite gives its -wal and -shm files the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create sqlite file: %w", err)
+	}
+	_ = f.Close()
 	// WAL lets readers go on while one writer writes; busy_timeout makes a
 	// second writer wait instead of failing; foreign keys are off by default.
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
