@@ -188,7 +188,7 @@ func Check(r Role, op Op) error {
 		return nil
 	}
 	ru := policy[op]
-	if ru.perm != "" {
+	if ru.perm != "" && !r.Has(ru.perm) {
 		return apierr.Forbidden(string(ru.perm))
 	}
 	return apierr.New(403, "forbidden", "the %s role may not perform %s", r, op)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 )
 
@@ -75,8 +76,21 @@ func (u *USD) UnmarshalGQL(v any) error {
 // PerMTok is a price in nano-dollars per million tokens.
 type PerMTok = USD
 
-// Cost returns the cost of n tokens at price p per million tokens.
+// Cost returns the cost of n tokens at price p per million tokens, rounded
+// down to the nano-dollar. The product is computed in 128 bits, so it is
+// exact for every n and p; a result beyond the range of USD saturates.
+// Negative inputs cost 0.
 func Cost(n int64, p PerMTok) USD {
-	// n*p may overflow for absurd inputs; split to keep precision and range.
-	return USD((n/1_000_000)*int64(p) + (n%1_000_000)*int64(p)/1_000_000)
+	if n <= 0 || p <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(n), uint64(p))
+	if hi >= 1_000_000 { // quotient would not fit in 64 bits
+		return USD(math.MaxInt64)
+	}
+	q, _ := bits.Div64(hi, lo, 1_000_000)
+	if q > math.MaxInt64 {
+		return USD(math.MaxInt64)
+	}
+	return USD(q)
 }

@@ -31,6 +31,10 @@ func (Value) GoString() string { return redacted }
 // MarshalJSON writes "[REDACTED]".
 func (Value) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
 
+// Format prints [REDACTED] for every verb, so that no formatting of a
+// Value (%d, %x, %q included) shows its content.
+func (Value) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(redacted)) }
+
 // LogValue makes slog print [REDACTED].
 func (Value) LogValue() slog.Value { return slog.StringValue(redacted) }
 
