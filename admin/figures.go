@@ -173,6 +173,9 @@ func (s *Service) Analysis(ctx context.Context, p *auth.Principal, tenantID, gro
 	if err != nil {
 		return nil, err
 	}
+	if groupBy == "" {
+		groupBy = "model"
+	}
 	if !groupBys[groupBy] {
 		return nil, apierr.Invalid("group_by", "group_by must be model, provider, gateway, user, status or error_code")
 	}

@@ -151,7 +151,7 @@ func isWrite(op auth.Op) bool {
 		auth.OpKeyCreate, auth.OpKeyDelete, auth.OpRuleCreate, auth.OpRuleUpdate, auth.OpRuleDelete,
 		auth.OpGatewayTokenCreate, auth.OpGatewayTokenUpdate, auth.OpGatewayTokenDelete,
 		auth.OpUserCreate, auth.OpUserUpdate, auth.OpUserDelete, auth.OpUserBudgetDelete,
-		auth.OpUserTokenCreate, auth.OpUserGatewayAssign, auth.OpUserGatewayUnassign,
+		auth.OpUserTokenCreate, auth.OpUserTokenUpdate, auth.OpUserTokenDelete, auth.OpUserGatewayAssign, auth.OpUserGatewayUnassign,
 		auth.OpModelPricePut, auth.OpModelPriceDelete, auth.OpMeTokenCreate, auth.OpMeTokenDelete,
 		auth.OpPlaygroundToken:
 		return true

@@ -144,7 +144,7 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 	}
 	if in.Status != nil {
 		if p.Role != auth.Administrator {
-			return nil, apierr.Forbidden(string(auth.CreateTenants))
+			return nil, apierr.New(403, "forbidden", "only the Administrator may change a tenant's status")
 		}
 		if *in.Status != store.TenantActive && *in.Status != store.TenantSuspended {
 			return nil, apierr.Invalid("status", "status must be active or suspended (DELETE deletes a tenant)")

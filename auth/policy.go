@@ -39,6 +39,8 @@ const (
 	OpUserBudgetDelete    Op = "user.budget.delete"
 	OpUserTokenList       Op = "user_token.list"
 	OpUserTokenCreate     Op = "user_token.create"
+	OpUserTokenUpdate     Op = "user_token.update"
+	OpUserTokenDelete     Op = "user_token.delete"
 	OpUserGatewayList     Op = "user_gateway.list"
 	OpUserGatewayAssign   Op = "user_gateway.assign"
 	OpUserGatewayUnassign Op = "user_gateway.unassign"
@@ -122,6 +124,8 @@ var policy = map[Op]rule{
 	OpUserBudgetDelete:    {perm: ManageTenantUsers},
 	OpUserTokenList:       {perm: ManageTenantUsers},
 	OpUserTokenCreate:     {perm: ManageTenantUsers},
+	OpUserTokenUpdate:     {perm: ManageTenantUsers},
+	OpUserTokenDelete:     {perm: ManageTenantUsers},
 	OpUserGatewayList:     {perm: ManageTenantUsers},
 	OpUserGatewayAssign:   {perm: ManageTenantUsers},
 	OpUserGatewayUnassign: {perm: ManageTenantUsers},

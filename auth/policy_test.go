@@ -64,6 +64,8 @@ var contractEndpoints = map[auth.Op][7]bool{
 	auth.OpUserDelete:          {y, y, n, n, n, n, n},
 	auth.OpUserTokenList:       {y, y, n, n, n, n, n},
 	auth.OpUserTokenCreate:     {y, y, n, n, n, n, n},
+	auth.OpUserTokenUpdate:     {y, y, n, n, n, n, n},
+	auth.OpUserTokenDelete:     {y, y, n, n, n, n, n},
 	auth.OpUserBudgetDelete:    {y, y, n, n, n, n, n},
 	auth.OpUserGatewayList:     {y, y, n, n, n, n, n},
 	auth.OpUserGatewayAssign:   {y, y, n, n, n, n, n},

@@ -337,6 +337,7 @@ type ComplexityRoot struct {
 		DeleteTenant          func(childComplexity int, id string, purge *bool) int
 		DeleteUser            func(childComplexity int, id string) int
 		DeleteUserBudget      func(childComplexity int, id string) int
+		DeleteUserToken       func(childComplexity int, userID string, tokenID string) int
 		PutModelPrices        func(childComplexity int, input []admin.PriceInput) int
 		ReportClientError     func(childComplexity int, input admin.ClientErrorInput) int
 		SignOut               func(childComplexity int) int
@@ -346,6 +347,7 @@ type ComplexityRoot struct {
 		UpdateRule            func(childComplexity int, gatewayID string, input admin.RulePatch) int
 		UpdateTenant          func(childComplexity int, id string, input admin.TenantPatch) int
 		UpdateUser            func(childComplexity int, id string, input admin.UserPatch) int
+		UpdateUserToken       func(childComplexity int, userID string, tokenID string, input admin.TokenPatch) int
 	}
 
 	PlaygroundModel struct {
@@ -674,6 +676,8 @@ type MutationResolver interface {
 	DeleteUser(ctx context.Context, id string) (bool, error)
 	DeleteUserBudget(ctx context.Context, id string) (bool, error)
 	CreateUserToken(ctx context.Context, userID string, input admin.TokenInput) (*admin.CreatedToken, error)
+	UpdateUserToken(ctx context.Context, userID string, tokenID string, input admin.TokenPatch) (*store.Token, error)
+	DeleteUserToken(ctx context.Context, userID string, tokenID string) (bool, error)
 	AssignGateway(ctx context.Context, userID string, gatewayID string) (bool, error)
 	UnassignGateway(ctx context.Context, userID string, gatewayID string) (bool, error)
 	CreatePlaygroundToken(ctx context.Context, gatewayID string) (*admin.PlaygroundToken, error)
@@ -2090,6 +2094,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteUserBudget(childComplexity, args["id"].(string)), true
+	case "Mutation.deleteUserToken":
+		if e.ComplexityRoot.Mutation.DeleteUserToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteUserToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteUserToken(childComplexity, args["userId"].(string), args["tokenId"].(string)), true
 	case "Mutation.putModelPrices":
 		if e.ComplexityRoot.Mutation.PutModelPrices == nil {
 			break
@@ -2184,6 +2199,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateUser(childComplexity, args["id"].(string), args["input"].(admin.UserPatch)), true
+	case "Mutation.updateUserToken":
+		if e.ComplexityRoot.Mutation.UpdateUserToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateUserToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateUserToken(childComplexity, args["userId"].(string), args["tokenId"].(string), args["input"].(admin.TokenPatch)), true
 
 	case "PlaygroundModel.gatewayId":
 		if e.ComplexityRoot.PlaygroundModel.GatewayID == nil {
@@ -3776,6 +3802,10 @@ type Mutation {
   deleteUser(id: ID!): Boolean!
   deleteUserBudget(id: ID!): Boolean!
   createUserToken(userId: ID!, input: TokenInput!): CreatedToken
+  "Extension: change or revoke a user's token."
+  updateUserToken(userId: ID!, tokenId: ID!, input: TokenPatch!): Token
+  "Extension: delete a user's token."
+  deleteUserToken(userId: ID!, tokenId: ID!): Boolean!
   assignGateway(userId: ID!, gatewayId: ID!): Boolean!
   unassignGateway(userId: ID!, gatewayId: ID!): Boolean!
 
@@ -6067,6 +6097,28 @@ func (ec *executionContext) field_Mutation_deleteUserBudget_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteUserToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "tokenId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tokenId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6224,6 +6276,36 @@ func (ec *executionContext) field_Mutation_updateTenant_args(ctx context.Context
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateUserToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "tokenId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tokenId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (admin.TokenPatch, error) {
+			return ec.unmarshalNTokenPatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTokenPatch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
 	return args, nil
 }
 
@@ -12387,6 +12469,94 @@ func (ec *executionContext) fieldContext_Mutation_createUserToken(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createUserToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateUserToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateUserToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateUserToken(ctx, fc.Args["userId"].(string), fc.Args["tokenId"].(string), fc.Args["input"].(admin.TokenPatch))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Token) graphql.Marshaler {
+			return ec.marshalOToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐToken(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateUserToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Token(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateUserToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteUserToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteUserToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteUserToken(ctx, fc.Args["userId"].(string), fc.Args["tokenId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteUserToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteUserToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -23056,6 +23226,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 				return ec._Mutation_createUserToken(ctx, field)
 			})
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updateUserToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateUserToken(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deleteUserToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteUserToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "assignGateway":

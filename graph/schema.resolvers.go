@@ -170,6 +170,18 @@ func (r *mutationResolver) CreateUserToken(ctx context.Context, userID string, i
 	return r.Svc.CreateUserToken(ctx, p, userID, input)
 }
 
+// UpdateUserToken is the resolver for the updateUserToken field.
+func (r *mutationResolver) UpdateUserToken(ctx context.Context, userID string, tokenID string, input admin.TokenPatch) (*store.Token, error) {
+	p := auth.From(ctx)
+	return r.Svc.UpdateUserToken(ctx, p, userID, tokenID, input)
+}
+
+// DeleteUserToken is the resolver for the deleteUserToken field.
+func (r *mutationResolver) DeleteUserToken(ctx context.Context, userID string, tokenID string) (bool, error) {
+	p := auth.From(ctx)
+	return done(r.Svc.DeleteUserToken(ctx, p, userID, tokenID))
+}
+
 // AssignGateway is the resolver for the assignGateway field.
 func (r *mutationResolver) AssignGateway(ctx context.Context, userID string, gatewayID string) (bool, error) {
 	p := auth.From(ctx)

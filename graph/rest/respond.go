@@ -76,6 +76,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Status == http.StatusMethodNotAllowed && e.Allow != "" {
 		h.Set("Allow", e.Allow)
 	}
+	if e.Status == http.StatusTooManyRequests && h.Get("Retry-After") == "" {
+		// The admin API's limits are per minute (sign-in, client errors).
+		h.Set("Retry-After", "60")
+	}
 	if e.Status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", `Bearer realm="sluice"`)
 	}

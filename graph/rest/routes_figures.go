@@ -54,7 +54,8 @@ func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error
 	return writeObject(w, http.StatusOK, s, err)
 }
 
-// timeseries answers the usage figures per ?interval= (default hour).
+// timeseries answers the usage figures per ?interval= (the domain picks
+// hour, or day for ranges over 90 days, when it is absent).
 func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) error {
 	ctx, p, err := a.authorize(r, auth.OpStatsTimeseries, refNone, "")
 	if err != nil {
@@ -68,9 +69,6 @@ func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) 
 	if err != nil {
 		return err
 	}
-	if interval == "" {
-		interval = "hour"
-	}
 	rg, err := a.rangeOf(r)
 	if err != nil {
 		return err
@@ -79,7 +77,8 @@ func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) 
 	return writeObject(w, http.StatusOK, ts, err)
 }
 
-// analysis answers the figures grouped by ?group_by= (default model).
+// analysis answers the figures grouped by ?group_by= (default model, set
+// by the domain).
 func (a *adminAPI) analysis(w http.ResponseWriter, r *http.Request, _ Params) error {
 	ctx, p, err := a.authorize(r, auth.OpStatsAnalytics, refNone, "")
 	if err != nil {
@@ -92,9 +91,6 @@ func (a *adminAPI) analysis(w http.ResponseWriter, r *http.Request, _ Params) er
 	groupBy, err := queryParam(r, "group_by")
 	if err != nil {
 		return err
-	}
-	if groupBy == "" {
-		groupBy = "model"
 	}
 	rg, err := a.rangeOf(r)
 	if err != nil {

@@ -19,6 +19,8 @@ func (a *adminAPI) userRoutes(rt *Router) {
 
 	rt.Handle(http.MethodGet, "/admin/v1/users/{id}/tokens", a.listUserTokens)
 	rt.Handle(http.MethodPost, "/admin/v1/users/{id}/tokens", a.createUserToken)
+	rt.Handle(http.MethodPatch, "/admin/v1/users/{id}/tokens/{token}", a.updateUserToken)
+	rt.Handle(http.MethodDelete, "/admin/v1/users/{id}/tokens/{token}", a.deleteUserToken)
 
 	rt.Handle(http.MethodGet, "/admin/v1/users/{id}/gateways", a.listUserGateways)
 	rt.Handle(http.MethodPost, "/admin/v1/users/{id}/gateways/{gateway}", a.assignGateway)
@@ -121,6 +123,31 @@ func (a *adminAPI) createUserToken(w http.ResponseWriter, r *http.Request, ps Pa
 	}
 	t, err := a.svc.CreateUserToken(ctx, p, id, in)
 	return writeObject(w, http.StatusCreated, t, err)
+}
+
+// updateUserToken and deleteUserToken are extensions of the seed (CONTRACT
+// §9 gives user tokens a PATCH): an administrator can revoke a user's token.
+func (a *adminAPI) updateUserToken(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpUserTokenUpdate, refUser, id)
+	if err != nil {
+		return err
+	}
+	var in admin.TokenPatch
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	t, err := a.svc.UpdateUserToken(ctx, p, id, ps.Get("token"), in)
+	return writeObject(w, http.StatusOK, t, err)
+}
+
+func (a *adminAPI) deleteUserToken(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p, err := a.authorize(r, auth.OpUserTokenDelete, refUser, id)
+	if err != nil {
+		return err
+	}
+	return writeNoContent(w, a.svc.DeleteUserToken(ctx, p, id, ps.Get("token")))
 }
 
 func (a *adminAPI) listUserGateways(w http.ResponseWriter, r *http.Request, ps Params) error {

@@ -55,6 +55,11 @@ func freshGatewayToken(e *env, _ auth.Role) map[string]string {
 	return map[string]string{"ftok": t["id"].(string)}
 }
 
+func freshUserToken(e *env, _ auth.Role) map[string]string {
+	t := e.must("POST", "/admin/v1/users/"+e.vars["user"]+"/tokens", `{"name":"tmp"}`, auth.Administrator)
+	return map[string]string{"fut": t["id"].(string)}
+}
+
 func freshUser(e *env, _ auth.Role) map[string]string {
 	u := e.must("POST", "/admin/v1/tenants/acme/users", fmt.Sprintf(`{"email":"u%s@acme.test","role":"member"}`, e.fresh()), auth.Administrator)
 	return map[string]string{"fu": u["id"].(string)}
@@ -136,6 +141,10 @@ var table = []row{
 	{name: "list user tokens", allow: "YYNNNNN", method: "GET", path: "/admin/v1/users/{user}/tokens", gql: `{ userTokens(userId: "{user}") { data { id } } }`},
 	{name: "create user token", allow: "YYNNNNN", method: "POST", path: "/admin/v1/users/{user}/tokens", body: `{"name":"x"}`,
 		gql: `mutation { createUserToken(userId: "{user}", input: {name: "x"}) { id secret } }`},
+	{name: "change user token (extension)", allow: "YYNNNNN", method: "PATCH", path: "/admin/v1/users/{user}/tokens/{fut}", body: `{"name":"z"}`,
+		prep: freshUserToken, gql: `mutation { updateUserToken(userId: "{user}", tokenId: "{fut}", input: {name: "z"}) { id } }`},
+	{name: "delete user token (extension)", allow: "YYNNNNN", method: "DELETE", path: "/admin/v1/users/{user}/tokens/{fut}",
+		prep: freshUserToken, gql: `mutation { deleteUserToken(userId: "{user}", tokenId: "{fut}") }`},
 	{name: "delete user budget", allow: "YYNNNNN", method: "DELETE", path: "/admin/v1/users/{user}/budget", gql: `mutation { deleteUserBudget(id: "{user}") }`},
 	{name: "list user gateways", allow: "YYNNNNN", method: "GET", path: "/admin/v1/users/{user}/gateways", gql: `{ userGateways(userId: "{user}") { data { id } } }`},
 	{name: "assign gateway", allow: "YYNNNNN", method: "POST", path: "/admin/v1/users/{user}/gateways/{fg}", prep: freshGateway,
