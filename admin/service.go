@@ -244,3 +244,10 @@ func (s *Service) Authorize(ctx context.Context, p *auth.Principal, op auth.Op, 
 	}
 	return err
 }
+
+// Store returns the service's store.
+func (s *Service) Store() *store.Store { return s.st }
+
+// SetBreakerStates sets the source of circuit-breaker state once the
+// in-process proxy exists. Call it before serving.
+func (s *Service) SetBreakerStates(b BreakerStates) { s.cfg.Breakers = b }

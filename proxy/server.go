@@ -122,6 +122,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported by /healthz.
 	Version string
+	// EndStreams is called when the shutdown grace period is over with
+	// requests still running: it ends open inference streams with an SSE
+	// error event and returns once they have written it.
+	EndStreams func()
 }
 
 // Server is the one listener of a Sluice process.
@@ -134,6 +138,7 @@ type Server struct {
 	inference fasthttp.RequestHandler
 	admin     fasthttp.RequestHandler
 	srv       *fasthttp.Server
+	endStream func()
 
 	// hardStop is cancelled when the shutdown grace has run out (or Serve
 	// returned): admin requests see their context cancelled then, and not
@@ -159,6 +164,7 @@ func New(opts Options) (*Server, error) {
 		started:   time.Now(),
 		health:    opts.Health,
 		inference: opts.Inference,
+		endStream: opts.EndStreams,
 	}
 	s.hardStop, s.cancelHardStop = context.WithCancel(context.Background())
 	if s.inference == nil {
@@ -223,6 +229,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	shutErr := s.srv.ShutdownWithContext(graceCtx)
 	s.cancelHardStop()
+	if errors.Is(shutErr, context.DeadlineExceeded) && s.endStream != nil {
+		// Streams still open after the grace period end with an error
+		// event rather than a silent cut; their connections then close.
+		s.endStream()
+		shutErr = nil
+	}
 	serveErr := <-served
 	switch {
 	case errors.Is(shutErr, context.DeadlineExceeded):

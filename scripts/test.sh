@@ -36,6 +36,15 @@ fi
 
 failed=()
 
+# The end-to-end test drives Sluice with the official openai npm client.
+if command -v npm >/dev/null; then
+	echo "test.sh: npm ci (e2e/node)"
+	(cd e2e/node && npm ci --no-audit --no-fund --loglevel=error) || failed+=(npm)
+elif [[ "${CI:-}" == "true" ]]; then
+	echo "test.sh: npm (Node.js) is required for the end-to-end tests" >&2
+	exit 1
+fi
+
 echo "test.sh: gofmt"
 # Tracked and untracked (not ignored) Go files, without vendor/; a tracked file
 # deleted in the work tree is skipped. Outside a git checkout: every file.

@@ -8,10 +8,15 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/breaker"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/graph/rest"
+	"github.com/sluicehq/sluice/providers"
 	"github.com/sluicehq/sluice/proxy"
+	"github.com/sluicehq/sluice/snapshot"
 )
 
 // serve runs the selected parts on one listener until ctx ends.
@@ -20,7 +25,14 @@ func serve(ctx context.Context, c *config, which parts) error {
 	if err != nil {
 		return err
 	}
-	svc, closeStore, err := openService(ctx, c, nil)
+	// The in-process proxy refreshes its snapshot at once after an admin
+	// write; refresh is set before the listener opens.
+	var refresh func()
+	svc, closeStore, err := openService(ctx, c, func() {
+		if refresh != nil {
+			refresh()
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -34,8 +46,25 @@ func serve(ctx context.Context, c *config, which parts) error {
 		Config:  proxy.Config{Listen: c.Listen, ShutdownGrace: c.ShutdownGrace},
 		Logger:  log,
 		Version: version,
-		Health:  healthCheck(svc),
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	var holder *snapshot.Holder
+	if which.proxy {
+		holder = snapshot.NewHolder(snapshot.HolderConfig{Store: svc.Store(), Keys: svc, Logger: log})
+		refresh = holder.Refresh
+		g.Go(func() error { return holder.Run(gctx) })
+		client := providers.NewClient(providers.ClientConfig{AllowPrivate: c.AllowPrivateUpstream, UserAgent: "sluice/" + version})
+		inf := proxy.NewInference(proxy.InferenceConfig{
+			Snapshots: holder,
+			Providers: providers.NewRegistry(client),
+			Breakers:  breaker.NewSet(time.Now),
+			Sink:      &proxy.MemorySink{},
+			Logger:    log,
+		})
+		opts.Inference, opts.EndStreams = inf.Handle, inf.EndStreams
+		svc.SetBreakerStates(inf)
+	}
+	opts.Health = healthCheck(svc, holder)
 	if which.admin {
 		opts.Admin = adminHandler(svc, log)
 	}
@@ -49,7 +78,8 @@ func serve(ctx context.Context, c *config, which parts) error {
 	}
 	log.Info("sluice listening", "addr", ln.Addr().String(), "proxy", which.proxy, "admin", which.admin,
 		"store", storeKind(c), "data_dir", c.DataDir, "version", version)
-	return srv.Serve(ctx, ln)
+	g.Go(func() error { return srv.Serve(gctx, ln) })
+	return g.Wait()
 }
 
 func storeKind(c *config) string {
@@ -89,17 +119,29 @@ func adminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 	return rest.NewAdmin(svc, rest.AdminOptions{GraphQL: gql, Logger: log})
 }
 
-// healthCheck reports the store's reachability.
-func healthCheck(svc *admin.Service) func(context.Context) proxy.Health {
+// healthCheck reports the store's reachability and, in a proxy, whether a
+// configuration snapshot is loaded (without one the proxy cannot serve:
+// unavailable, 503).
+func healthCheck(svc *admin.Service, holder *snapshot.Holder) func(context.Context) proxy.Health {
 	return func(ctx context.Context) proxy.Health {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		h := proxy.Health{Status: "ok", Checks: map[string]proxy.Check{}}
+		h := proxy.Health{Status: proxy.StatusOK, Checks: map[string]proxy.Check{}}
 		if err := svc.Ping(ctx); err != nil {
-			h.Status = "degraded"
-			h.Checks["store"] = proxy.Check{Status: "unavailable", Detail: "the relational store does not answer"}
+			h.Status = proxy.StatusDegraded
+			h.Checks["store"] = proxy.Check{Status: proxy.StatusUnavailable, Detail: "the relational store does not answer"}
 		} else {
-			h.Checks["store"] = proxy.Check{Status: "ok"}
+			h.Checks["store"] = proxy.Check{Status: proxy.StatusOK}
+		}
+		if holder != nil {
+			st := holder.Stats()
+			switch {
+			case !st.Ready:
+				h.Status = proxy.StatusUnavailable
+				h.Checks["config"] = proxy.Check{Status: proxy.StatusUnavailable, Detail: "no configuration snapshot loaded yet"}
+			default:
+				h.Checks["config"] = proxy.Check{Status: proxy.StatusOK, Detail: fmt.Sprintf("version %d", st.Version)}
+			}
 		}
 		return h
 	}

@@ -191,3 +191,17 @@ func TestMigrateAndTokenCreate(t *testing.T) {
 		t.Fatalf("minted token does not authenticate: %v %+v", err, p)
 	}
 }
+
+func postJSON(t *testing.T, url, token, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, bytes.NewBufferString(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/mockprovider"
+)
+
+// TestOpenAIClientEndToEnd drives `sluice serve` with the official openai
+// npm client (e2e/node), against the project's mock provider: chat plain
+// and streamed, completions and embeddings, through /compat and a provider
+// path, and a bad token. scripts/test.sh installs the client (npm ci).
+func TestOpenAIClientEndToEnd(t *testing.T) {
+	nodeDir, err := filepath.Abs("../../e2e/node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		needTool(t, "node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
+		needTool(t, "the openai npm package is not installed: run `npm ci` in e2e/node (make test does)")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mock.Close()
+
+	base := startServe(t, ctx)
+	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
+	gw := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)
+	gwID := gw["id"].(string)
+	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
+		fmt.Sprintf(`{"provider":"openai","alias":"mock","key":"sk-mock-upstream-key-0001","base_url":%q}`, mockURL+"/v1"), 201)
+	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)
+	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
+
+	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "openai.test.mjs")
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test:\n%s", out)
+	if err != nil {
+		t.Fatalf("the openai client tests failed: %v", err)
+	}
+	if !strings.Contains(string(out), "pass 8") {
+		t.Fatalf("expected 8 passing openai client tests")
+	}
+	if n := mock.Count(); n < 8 {
+		t.Fatalf("mock provider saw %d requests, want at least 8", n)
+	}
+	for _, r := range mock.Requests() {
+		if got := r.Header.Get("Authorization"); got != "Bearer sk-mock-upstream-key-0001" {
+			t.Fatalf("upstream Authorization %q, want the provider key", got)
+		}
+	}
+}
+
+// needTool skips a test that needs a tool the test command installs, and
+// fails it under CI=true, where nothing may be skipped.
+func needTool(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+// startServe runs `sluice serve` in-process on a free port with a fresh
+// data dir and returns its base URL.
+func startServe(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	addr := freePort(t)
+	t.Setenv("SLUICE_ADMIN_TOKEN", testAdminToken)
+	t.Setenv("SLUICE_DATA_DIR", filepath.Join(t.TempDir(), "data"))
+	t.Setenv("SLUICE_LISTEN", addr)
+	t.Setenv("SLUICE_ALLOW_PRIVATE_UPSTREAMS", "true")
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		cmd := newRootCmd()
+		cmd.SetArgs([]string{"serve"})
+		done <- cmd.ExecuteContext(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	base := "http://" + addr
+	waitHealthy(t, base)
+	return base
+}
+
+// waitServing waits until the proxy's snapshot has the new gateway and
+// token (it refreshes right after each admin write, asynchronously).
+func waitServing(t *testing.T, url, token string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		status := postJSON(t, url, token, `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"ping"}]}`)
+		if status == 200 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the gateway did not start serving the new configuration")
+}

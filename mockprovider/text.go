@@ -1,0 +1,189 @@
+package mockprovider
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Text helpers shared by the wire formats: the answer, token counts,
+// stream pieces, embeddings and JSON encoding by appending to a buffer.
+
+// answerPrefix starts every answer; it is 3 words.
+const answerPrefix = "Hello from mock: "
+
+// maxEcho is how many characters (runes) of the last user message the
+// answer repeats.
+const maxEcho = 100
+
+// echo returns the first maxEcho runes of s.
+func echo(s string) string {
+	n := 0
+	for i := range s {
+		if n == maxEcho {
+			return s[:i]
+		}
+		n++
+	}
+	return s
+}
+
+// words counts the white-space-separated words of s, the mock's tokens.
+func words(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			n++
+		}
+	}
+	return n
+}
+
+// pieces calls yield with s cut into k pieces of (nearly) equal rune
+// counts, never inside a rune; pieces are empty when s has fewer than k
+// runes. Concatenated, they are s.
+func pieces(s string, k int, yield func(string)) {
+	n := utf8.RuneCountInString(s)
+	start, pos, r := 0, 0, 0
+	for i := 1; i <= k; i++ {
+		for target := i * n / k; r < target; r++ {
+			_, size := utf8.DecodeRuneInString(s[pos:])
+			pos += size
+		}
+		yield(s[start:pos])
+		start = pos
+	}
+}
+
+// embeddingDims is the length of every mock embedding.
+const embeddingDims = 8
+
+// embedding derives a unit vector from a hash of text, so that equal texts
+// get equal vectors (cosine similarity 1) and different texts almost
+// always different ones.
+func embedding(text string) [embeddingDims]float32 {
+	x := uint64(14695981039346656037) // FNV-1a, inline: no allocation
+	for i := 0; i < len(text); i++ {
+		x ^= uint64(text[i])
+		x *= 1099511628211
+	}
+	var v [embeddingDims]float64
+	var norm float64
+	for i := range v {
+		x = splitmix64(x)
+		v[i] = float64(x>>11)/(1<<53)*2 - 1
+		norm += v[i] * v[i]
+	}
+	norm = math.Sqrt(norm)
+	var out [embeddingDims]float32
+	for i := range v {
+		out[i] = float32(v[i] / norm)
+	}
+	return out
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// appendEmbedding appends vec as a JSON array of numbers or, with base64,
+// as the base64 string of its little-endian float32s (OpenAI's
+// encoding_format "base64").
+func appendEmbedding(b []byte, vec [embeddingDims]float32, asBase64 bool) []byte {
+	if asBase64 {
+		var raw [embeddingDims * 4]byte
+		for i, f := range vec {
+			binary.LittleEndian.PutUint32(raw[i*4:], math.Float32bits(f))
+		}
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, raw[:])
+		return append(b, '"')
+	}
+	b = append(b, '[')
+	for i, f := range vec {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+	}
+	return append(b, ']')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = appendEscaped(b, s)
+	return append(b, '"')
+}
+
+// appendEscaped appends s escaped for the inside of a JSON string. Invalid
+// UTF-8 becomes U+FFFD, as encoding/json does; HTML characters are not
+// escaped, as OpenAI does not.
+func appendEscaped(b []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = append(b, `\ufffd`...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		i++
+		start = i
+	}
+	return append(b, s[start:]...)
+}
+
+// setRawBody answers body as is, typed by its first byte.
+func setRawBody(ctx *fasthttp.RequestCtx, body string) {
+	ct := "text/plain; charset=utf-8"
+	trimmed := strings.TrimLeft(body, " \t\r\n")
+	if trimmed != "" {
+		switch trimmed[0] {
+		case '{', '[':
+			ct = "application/json"
+		case '<':
+			ct = "text/html; charset=utf-8"
+		}
+	}
+	ctx.SetContentType(ct)
+	ctx.SetBodyString(body)
+}

@@ -1,0 +1,334 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	mrand "math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/breaker"
+	"github.com/sluicehq/sluice/catalog"
+	"github.com/sluicehq/sluice/llm"
+	"github.com/sluicehq/sluice/providers"
+	"github.com/sluicehq/sluice/routing"
+	"github.com/sluicehq/sluice/snapshot"
+	"github.com/sluicehq/sluice/store"
+)
+
+// plan is what forward resolved before the first attempt.
+type plan struct {
+	strategy string
+	targets  []routing.Target
+	route    string // the gateway route's name, "" for a direct provider/model
+}
+
+// resolve turns the path and the body's model into targets: on /compat a
+// "provider/model" or the name of a gateway route, on a provider path the
+// provider's own model id.
+func (h *Inference) resolve(c *call) (plan, *apierr.Error) {
+	model := c.in.model
+	var p plan
+	if c.route.provider != nil {
+		p.strategy = store.StrategyFallback
+		p.targets = []routing.Target{{Provider: string(c.route.provider), Model: model, Weight: 1}}
+	} else if prov, m, ok := strings.Cut(model, "/"); ok && m != "" {
+		p.strategy = store.StrategyFallback
+		p.targets = []routing.Target{{Provider: prov, Model: m, Weight: 1}}
+	} else {
+		for _, r := range c.gw.Routes {
+			if r.Name == model {
+				p.route, p.strategy = r.Name, r.Strategy
+				for _, t := range r.Targets {
+					rt := routing.Target{Provider: t.Provider, Model: t.Model, Weight: t.Weight}
+					if t.KeyAlias != nil {
+						rt.KeyAlias = *t.KeyAlias
+					}
+					p.targets = append(p.targets, rt)
+				}
+				break
+			}
+		}
+		if p.targets == nil {
+			return p, apierr.New(400, "unknown_model", "model %q is neither provider/model nor a route of this gateway", model).WithParam("model")
+		}
+	}
+	if e := h.checkTargets(c, &p); e != nil {
+		return p, e
+	}
+	return p, nil
+}
+
+// checkTargets applies the tenant's provider allow-list, the token's model
+// allow-list, provider capabilities, keys and sunset dates.
+func (h *Inference) checkTargets(c *call, p *plan) *apierr.Error {
+	if len(c.tok.AllowedModels) > 0 && !allowedModel(c.tok.AllowedModels, c.in.model, p) {
+		return apierr.New(403, "model_not_allowed", "this token may not use model %q", c.in.model)
+	}
+	kept := p.targets[:0]
+	var first *apierr.Error
+	keep := func(e *apierr.Error) {
+		if first == nil {
+			first = e
+		}
+	}
+	for _, t := range p.targets {
+		if _, known := catalog.LookupProvider(t.Provider); !known {
+			if c.route.provider != nil {
+				return apierr.NotFound("provider")
+			}
+			keep(apierr.New(400, "unknown_model", "unknown provider %q in model %q", t.Provider, c.in.model).WithParam("model"))
+			continue
+		}
+		if allowed := c.gw.Tenant.Settings.AllowedProviders; len(allowed) > 0 && !contains(allowed, t.Provider) {
+			keep(apierr.New(403, "provider_not_allowed", "provider %s is not allowed for this tenant", t.Provider))
+			continue
+		}
+		prov, ok := h.cfg.Providers.Get(t.Provider)
+		if !ok {
+			keep(apierr.New(400, "provider_not_supported", "provider %s is not supported by this gateway version", t.Provider))
+			continue
+		}
+		if e := capable(prov, c.route.op, c.in.stream); e != nil {
+			keep(e)
+			continue
+		}
+		if len(keysFor(c.gw, t)) == 0 {
+			keep(apierr.New(400, "provider_not_configured", "no %s key on this gateway serves model %s", t.Provider, t.Model))
+			continue
+		}
+		if pr, ok := c.snap.Price(t.Provider, t.Model); ok && pr.SunsetAt != nil && !c.start.Before(*pr.SunsetAt) {
+			keep(apierr.New(410, "model_sunset", "model %s/%s reached its sunset date %s", t.Provider, t.Model, pr.SunsetAt.Format(time.DateOnly)))
+			continue
+		}
+		kept = append(kept, t)
+	}
+	p.targets = kept
+	if len(kept) == 0 {
+		return first
+	}
+	return nil
+}
+
+func allowedModel(list []string, requested string, p *plan) bool {
+	if contains(list, requested) {
+		return true
+	}
+	for _, t := range p.targets {
+		if contains(list, t.Provider+"/"+t.Model) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// capable answers 400 for an operation the provider does not serve.
+func capable(p providers.Provider, op llm.Operation, stream bool) *apierr.Error {
+	switch op {
+	case llm.OpCompletions:
+		if _, ok := p.(providers.Completer); !ok {
+			return apierr.New(400, "unsupported_feature", "provider %s does not support legacy completions", p.Name())
+		}
+	case llm.OpEmbeddings:
+		if _, ok := p.(providers.Embedder); !ok {
+			return apierr.New(400, "unsupported_feature", "provider %s does not support embeddings", p.Name())
+		}
+	}
+	return nil
+}
+
+// keysFor returns the keys of the gateway that may serve target t.
+func keysFor(gw *snapshot.Gateway, t routing.Target) []*snapshot.Key {
+	all := gw.Keys[t.Provider]
+	out := make([]*snapshot.Key, 0, len(all))
+	for _, k := range all {
+		if t.KeyAlias != "" && k.Alias != t.KeyAlias {
+			continue
+		}
+		if len(k.Models) > 0 && !contains(k.Models, t.Model) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// forward resolves the targets and runs the attempts.
+func (h *Inference) forward(c *call) {
+	p, e := h.resolve(c)
+	if e != nil {
+		h.fail(c, e)
+		return
+	}
+	c.rec.Route = p.route
+	maxAttempts := c.gw.Retry.MaxAttempts
+	if n, e := positiveHeader(&c.ctx.Request.Header, "x-sluice-max-attempts", 10); e != nil {
+		h.fail(c, e)
+		return
+	} else if n > 0 && n < maxAttempts {
+		maxAttempts = n
+	}
+	timeout := time.Duration(c.gw.RequestTimeoutMS) * time.Millisecond
+	if ms, e := positiveHeader(&c.ctx.Request.Header, "x-sluice-request-timeout", 600000); e != nil {
+		h.fail(c, e)
+		return
+	} else if d := time.Duration(ms) * time.Millisecond; ms > 0 && d < timeout {
+		timeout = d
+	}
+	deadline := c.start.Add(timeout)
+	hdr, traceID := traceHeader(c.ctx.Request.Header.Peek("traceparent"))
+	c.rec.TraceID = traceID
+
+	bs := breaker.Settings{FailureThreshold: c.gw.CircuitBreaker.FailureThreshold,
+		Cooldown: time.Duration(c.gw.CircuitBreaker.CooldownSeconds) * time.Second}
+	keyByID := map[string]*snapshot.Key{}
+	probes := map[string]bool{}
+	keys := func(provider string) []routing.Key {
+		ks := c.gw.Keys[provider]
+		out := make([]routing.Key, len(ks))
+		for i, k := range ks {
+			keyByID[k.ID] = k
+			out[i] = routing.Key{ID: k.ID, Alias: k.Alias, Weight: k.Weight}
+		}
+		return out
+	}
+	skip := func(cand routing.Candidate) bool {
+		// A key limited to some models is passed over for the others; that
+		// counts no attempt.
+		if k := keyByID[cand.Key.ID]; len(k.Models) > 0 && !contains(k.Models, cand.Target.Model) {
+			return true
+		}
+		ok, probe := h.cfg.Breakers.Get(c.gw.ID, cand.Key.ID, bs).Allow()
+		probes[cand.Key.ID] = probe
+		return !ok
+	}
+	pl := routing.NewPlan(p.strategy, p.targets, keys, maxAttempts, randUint64, skip)
+
+	var last error
+	attempts := 0
+	for {
+		cand, ok := pl.Next()
+		if !ok {
+			break
+		}
+		attempts++
+		if attempts > 1 {
+			var ra time.Duration
+			if pe := providers.AsError(last); pe != nil {
+				ra = pe.RetryAfter
+			}
+			wait, ok := routing.Backoff(attempts-1, time.Duration(c.gw.Retry.BackoffMS)*time.Millisecond, ra, h.cfg.Now(), deadline, randUint64)
+			if !ok {
+				break
+			}
+			time.Sleep(wait)
+		}
+		key := keyByID[cand.Key.ID]
+		br := h.cfg.Breakers.Get(c.gw.ID, key.ID, bs)
+		probe := probes[key.ID]
+		prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
+		req := &providers.Request{Op: c.route.op, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
+			ClientWantsUsage: c.in.includeUsage, Header: hdr, Deadline: deadline,
+			Cred: providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
+		c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, attempts
+		done, err := h.attempt(c, prov, req)
+		if err == nil {
+			br.Success(probe)
+			if done {
+				return
+			}
+			continue
+		}
+		last = err
+		pe := providers.AsError(err)
+		if pe == nil || !pe.Retryable() {
+			br.Release(probe)
+			break
+		}
+		br.Failure(probe)
+		if !h.cfg.Now().Before(deadline) {
+			break
+		}
+	}
+	c.rec.Attempts = attempts
+	h.fail(c, h.exhausted(c, pl, last, attempts))
+}
+
+// exhausted maps the last failure to the answer once no attempt is left.
+func (h *Inference) exhausted(c *call, pl *routing.Plan, last error, attempts int) *apierr.Error {
+	if attempts == 0 || last == nil {
+		e := apierr.New(503, "circuit_open", "every target of this request is failing (circuit breaker open); retry later")
+		c.ctx.Response.Header.Set("Retry-After", "30")
+		return e
+	}
+	pe := providers.AsError(last)
+	if pe == nil {
+		if errors.Is(last, context.DeadlineExceeded) {
+			return apierr.New(504, "upstream_timeout", "the request timed out before the provider answered")
+		}
+		h.log.Error("upstream call failed", "request_id", c.rec.ID, "err", last)
+		return apierr.New(502, "upstream_error", "provider %s failed", c.rec.Provider)
+	}
+	switch {
+	case pe.Timeout:
+		return apierr.New(504, "upstream_timeout", "provider %s did not answer within the request timeout", c.rec.Provider)
+	case pe.Status == 429:
+		e := apierr.New(429, "rate_limit_exceeded", "provider %s is rate limiting this gateway's key: %s", c.rec.Provider, pe.Message)
+		c.ctx.Response.Header.Set("Retry-After", retryAfterSeconds(pe.RetryAfter))
+		return e
+	case pe.Status == 400 || pe.Status == 401 || pe.Status == 403 || pe.Status == 404 || pe.Status == 422:
+		return apierr.New(pe.Status, "upstream_error", "provider %s answered %d: %s", c.rec.Provider, pe.Status, pe.Message)
+	case pe.Status == 0:
+		return apierr.New(502, "upstream_error", "provider %s could not be reached after %d attempts", c.rec.Provider, attempts)
+	}
+	return apierr.New(502, "upstream_error", "provider %s answered %d after %d attempts: %s", c.rec.Provider, pe.Status, attempts, pe.Message)
+}
+
+// baseURL is the key's base URL or its provider's default.
+func baseURL(k *snapshot.Key) string {
+	if k.BaseURL != "" {
+		return strings.TrimSuffix(k.BaseURL, "/")
+	}
+	p, _ := catalog.LookupProvider(k.Provider)
+	return strings.TrimSuffix(p.DefaultBaseURL, "/")
+}
+
+// traceHeader propagates a valid W3C traceparent and returns the trace id,
+// or starts a new trace.
+func traceHeader(tp []byte) (http.Header, string) {
+	s := string(tp)
+	if len(s) == 55 && s[2] == '-' && s[35] == '-' && s[52] == '-' && isHex(s[:2]) && isHex(s[3:35]) && isHex(s[36:52]) && isHex(s[53:]) &&
+		s[3:35] != "00000000000000000000000000000000" {
+		return http.Header{"Traceparent": {s}}, s[3:35]
+	}
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:16])
+	return http.Header{"Traceparent": {"00-" + id + "-" + hex.EncodeToString(b[16:]) + "-01"}}, id
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// randUint64 is the randomness of routing and jitter.
+func randUint64() uint64 { return mrand.Uint64() }

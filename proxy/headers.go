@@ -1,0 +1,87 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/apierr"
+)
+
+// credential returns the token a client presented: "Authorization: Bearer
+// <token>", "x-api-key: <token>" or "api-key: <token>" — one code path for
+// the three SDK conventions. More than one of them, or a malformed
+// Authorization header, is refused rather than guessed.
+func credential(h *fasthttp.RequestHeader) ([]byte, *apierr.Error) {
+	var found []byte
+	n := 0
+	if a := h.Peek(fasthttp.HeaderAuthorization); len(a) > 0 {
+		n++
+		scheme, tok, ok := bytes.Cut(a, []byte(" "))
+		if !ok || !bytes.EqualFold(scheme, []byte("bearer")) || len(tok) == 0 || bytes.IndexByte(tok, ' ') >= 0 {
+			return nil, apierr.Unauthenticated("invalid_token", "the Authorization header must be \"Bearer <token>\"")
+		}
+		found = tok
+	}
+	for _, name := range [...]string{"x-api-key", "api-key"} {
+		if v := h.Peek(name); len(v) > 0 {
+			n++
+			found = v
+		}
+	}
+	switch {
+	case n == 0:
+		return nil, apierr.Unauthenticated("missing_token", "an API token is required: send it as \"Authorization: Bearer <token>\"")
+	case n > 1:
+		return nil, apierr.Unauthenticated("invalid_token", "send the API token in one header only")
+	case len(found) > 512:
+		return nil, apierr.Unauthenticated("invalid_token", "the token is not valid")
+	}
+	return found, nil
+}
+
+// metadata parses x-sluice-metadata: a JSON object of at most 8 string
+// values (keys ≤ 64 bytes, values ≤ 256 bytes).
+func metadata(v []byte) (map[string]string, *apierr.Error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	var m map[string]string
+	if len(v) > 4096 || json.Unmarshal(v, &m) != nil {
+		return nil, apierr.Invalid("x-sluice-metadata", "x-sluice-metadata must be a JSON object of string values")
+	}
+	if len(m) > 8 {
+		return nil, apierr.Invalid("x-sluice-metadata", "x-sluice-metadata has more than 8 entries")
+	}
+	for k, val := range m {
+		if len(k) == 0 || len(k) > 64 || len(val) > 256 {
+			return nil, apierr.Invalid("x-sluice-metadata", "x-sluice-metadata keys must be 1–64 bytes and values at most 256 bytes")
+		}
+	}
+	return m, nil
+}
+
+// positiveHeader parses an optional positive integer header bounded by max.
+func positiveHeader(h *fasthttp.RequestHeader, name string, max int) (int, *apierr.Error) {
+	v := h.Peek(name)
+	if len(v) == 0 {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil || n < 1 || n > max {
+		return 0, apierr.Invalid(name, "%s must be an integer between 1 and %d", name, max)
+	}
+	return n, nil
+}
+
+// retryAfterSeconds renders a Retry-After value, at least 1 s.
+func retryAfterSeconds(d time.Duration) string {
+	s := int64((d + time.Second - 1) / time.Second)
+	if s < 1 {
+		s = 1
+	}
+	return strconv.FormatInt(s, 10)
+}

@@ -1,0 +1,80 @@
+package proxy
+
+import (
+	"bytes"
+
+	"github.com/sluicehq/sluice/llm"
+)
+
+// route is a parsed inference path: /v1/{tenant}/{gateway}/{provider|compat}/{op}.
+// The slices alias the request's path and are valid while the handler runs.
+type route struct {
+	tenant, gateway, provider []byte // provider is nil for /compat
+	op                        llm.Operation
+}
+
+var compatSeg = []byte("compat")
+
+// parsePath parses a raw (not normalised) request path. It accepts only
+// canonical paths: lower-case slug segments, no empty, "." or ".."
+// segments and no percent-escapes, so the route that is authorised is the
+// route that is dispatched. ok is false for anything else.
+func parsePath(p []byte) (r route, ok bool) {
+	rest, found := bytes.CutPrefix(p, []byte("/v1/"))
+	if !found {
+		return r, false
+	}
+	var segs [6][]byte
+	n := 0
+	for len(rest) > 0 && n < len(segs) {
+		i := bytes.IndexByte(rest, '/')
+		if i < 0 {
+			segs[n], rest = rest, nil
+		} else {
+			segs[n], rest = rest[:i], rest[i+1:]
+			if len(rest) == 0 { // trailing slash
+				return r, false
+			}
+		}
+		n++
+	}
+	if len(rest) > 0 || n < 4 {
+		return r, false
+	}
+	for _, s := range segs[:n] {
+		if !isSlug(s) {
+			return r, false
+		}
+	}
+	r.tenant, r.gateway = segs[0], segs[1]
+	compat := bytes.Equal(segs[2], compatSeg)
+	if !compat {
+		r.provider = segs[2]
+	}
+	switch {
+	case n == 5 && string(segs[3]) == "chat" && string(segs[4]) == "completions":
+		r.op = llm.OpChat
+	case n == 4 && string(segs[3]) == "embeddings":
+		r.op = llm.OpEmbeddings
+	case n == 4 && string(segs[3]) == "completions" && compat:
+		// The seed has legacy completions on /compat only.
+		r.op = llm.OpCompletions
+	default:
+		return r, false
+	}
+	return r, true
+}
+
+// isSlug reports whether s is 1–63 bytes of a-z, 0-9 and '-' not starting
+// with '-' (tenant and gateway slugs, provider ids, path words).
+func isSlug(s []byte) bool {
+	if len(s) == 0 || len(s) > 63 || s[0] == '-' {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,173 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/sluicehq/sluice/llm"
+	"github.com/sluicehq/sluice/providers"
+	"github.com/sluicehq/sluice/sse"
+)
+
+// attempt makes one upstream call. On success it has answered the client
+// (done is true); an error means nothing reached the client, so the caller
+// may retry.
+func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Request) (done bool, err error) {
+	if v, ok := prov.(providers.Validator); ok {
+		if err := v.Validate(req); err != nil {
+			return false, err
+		}
+	}
+	if req.Stream {
+		return h.attemptStream(c, prov, req)
+	}
+	ctx, cancel := context.WithDeadline(h.hardStop, req.Deadline)
+	defer cancel()
+	var resp *providers.Response
+	switch req.Op {
+	case llm.OpChat:
+		resp, err = prov.Chat(ctx, req)
+	case llm.OpCompletions:
+		resp, err = prov.(providers.Completer).Complete(ctx, req)
+	case llm.OpEmbeddings:
+		resp, err = prov.(providers.Embedder).Embed(ctx, req)
+	}
+	if err != nil {
+		return false, err
+	}
+	c.rec.TTFBMS = since(c.start)
+	h.success(c, req)
+	c.ctx.SetStatusCode(200)
+	c.ctx.SetContentType("application/json")
+	c.ctx.SetBody(resp.Body)
+	h.finish(c, resp.Usage, resp.Body, 200, "")
+	return true, nil
+}
+
+// success sets the response headers of an answered request.
+func (h *Inference) success(c *call, req *providers.Request) {
+	hd := &c.ctx.Response.Header
+	hd.Set("x-sluice-provider", c.rec.Provider)
+	hd.Set("x-sluice-model", req.Model)
+	hd.Set("x-sluice-attempts", strconv.Itoa(c.rec.Attempts))
+	cacheState := "BYPASS"
+	hd.Set("x-sluice-cache", cacheState)
+	c.rec.Cache = cacheState
+	if pr, ok := c.snap.Price(c.rec.Provider, req.Model); ok && pr.DeprecatedAt != nil && !c.start.Before(*pr.DeprecatedAt) {
+		hd.Set("Deprecation", "@"+strconv.FormatInt(pr.DeprecatedAt.Unix(), 10))
+		if pr.SunsetAt != nil {
+			hd.Set("Sunset", pr.SunsetAt.UTC().Format(time.RFC1123))
+		}
+	}
+}
+
+// attemptStream opens the upstream stream; only once it answered with a
+// success status are headers sent to the client, so that a failure before
+// the first byte keeps its real status and can be retried elsewhere.
+func (h *Inference) attemptStream(c *call, prov providers.Provider, req *providers.Request) (bool, error) {
+	// The stream outlives the handler: its context ends only when the
+	// stream ends or the shutdown grace period is over. The request
+	// deadline bounds the time to the first byte (the adapter's Deadline).
+	ctx, cancel := context.WithCancel(h.hardStop)
+	var st providers.Stream
+	var err error
+	switch req.Op {
+	case llm.OpCompletions:
+		st, err = prov.(providers.Completer).CompleteStream(ctx, req)
+	default:
+		st, err = prov.ChatStream(ctx, req)
+	}
+	if err != nil {
+		cancel()
+		return false, err
+	}
+	h.success(c, req)
+	ctx2 := c.ctx
+	ctx2.SetStatusCode(200)
+	ctx2.SetContentType("text/event-stream")
+	ctx2.Response.Header.Set("Cache-Control", "no-cache")
+	ctx2.Response.Header.Set("X-Accel-Buffering", "no")
+	h.streams.Add(1)
+	ctx2.SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer h.streams.Done()
+		defer cancel()
+		defer st.Close()
+		h.relay(c, st, w)
+	})
+	return true, nil
+}
+
+// relay copies chunks to the client as they arrive, flushing each. It ends
+// with [DONE] only after a clean upstream end; a broken upstream, a
+// shutdown or a gone client end it with an SSE error event (or nothing,
+// when nobody is listening) and no [DONE].
+func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer) {
+	buf := make([]byte, 0, 1024)
+	var kept []byte // the response body for the log, bounded
+	limit := 0
+	if c.gw.LogBodies {
+		limit = c.gw.BodyLogLimitBytes
+	}
+	status, code := 200, ""
+	first := true
+	for {
+		chunk, err := st.Next()
+		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF):
+				buf = append(buf[:0], sse.Done...)
+			case h.hardStop.Err() != nil:
+				status, code = 503, "shutting_down"
+				buf = sse.AppendError(buf[:0], "api_error", code, "the gateway is shutting down; the stream was cut")
+			default:
+				status, code = 502, "upstream_error"
+				msg := "provider " + c.rec.Provider + " broke off the stream"
+				if pe := providers.AsError(err); pe != nil && pe.Timeout {
+					status, code, msg = 504, "upstream_timeout", "provider "+c.rec.Provider+" stopped sending within the idle timeout"
+				}
+				buf = sse.AppendError(buf[:0], "api_error", code, msg)
+			}
+			_, _ = w.Write(buf)
+			_ = w.Flush()
+			break
+		}
+		if first {
+			c.rec.TTFBMS = since(c.start)
+			first = false
+		}
+		if len(kept) < limit {
+			kept = append(kept, chunk[:min(len(chunk), limit-len(kept))]...)
+		}
+		buf = sse.AppendData(buf[:0], chunk)
+		if _, err := w.Write(buf); err == nil {
+			err = w.Flush()
+			if err == nil {
+				continue
+			}
+		}
+		// The client went away: closing the stream cancels the upstream.
+		status, code = 499, "client_closed"
+		break
+	}
+	h.finish(c, st.Usage(), kept, status, code)
+}
+
+// finish completes and hands over the record of an answered request.
+func (h *Inference) finish(c *call, u llm.Usage, respBody []byte, status int, code string) {
+	rec := c.rec
+	rec.Status, rec.ErrorCode = status, code
+	rec.LatencyMS = since(c.start)
+	rec.TokensIn, rec.TokensOut, rec.CachedTokens = u.PromptTokens, u.CompletionTokens, u.CachedTokens
+	if pr, ok := c.snap.Price(rec.Provider, rec.Model); ok {
+		rec.CostUSD = cost(pr, u)
+	}
+	if c.gw.LogBodies {
+		rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
+		rec.ResponseBody = truncate(respBody, c.gw.BodyLogLimitBytes)
+	}
+	h.cfg.Sink.Enqueue(rec)
+}

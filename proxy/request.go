@@ -1,0 +1,194 @@
+package proxy
+
+import (
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/llm"
+)
+
+// inbound is what the gateway reads of a validated request body. The body
+// itself travels on as bytes.
+type inbound struct {
+	model        string
+	stream       bool
+	includeUsage bool
+	// maxTokens is max_completion_tokens or max_tokens, 0 when absent.
+	maxTokens int64
+	n         int64
+}
+
+// forbiddenFields are body fields that would let a client choose where the
+// gateway sends a request, or with which credentials (CVE-2024-6587 class).
+var forbiddenFields = []string{"api_base", "base_url", "custom_host", "api_key", "api_version",
+	"extra_headers", "headers", "host", "url", "organization", "deployment_id"}
+
+// parseBody validates body for op with a pooled parser. It refuses what a
+// parser differential could exploit: invalid UTF-8 and duplicate keys at
+// any depth (the gateway and the upstream must read the same object).
+func parseBody(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *apierr.Error) {
+	var in inbound
+	if len(body) == 0 {
+		return in, apierr.New(400, "invalid_json", "request body is empty")
+	}
+	if !utf8.Valid(body) {
+		return in, apierr.New(400, "invalid_request", "request body is not valid UTF-8")
+	}
+	v, err := p.ParseBytes(body)
+	if err != nil {
+		return in, apierr.New(400, "invalid_json", "request body is not valid JSON: %s", shortErr(err))
+	}
+	obj, err := v.Object()
+	if err != nil {
+		return in, apierr.New(400, "invalid_json", "request body must be a JSON object")
+	}
+	if key, dup := duplicateKey(v, 0); dup {
+		return in, apierr.New(400, "invalid_json", "request body has the key %q more than once", key)
+	}
+	for _, f := range forbiddenFields {
+		if obj.Get(f) != nil {
+			return in, apierr.Invalid(f, "the field %s is not accepted: the gateway's configuration chooses the upstream and its credentials", f)
+		}
+	}
+	m := obj.Get("model")
+	if m == nil || m.Type() != fastjson.TypeString {
+		return in, apierr.Invalid("model", "model is required and must be a string")
+	}
+	mb, _ := m.StringBytes()
+	if len(mb) == 0 || len(mb) > 256 {
+		return in, apierr.Invalid("model", "model must be 1 to 256 characters")
+	}
+	for _, c := range mb {
+		if c < 0x20 || c == 0x7f {
+			return in, apierr.Invalid("model", "model may not contain control characters")
+		}
+	}
+	in.model = string(mb)
+	if s := obj.Get("stream"); s != nil && s.Type() != fastjson.TypeNull {
+		b, err := s.Bool()
+		if err != nil {
+			return in, apierr.Invalid("stream", "stream must be a boolean")
+		}
+		in.stream = b
+	}
+	if so := obj.Get("stream_options"); so != nil && so.Type() != fastjson.TypeNull {
+		o, err := so.Object()
+		if err != nil {
+			return in, apierr.Invalid("stream_options", "stream_options must be an object")
+		}
+		if iu := o.Get("include_usage"); iu != nil && iu.Type() != fastjson.TypeNull {
+			b, err := iu.Bool()
+			if err != nil {
+				return in, apierr.Invalid("stream_options.include_usage", "stream_options.include_usage must be a boolean")
+			}
+			in.includeUsage = b
+		}
+	}
+	for _, f := range []string{"max_completion_tokens", "max_tokens"} {
+		if x := obj.Get(f); x != nil && x.Type() != fastjson.TypeNull {
+			n, err := x.Int64()
+			if err != nil || n < 1 || n > 10_000_000 {
+				return in, apierr.Invalid(f, "%s must be a positive integer", f)
+			}
+			if in.maxTokens == 0 {
+				in.maxTokens = n
+			}
+		}
+	}
+	in.n = 1
+	if x := obj.Get("n"); x != nil && x.Type() != fastjson.TypeNull {
+		n, err := x.Int64()
+		if err != nil || n < 1 || n > 128 {
+			return in, apierr.Invalid("n", "n must be an integer between 1 and 128")
+		}
+		in.n = n
+	}
+	switch op {
+	case llm.OpChat:
+		msgs := obj.Get("messages")
+		if msgs == nil || msgs.Type() != fastjson.TypeArray || len(msgs.GetArray()) == 0 {
+			return in, apierr.Invalid("messages", "messages is required and must be a non-empty array")
+		}
+	case llm.OpCompletions:
+		if obj.Get("prompt") == nil {
+			return in, apierr.Invalid("prompt", "prompt is required")
+		}
+	case llm.OpEmbeddings:
+		if obj.Get("input") == nil {
+			return in, apierr.Invalid("input", "input is required")
+		}
+		if in.stream {
+			return in, apierr.Invalid("stream", "embeddings cannot be streamed")
+		}
+	}
+	return in, nil
+}
+
+// duplicateKey reports the first key that appears twice in one object,
+// at any depth up to fastjson's own limit.
+func duplicateKey(v *fastjson.Value, depth int) (string, bool) {
+	switch v.Type() {
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		var key string
+		dup := false
+		n := o.Len()
+		if n > 1 {
+			// Objects of requests are small; a quadratic scan allocates nothing.
+			i := 0
+			var keys [32][]byte
+			var big map[string]struct{}
+			if n > len(keys) {
+				big = make(map[string]struct{}, n)
+			}
+			o.Visit(func(k []byte, _ *fastjson.Value) {
+				if dup {
+					return
+				}
+				if big != nil {
+					if _, ok := big[string(k)]; ok {
+						key, dup = string(k), true
+					}
+					big[string(k)] = struct{}{}
+					return
+				}
+				for _, seen := range keys[:i] {
+					if string(seen) == string(k) {
+						key, dup = string(k), true
+						return
+					}
+				}
+				keys[i] = k
+				i++
+			})
+			if dup {
+				return key, true
+			}
+		}
+		o.Visit(func(_ []byte, c *fastjson.Value) {
+			if !dup {
+				key, dup = duplicateKey(c, depth+1)
+			}
+		})
+		return key, dup
+	case fastjson.TypeArray:
+		for _, c := range v.GetArray() {
+			if k, dup := duplicateKey(c, depth+1); dup {
+				return k, true
+			}
+		}
+	}
+	return "", false
+}
+
+// shortErr keeps a parser error short: fastjson quotes the input around the
+// offending position, which may be large or hold secrets.
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
