@@ -260,4 +260,3 @@ func truncate(b []byte, limit int) string {
 }
 
 func since(t time.Time) int64 { return time.Since(t).Milliseconds() }
-
