@@ -48,10 +48,12 @@ type Options struct {
 type Server struct {
 	log    *slog.Logger
 	routes map[string]endpoint // built by New, read-only afterwards: no lock
-	seq    atomic.Uint64       // numbers response ids
-	url    atomic.Pointer[string]
-	work   tracker
-	pool   sync.Pool // *openAIExchange
+	// prefixRoutes are tried in order when no exact route matches.
+	prefixRoutes []prefixRoute
+	seq          atomic.Uint64 // numbers response ids
+	url          atomic.Pointer[string]
+	work         tracker
+	pool         sync.Pool // *openAIExchange
 
 	mu       sync.Mutex
 	script   []Step
@@ -80,6 +82,11 @@ func New(opts Options) *Server {
 	}
 	s := &Server{log: log, maxRec: maxRec, routes: map[string]endpoint{}}
 	s.openAIRoutes()
+	s.anthropicRoutes()
+	s.geminiRoutes()
+	s.bedrockRoutes()
+	s.azureRoutes()
+	s.cohereRoutes()
 	return s
 }
 
@@ -182,6 +189,15 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
 // endpoint serves one provider path. st is the Step this request took.
 type endpoint func(ctx *fasthttp.RequestCtx, st Step)
 
+// prefixRoute serves every path under prefix (wire formats whose paths
+// carry parameters: Gemini's /v1beta/models/{m}:…, Azure OpenAI's
+// /openai/deployments/{d}/…, Bedrock's /model/{id}/…). The endpoint parses
+// the rest of the path itself.
+type prefixRoute struct {
+	prefix string
+	ep     endpoint
+}
+
 // handle is the router: the /_mock control paths, then each wire format's
 // paths by exact match (map lookups with string(b) do not allocate). Wire
 // formats whose paths carry parameters (Gemini's /v1beta/models/{m}:…, Azure
@@ -194,6 +210,14 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	ep := s.routes[string(path)]
+	if ep == nil {
+		for _, pr := range s.prefixRoutes {
+			if len(path) >= len(pr.prefix) && string(path[:len(pr.prefix)]) == pr.prefix {
+				ep = pr.ep
+				break
+			}
+		}
+	}
 	st := s.record(ctx, ep != nil)
 	if ep == nil {
 		writeOpenAIError(ctx, fasthttp.StatusNotFound, "Invalid URL ("+string(ctx.Method())+" "+string(path)+")", "invalid_request_error", "")

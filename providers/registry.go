@@ -24,10 +24,11 @@ func NewRegistry(c *Client) *Registry {
 		switch p.Schema {
 		case catalog.SchemaOpenAI:
 			r.byID[p.ID] = withCapabilities(NewOpenAI(p.ID, c), p.Capabilities)
-			// The translating adapters register here as they land:
-			// SchemaAzure (azure-openai), SchemaAnthropic (anthropic),
-			// SchemaGemini (google), SchemaBedrock (bedrock) and
-			// SchemaCohere (cohere).
+		default:
+			// The translating adapters: each file registers its own.
+			if a := translating(p.Schema, c); a != nil {
+				r.byID[p.ID] = a
+			}
 		}
 	}
 	return r
@@ -101,3 +102,21 @@ var (
 	_ Completer = openaiCompleteEmbed{}
 	_ Embedder  = openaiCompleteEmbed{}
 )
+
+// translating returns the adapter of a native (non-OpenAI) wire format, or
+// nil while it does not exist.
+func translating(schema string, c *Client) Provider {
+	switch schema {
+	case catalog.SchemaAzure:
+		return newAzure(c)
+	case catalog.SchemaAnthropic:
+		return newAnthropic(c)
+	case catalog.SchemaGemini:
+		return newGemini(c)
+	case catalog.SchemaBedrock:
+		return newBedrock(c)
+	case catalog.SchemaCohere:
+		return newCohere(c)
+	}
+	return nil
+}
