@@ -5,6 +5,7 @@
 package analytics
 
 import (
+	"context"
 	"time"
 
 	"github.com/sluicehq/sluice/money"
@@ -143,6 +144,25 @@ type Record struct {
 	UserAgent    string            `json:"user_agent"`
 	RequestBody  string            `json:"request_body,omitempty"`
 	ResponseBody string            `json:"response_body,omitempty"`
+	// Flags mark what a reader should know: "unpriced" (no price for the
+	// model: cost 0), "usage_estimated" (the provider reported no usage),
+	// "partial" (a stream ended early).
+	Flags []string `json:"flags"`
+	// CacheSavedUSD is the cost a cache hit saved.
+	CacheSavedUSD money.USD `json:"cache_saved_usd"`
+
+	// Spans are the trace spans of the request (one per upstream attempt
+	// under a root span), written to the trace store with the log.
+	Spans []Span `json:"-"`
+	// Events are the content-rule hits of the request.
+	Events []GuardrailEvent `json:"-"`
+}
+
+// Batch is a set of records written together. Its ID is stable across
+// retries, so that a writer can make a retried batch idempotent.
+type Batch struct {
+	ID      string
+	Records []*Record
 }
 
 // LogFilter selects request logs.
@@ -223,4 +243,11 @@ type GuardrailStats struct {
 	Total  int64      `json:"total"`
 	ByRule []RuleHits `json:"by_rule"`
 	Points []Point    `json:"points"`
+}
+
+// Writer stores batches. Write must be idempotent: writing a batch again
+// (after a failure whose outcome is unknown) leaves each record, span and
+// event stored exactly once.
+type Writer interface {
+	Write(ctx context.Context, b *Batch) error
 }

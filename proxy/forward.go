@@ -7,9 +7,11 @@ import (
 	"errors"
 	mrand "math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/apierr"
 	"github.com/sluicehq/sluice/breaker"
 	"github.com/sluicehq/sluice/catalog"
@@ -190,7 +192,7 @@ func (h *Inference) forward(c *call) {
 	}
 	deadline := c.start.Add(timeout)
 	hdr, traceID := traceHeader(c.ctx.Request.Header.Peek("traceparent"))
-	c.rec.TraceID = traceID
+	c.rec.TraceID, c.rootSpan = traceID, newSpanID()
 
 	bs := breaker.Settings{FailureThreshold: c.gw.CircuitBreaker.FailureThreshold,
 		Cooldown: time.Duration(c.gw.CircuitBreaker.CooldownSeconds) * time.Second}
@@ -244,7 +246,9 @@ func (h *Inference) forward(c *call) {
 			ClientWantsUsage: c.in.includeUsage, Header: hdr, Deadline: deadline,
 			Cred: providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 		c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, attempts
+		spanStart := h.cfg.Now()
 		done, err := h.attempt(c, prov, req)
+		c.attemptSpan(spanStart, h.cfg.Now(), cand, key.Alias, attempts, err)
 		if err == nil {
 			br.Success(probe)
 			if done {
@@ -295,6 +299,47 @@ func (h *Inference) exhausted(c *call, pl *routing.Plan, last error, attempts in
 		return apierr.New(502, "upstream_error", "provider %s could not be reached after %d attempts", c.rec.Provider, attempts)
 	}
 	return apierr.New(502, "upstream_error", "provider %s answered %d after %d attempts: %s", c.rec.Provider, pe.Status, attempts, pe.Message)
+}
+
+// attemptSpan records one upstream attempt as a span under the request's
+// root span.
+func (c *call) attemptSpan(start, end time.Time, cand routing.Candidate, alias string, n int, err error) {
+	status, code := "ok", "200"
+	if err != nil {
+		status, code = "error", "0"
+		if pe := providers.AsError(err); pe != nil {
+			code = strconv.Itoa(pe.Status)
+		}
+	}
+	c.rec.Spans = append(c.rec.Spans, analytics.Span{
+		TraceID: c.rec.TraceID, SpanID: newSpanID(), ParentID: c.rootSpan,
+		Name: "upstream " + cand.Target.Provider, Start: start.UTC(), DurationMS: float64(end.Sub(start).Microseconds()) / 1000,
+		Status: status,
+		Attributes: map[string]string{"provider": cand.Target.Provider, "model": cand.Target.Model,
+			"key_alias": alias, "attempt": strconv.Itoa(n), "upstream_status": code},
+	})
+}
+
+// rootSpan closes the request's root span once its outcome is known.
+func (c *call) closeRootSpan(end time.Time) {
+	if c.rec.TraceID == "" {
+		return
+	}
+	status := "ok"
+	if c.rec.Status >= 400 {
+		status = "error"
+	}
+	c.rec.Spans = append(c.rec.Spans, analytics.Span{
+		TraceID: c.rec.TraceID, SpanID: c.rootSpan, Name: "POST " + c.route.op.String(),
+		Start: c.start.UTC(), DurationMS: float64(end.Sub(c.start).Microseconds()) / 1000, Status: status,
+		Attributes: map[string]string{"request_id": c.rec.ID, "status": strconv.Itoa(c.rec.Status), "route": c.rec.Route},
+	})
+}
+
+func newSpanID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // baseURL is the key's base URL or its provider's default.

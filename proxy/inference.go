@@ -87,6 +87,8 @@ type call struct {
 	route route
 	in    inbound
 	body  []byte
+	// rootSpan is the id of the request's root span.
+	rootSpan string
 }
 
 // Handle serves one inference request, in the contract's order of checks:
@@ -204,10 +206,12 @@ func isJSON(ct []byte) bool {
 func (h *Inference) fail(c *call, e *apierr.Error) {
 	h.reply(c, e)
 	c.rec.Status, c.rec.ErrorCode = e.Status, e.Code
-	c.rec.LatencyMS = time.Since(c.start).Milliseconds()
+	end := h.cfg.Now()
+	c.rec.LatencyMS = end.Sub(c.start).Milliseconds()
 	if c.gw != nil && c.gw.LogBodies && len(c.body) > 0 {
 		c.rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
 	}
+	c.closeRootSpan(end)
 	h.cfg.Sink.Enqueue(c.rec)
 }
 

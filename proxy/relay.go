@@ -160,11 +160,21 @@ func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer) {
 func (h *Inference) finish(c *call, u llm.Usage, respBody []byte, status int, code string) {
 	rec := c.rec
 	rec.Status, rec.ErrorCode = status, code
-	rec.LatencyMS = since(c.start)
+	end := h.cfg.Now()
+	rec.LatencyMS = end.Sub(c.start).Milliseconds()
 	rec.TokensIn, rec.TokensOut, rec.CachedTokens = u.PromptTokens, u.CompletionTokens, u.CachedTokens
 	if pr, ok := c.snap.Price(rec.Provider, rec.Model); ok {
 		rec.CostUSD = cost(pr, u)
+	} else {
+		rec.Flags = append(rec.Flags, "unpriced")
 	}
+	if u.Estimated {
+		rec.Flags = append(rec.Flags, "usage_estimated")
+	}
+	if status != 200 {
+		rec.Flags = append(rec.Flags, "partial")
+	}
+	c.closeRootSpan(end)
 	if c.gw.LogBodies {
 		rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
 		rec.ResponseBody = truncate(respBody, c.gw.BodyLogLimitBytes)

@@ -1,0 +1,56 @@
+package analytics
+
+import (
+	"context"
+	"time"
+)
+
+// Backend is an analytics store: the writer of the pipeline and every
+// query of the admin API. The ClickHouse backend (analytics/clickhouse)
+// and the embedded one (analytics/embedded) implement it, and the
+// conformance suite (analytics/analyticstest) holds them to the same
+// answers. Its query methods are admin.Analytics.
+//
+// Definitions every backend follows exactly:
+//   - A range is ts >= From AND ts < To (UTC).
+//   - errors counts records with status >= 400; cached counts cache = "HIT".
+//   - Latency percentiles are nearest-rank over latency_ms: the value at
+//     1-based rank ceil(q·n) of the ascending values; 0 when n = 0.
+//   - cache_hit_rate = cached / requests and error_rate = errors / requests
+//     (0 when there are no requests).
+//   - Time series have one point per bucket from the bucket holding From up
+//     to To (exclusive), empty buckets included with zeros; buckets start on
+//     the UTC minute, hour or day.
+//   - Groups and top lists are ordered by requests (analysis) or cost (top
+//     lists, spend by model) descending, then key ascending; top lists hold
+//     at most 10 entries. Group keys: model, provider, gateway (id), user
+//     (id), status (decimal), error_code.
+//   - Spend by day lists the UTC days with requests, ascending (YYYY-MM-DD).
+//   - Logs are listed newest first by (ts, id); the cursor is opaque.
+//     Listings leave the bodies out; Log returns them.
+//   - A trace is the spans sharing a trace id; its root is the span without
+//     a parent in the trace. Traces lists one summary per trace of the
+//     gateway, newest first.
+type Backend interface {
+	Writer
+	Stats(ctx context.Context, q Query) (*Stats, error)
+	Timeseries(ctx context.Context, q Query, interval string) (*Timeseries, error)
+	Analysis(ctx context.Context, q Query, groupBy string) (*Analysis, error)
+	Spend(ctx context.Context, q Query) (*Spend, error)
+	TenantAnalysis(ctx context.Context, q Query) (*TenantAnalysis, error)
+	Logs(ctx context.Context, f LogFilter) ([]Record, *string, error)
+	Log(ctx context.Context, id string) (*Record, error)
+	Traces(ctx context.Context, q Query, limit int, cursor string) ([]TraceSummary, *string, error)
+	Trace(ctx context.Context, id string) (*Trace, error)
+	GuardrailStats(ctx context.Context, q Query) (*GuardrailStats, error)
+	GuardrailEvents(ctx context.Context, q Query, limit int, cursor string) ([]GuardrailEvent, *string, error)
+	// PurgeTenant removes every row of a tenant.
+	PurgeTenant(ctx context.Context, tenantID string) error
+	// Retain removes the tenant's rows older than before (log retention).
+	Retain(ctx context.Context, tenantID string, before time.Time) error
+	// SpendSince sums cost_usd of a budget scope since start: scope is
+	// "gateway:<id>" or "user:<id>". Budgets read their period spend here
+	// after a restart.
+	SpendSince(ctx context.Context, scope string, start time.Time) (int64, error)
+	Close() error
+}
