@@ -176,6 +176,18 @@ func (h *Inference) forward(c *call) {
 		return
 	}
 	c.rec.Route = p.route
+	if e := h.requestRules(c); e != nil {
+		h.fail(c, e)
+		return
+	}
+	if h.cacheLookup(c, &p) {
+		return
+	}
+	if e := h.admit(c, &p); e != nil {
+		h.fail(c, e)
+		return
+	}
+	c.admitted = true
 	maxAttempts := c.gw.Retry.MaxAttempts
 	if n, e := positiveHeader(&c.ctx.Request.Header, "x-sluice-max-attempts", 10); e != nil {
 		h.fail(c, e)

@@ -89,6 +89,11 @@ type call struct {
 	body  []byte
 	// rootSpan is the id of the request's root span.
 	rootSpan string
+	// cacheState is HIT, MISS or BYPASS (set by cacheLookup).
+	cacheState string
+	// admitted is true once admit reserved limits and budget; settle
+	// releases them exactly once.
+	admitted, settled bool
 }
 
 // Handle serves one inference request, in the contract's order of checks:
@@ -212,6 +217,7 @@ func (h *Inference) fail(c *call, e *apierr.Error) {
 		c.rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
 	}
 	c.closeRootSpan(end)
+	h.release(c, llmUsageZero)
 	h.cfg.Sink.Enqueue(c.rec)
 }
 

@@ -40,11 +40,20 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 		return false, err
 	}
 	c.rec.TTFBMS = since(c.start)
+	body, blocked := h.responseRules(c, resp.Body)
+	if blocked != nil {
+		// The provider answered, so its tokens are billed; the client gets
+		// the block instead of the answer.
+		h.release(c, resp.Usage)
+		h.fail(c, blocked)
+		return true, nil
+	}
 	h.success(c, req)
 	c.ctx.SetStatusCode(200)
 	c.ctx.SetContentType("application/json")
-	c.ctx.SetBody(resp.Body)
-	h.finish(c, resp.Usage, resp.Body, 200, "")
+	c.ctx.SetBody(body)
+	h.cacheStore(c, body)
+	h.finish(c, resp.Usage, body, 200, "")
 	return true, nil
 }
 
@@ -54,9 +63,11 @@ func (h *Inference) success(c *call, req *providers.Request) {
 	hd.Set("x-sluice-provider", c.rec.Provider)
 	hd.Set("x-sluice-model", req.Model)
 	hd.Set("x-sluice-attempts", strconv.Itoa(c.rec.Attempts))
-	cacheState := "BYPASS"
-	hd.Set("x-sluice-cache", cacheState)
-	c.rec.Cache = cacheState
+	if c.cacheState == "" {
+		c.cacheState = "BYPASS"
+	}
+	hd.Set("x-sluice-cache", c.cacheState)
+	c.rec.Cache = c.cacheState
 	if pr, ok := c.snap.Price(c.rec.Provider, req.Model); ok && pr.DeprecatedAt != nil && !c.start.Before(*pr.DeprecatedAt) {
 		hd.Set("Deprecation", "@"+strconv.FormatInt(pr.DeprecatedAt.Unix(), 10))
 		if pr.SunsetAt != nil {
@@ -114,8 +125,30 @@ func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer) {
 	}
 	status, code := 200, ""
 	first := true
+	filter := h.newStreamFilter(c)
 	for {
 		chunk, err := st.Next()
+		if err == nil && filter != nil {
+			outs, blocked := filter.Push(chunk)
+			if blocked != nil {
+				status, code = blocked.Status, blocked.Code
+				buf = sse.AppendError(buf[:0], blocked.Type, blocked.Code, blocked.Message)
+				_, _ = w.Write(buf)
+				_ = w.Flush()
+				break
+			}
+			if !h.writeChunks(c, w, outs, &buf, &kept, limit, &first) {
+				status, code = 499, "client_closed"
+				break
+			}
+			continue
+		}
+		if errors.Is(err, io.EOF) && filter != nil {
+			if !h.writeChunks(c, w, filter.Flush(), &buf, &kept, limit, &first) {
+				status, code = 499, "client_closed"
+				break
+			}
+		}
 		if err != nil {
 			switch {
 			case errors.Is(err, io.EOF):
@@ -156,6 +189,28 @@ func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer) {
 	h.finish(c, st.Usage(), kept, status, code)
 }
 
+// writeChunks sends chunks as SSE data events, flushing after each; it
+// returns false when the client is gone.
+func (h *Inference) writeChunks(c *call, w *bufio.Writer, chunks [][]byte, buf, kept *[]byte, limit int, first *bool) bool {
+	for _, chunk := range chunks {
+		if *first {
+			c.rec.TTFBMS = since(c.start)
+			*first = false
+		}
+		if len(*kept) < limit {
+			*kept = append(*kept, chunk[:min(len(chunk), limit-len(*kept))]...)
+		}
+		*buf = sse.AppendData((*buf)[:0], chunk)
+		if _, err := w.Write(*buf); err != nil {
+			return false
+		}
+		if err := w.Flush(); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // finish completes and hands over the record of an answered request.
 func (h *Inference) finish(c *call, u llm.Usage, respBody []byte, status int, code string) {
 	rec := c.rec
@@ -175,6 +230,7 @@ func (h *Inference) finish(c *call, u llm.Usage, respBody []byte, status int, co
 		rec.Flags = append(rec.Flags, "partial")
 	}
 	c.closeRootSpan(end)
+	h.release(c, u)
 	if c.gw.LogBodies {
 		rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
 		rec.ResponseBody = truncate(respBody, c.gw.BodyLogLimitBytes)
