@@ -46,7 +46,7 @@ func bedrockPost(t *testing.T, s *Server, path, body, keyID, secretKey string) *
 	return resp
 }
 
-func signedPost(t *testing.T, s *Server, path, body string) *http.Response {
+func bedrockSignedPost(t *testing.T, s *Server, path, body string) *http.Response {
 	t.Helper()
 	return bedrockPost(t, s, path, body, MockAccessKeyID, MockSecretAccessKey)
 }
@@ -99,7 +99,7 @@ func TestBedrockConverse(t *testing.T) {
 func TestBedrockToolUse(t *testing.T) {
 	s := start(t)
 	body := `{"messages":[{"role":"user","content":[{"text":"Paris"}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"a","inputSchema":{"json":{}}}},{"toolSpec":{"name":"b","inputSchema":{"json":{}}}}],"toolChoice":{"tool":{"name":"b"}}}}`
-	a := decode[bedrockAnswer](t, readAll(t, signedPost(t, s, "/model/m/converse", body)))
+	a := decode[bedrockAnswer](t, readAll(t, bedrockSignedPost(t, s, "/model/m/converse", body)))
 	c := a.Output.Message.Content
 	if len(c) != 1 || c[0].ToolUse == nil || c[0].ToolUse.Name != "b" || string(c[0].ToolUse.Input) != `{"text":"Paris"}` || a.StopReason != "tool_use" {
 		t.Errorf("answer %+v", a)
@@ -147,8 +147,8 @@ func TestBedrockAuth(t *testing.T) {
 	}
 }
 
-// readFrames decodes an event stream body with the SDK's decoder.
-func readFrames(t *testing.T, r io.Reader) ([]eventstream.Message, error) {
+// bedrockReadFrames decodes an event stream body with the SDK's decoder.
+func bedrockReadFrames(t *testing.T, r io.Reader) ([]eventstream.Message, error) {
 	t.Helper()
 	dec := eventstream.NewDecoder()
 	var out []eventstream.Message
@@ -164,7 +164,7 @@ func readFrames(t *testing.T, r io.Reader) ([]eventstream.Message, error) {
 	}
 }
 
-func header(m eventstream.Message, name string) string {
+func bedrockHeaderOf(m eventstream.Message, name string) string {
 	if v := m.Headers.Get(name); v != nil {
 		return v.String()
 	}
@@ -173,21 +173,21 @@ func header(m eventstream.Message, name string) string {
 
 func TestBedrockConverseStream(t *testing.T) {
 	s := start(t)
-	resp := signedPost(t, s, "/model/amazon.nova-lite-v1%3A0@chunks=4/converse-stream", bedrockChatBody)
+	resp := bedrockSignedPost(t, s, "/model/amazon.nova-lite-v1%3A0@chunks=4/converse-stream", bedrockChatBody)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/vnd.amazon.eventstream" {
 		t.Fatalf("status %d, %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	frames, err := readFrames(t, resp.Body)
+	frames, err := bedrockReadFrames(t, resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var events []string
 	var text strings.Builder
 	for _, f := range frames {
-		if header(f, ":message-type") != "event" || header(f, ":content-type") != "application/json" {
+		if bedrockHeaderOf(f, ":message-type") != "event" || bedrockHeaderOf(f, ":content-type") != "application/json" {
 			t.Errorf("headers %v", f.Headers)
 		}
-		ev := header(f, ":event-type")
+		ev := bedrockHeaderOf(f, ":event-type")
 		events = append(events, ev)
 		var p struct {
 			Delta struct {
@@ -218,12 +218,12 @@ func TestBedrockConverseStream(t *testing.T) {
 func TestBedrockStreamNoUsageAndReset(t *testing.T) {
 	s := start(t)
 	s.Script(Step{NoUsage: true}, Step{ResetAfter: 1})
-	frames, err := readFrames(t, signedPost(t, s, "/model/m/converse-stream", bedrockChatBody).Body)
-	if err != nil || len(frames) == 0 || header(frames[len(frames)-1], ":event-type") != "metadata" ||
+	frames, err := bedrockReadFrames(t, bedrockSignedPost(t, s, "/model/m/converse-stream", bedrockChatBody).Body)
+	if err != nil || len(frames) == 0 || bedrockHeaderOf(frames[len(frames)-1], ":event-type") != "metadata" ||
 		bytes.Contains(frames[len(frames)-1].Payload, []byte("usage")) {
 		t.Fatalf("no-usage stream: %d frames, %v", len(frames), err)
 	}
-	frames, err = readFrames(t, signedPost(t, s, "/model/m/converse-stream", bedrockChatBody).Body)
+	frames, err = bedrockReadFrames(t, bedrockSignedPost(t, s, "/model/m/converse-stream", bedrockChatBody).Body)
 	if len(frames) != 2 || err == nil {
 		t.Errorf("reset after 1 chunk: %d frames, err %v; want messageStart, one delta and a cut", len(frames), err)
 	}
@@ -231,7 +231,7 @@ func TestBedrockStreamNoUsageAndReset(t *testing.T) {
 
 func TestBedrockInvoke(t *testing.T) {
 	s := start(t)
-	resp := signedPost(t, s, "/model/amazon.titan-embed-text-v2%3A0/invoke", `{"inputText":"one two three","dimensions":256}`)
+	resp := bedrockSignedPost(t, s, "/model/amazon.titan-embed-text-v2%3A0/invoke", `{"inputText":"one two three","dimensions":256}`)
 	titan := decode[struct {
 		Embedding []float64 `json:"embedding"`
 		Tokens    int       `json:"inputTextTokenCount"`
@@ -240,7 +240,7 @@ func TestBedrockInvoke(t *testing.T) {
 		t.Errorf("titan %+v, header %q", titan, resp.Header.Get("X-Amzn-Bedrock-Input-Token-Count"))
 	}
 
-	resp = signedPost(t, s, "/model/cohere.embed-english-v3/invoke", `{"texts":["a b","one two three"],"input_type":"search_document"}`)
+	resp = bedrockSignedPost(t, s, "/model/cohere.embed-english-v3/invoke", `{"texts":["a b","one two three"],"input_type":"search_document"}`)
 	cohere := decode[struct {
 		Embeddings   [][]float64 `json:"embeddings"`
 		ResponseType string      `json:"response_type"`
@@ -259,7 +259,7 @@ func TestBedrockInvoke(t *testing.T) {
 		{"/model/amazon.titan-embed-text-v1/invoke", `{"texts":["x"]}`},
 		{"/model/cohere.embed-english-v3/invoke", `{"texts":[]}`},
 	} {
-		if resp := signedPost(t, s, tc.path, tc.body); resp.StatusCode != 400 || !strings.HasPrefix(resp.Header.Get("X-Amzn-ErrorType"), "ValidationException") {
+		if resp := bedrockSignedPost(t, s, tc.path, tc.body); resp.StatusCode != 400 || !strings.HasPrefix(resp.Header.Get("X-Amzn-ErrorType"), "ValidationException") {
 			t.Errorf("%s %s: status %d", tc.path, tc.body, resp.StatusCode)
 		}
 	}
@@ -268,7 +268,7 @@ func TestBedrockInvoke(t *testing.T) {
 func TestBedrockErrors(t *testing.T) {
 	s := start(t)
 	s.Script(Step{Status: 429, RetryAfter: "2"}, Step{Status: 500})
-	resp := signedPost(t, s, "/model/m/converse", bedrockChatBody)
+	resp := bedrockSignedPost(t, s, "/model/m/converse", bedrockChatBody)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "2" || !strings.HasPrefix(resp.Header.Get("X-Amzn-ErrorType"), "ThrottlingException:") {
 		t.Errorf("throttled: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -291,15 +291,15 @@ func TestBedrockErrors(t *testing.T) {
 		{"/model/", 404, "UnknownOperationException"},
 	}
 	for _, tt := range tests {
-		resp := signedPost(t, s, tt.path, bedrockChatBody)
+		resp := bedrockSignedPost(t, s, tt.path, bedrockChatBody)
 		if resp.StatusCode != tt.status || !strings.HasPrefix(resp.Header.Get("X-Amzn-ErrorType"), tt.typ) {
 			t.Errorf("%s: %d %q, want %d %s", tt.path, resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"), tt.status, tt.typ)
 		}
 	}
-	if resp := signedPost(t, s, "/model/m/converse", `{"messages":[]}`); resp.StatusCode != 400 {
+	if resp := bedrockSignedPost(t, s, "/model/m/converse", `{"messages":[]}`); resp.StatusCode != 400 {
 		t.Errorf("no messages: %d", resp.StatusCode)
 	}
-	if resp := signedPost(t, s, "/model/m/converse", `{`); resp.StatusCode != 400 {
+	if resp := bedrockSignedPost(t, s, "/model/m/converse", `{`); resp.StatusCode != 400 {
 		t.Errorf("bad JSON: %d", resp.StatusCode)
 	}
 }

@@ -109,7 +109,8 @@ func (b *Bedrock) Chat(ctx context.Context, req *Request) (*Response, error) {
 }
 
 // ChatStream sends a ConverseStream request. It returns once Bedrock
-// answered with a success status and an event stream.
+// answered with a success status and the stream's first chunk arrived (or
+// the exception sent in its place, as an *Error).
 func (b *Bedrock) ChatStream(ctx context.Context, req *Request) (Stream, error) {
 	body, err := bedrockConverseBody(req.Body)
 	if err != nil {
@@ -136,6 +137,19 @@ func (b *Bedrock) ChatStream(ctx context.Context, req *Request) (Stream, error) 
 	}
 	s := newBedrockStream(sr, b.answerMeta(req), req.ClientWantsUsage, req.Cred)
 	s.resp = sr
+	// Bedrock reports throttling and overload as often in the stream as
+	// with a status. Reading up to the first chunk here gives an exception
+	// that arrives before any content its real status, while it can still
+	// be retried: nothing has reached the client yet.
+	first, err := s.Next()
+	if err != nil {
+		_ = s.Close()
+		if err == io.EOF {
+			return nil, &Error{Status: http.StatusBadGateway, Message: "the bedrock stream ended without content"}
+		}
+		return nil, err
+	}
+	s.pending = first
 	return s, nil
 }
 

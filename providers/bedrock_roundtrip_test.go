@@ -383,3 +383,48 @@ func TestBedrockStreamNotAStream(t *testing.T) {
 		t.Errorf("got %v, want a scrubbed 502", err)
 	}
 }
+
+// TestBedrockStreamEarlyException: an exception before any content is the
+// ChatStream error, with its status, so that it can still be retried; one
+// after content arrives from Next.
+func TestBedrockStreamEarlyException(t *testing.T) {
+	tests := []struct {
+		name      string
+		frames    []bedrockFrame
+		status    int
+		wantFirst bool
+	}{
+		{"throttled first", []bedrockFrame{{"exception", "throttlingException", `{"message":"Too many requests"}`}}, 429, false},
+		{"unavailable after messageStart", []bedrockFrame{bedrockEv("messageStart", `{"role":"assistant"}`),
+			{"exception", "serviceUnavailableException", `{"message":"overloaded"}`}}, 503, true},
+		{"empty", nil, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			leakCheck(t)
+			body := encodeBedrockFrames(t, tt.frames)
+			u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+				_, _ = w.Write(body)
+			})
+			b := NewBedrock(newTestClient(t, ClientConfig{}))
+			req := &Request{Op: llm.OpChat, Model: bedrockTestModel, Body: []byte(bedrockMockChat), Stream: true,
+				Cred: bedrockCred(u.URL), Deadline: time.Now().Add(10 * time.Second)}
+			st, err := b.ChatStream(context.Background(), req)
+			if !tt.wantFirst {
+				if e := AsError(err); e == nil || e.Status != tt.status || !e.Retryable() {
+					t.Fatalf("got %v, want a retryable %d", err, tt.status)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			chunks, err := readChunks(st)
+			if e := AsError(err); len(chunks) != 1 || e == nil || e.Status != 503 || !strings.Contains(e.Message, "overloaded") {
+				t.Fatalf("got %d chunks and %v", len(chunks), err)
+			}
+		})
+	}
+}

@@ -37,30 +37,24 @@ const (
 	bedrockMinFrame   = bedrockPreludeLen + 4
 )
 
-// errBedrockTruncated is the Err of the *Error for a stream that ended
-// before messageStop and metadata (mid-frame or between frames).
-var errBedrockTruncated = io.ErrUnexpectedEOF
-
 // bedrockFrames reads the frames of an event stream one at a time. Each
 // frame is read whole into buf after its prelude's lengths are checked
 // against maxStreamEvent, so that a hostile length cannot make the
-// decoder read or allocate without bound; the SDK decoder then checks
-// both CRCs and parses the headers.
+// decoder read or allocate without bound (buf grows with the bytes that
+// actually arrive, not with the length claimed); the SDK decoder then
+// checks both CRCs and parses the headers.
 type bedrockFrames struct {
 	r       io.Reader
 	dec     *eventstream.Decoder
-	buf     []byte // the current frame; grows to the largest frame seen
-	payload []byte // the decoder's payload buffer, reused
+	buf     bytes.Buffer // the current frame; keeps the largest frame's capacity
+	payload []byte       // the decoder's payload buffer, reused
 }
 
 // next returns the next frame. It returns io.EOF when the body ends at a
 // frame boundary, and io.ErrUnexpectedEOF when it ends inside a frame.
 func (f *bedrockFrames) next() (eventstream.Message, error) {
-	if cap(f.buf) < bedrockPreludeLen {
-		f.buf = make([]byte, 0, 4<<10)
-	}
-	head := f.buf[:bedrockPreludeLen]
-	if n, err := io.ReadFull(f.r, head); err != nil {
+	var head [bedrockPreludeLen]byte
+	if n, err := io.ReadFull(f.r, head[:]); err != nil {
 		if err == io.EOF && n == 0 {
 			return eventstream.Message{}, io.EOF
 		}
@@ -79,19 +73,15 @@ func (f *bedrockFrames) next() (eventstream.Message, error) {
 		return eventstream.Message{}, &Error{Status: http.StatusBadGateway,
 			Message: fmt.Sprintf("upstream sent a stream event larger than %d bytes", maxStreamEvent)}
 	}
-	if cap(f.buf) < int(total) {
-		nb := make([]byte, total)
-		copy(nb, head)
-		f.buf = nb[:0]
-	}
-	frame := f.buf[:total]
-	if _, err := io.ReadFull(f.r, frame[bedrockPreludeLen:]); err != nil {
-		if err == io.EOF {
+	f.buf.Reset()
+	f.buf.Write(head[:])
+	if n, err := io.CopyN(&f.buf, f.r, int64(total)-bedrockPreludeLen); err != nil {
+		if err == io.EOF || n < int64(total)-bedrockPreludeLen {
 			err = io.ErrUnexpectedEOF
 		}
 		return eventstream.Message{}, err
 	}
-	msg, err := f.dec.Decode(bytes.NewReader(frame), f.payload[:0])
+	msg, err := f.dec.Decode(bytes.NewReader(f.buf.Bytes()), f.payload[:0])
 	if err != nil {
 		var ce eventstream.ChecksumError
 		if errors.As(err, &ce) {
@@ -119,8 +109,11 @@ type bedrockStream struct {
 	head  []byte // the chunk prefix up to "choices"
 	delta []byte // scratch for the delta of the next chunk
 	out   []byte // the chunk Next returned; reused by the next call
-	tools map[int64]int
-	usage llm.Usage
+	// pending is the chunk ChatStream read ahead, returned by the first
+	// Next; it lives in out, which no other call touches before.
+	pending []byte
+	tools   map[int64]int
+	usage   llm.Usage
 
 	sawStop, sawMeta bool
 	done             bool  // both seen: the stream ended cleanly
@@ -151,6 +144,10 @@ func (s *bedrockStream) Next() ([]byte, error) {
 	if s.parser == nil {
 		return nil, &Error{Err: errStreamClosed}
 	}
+	if p := s.pending; p != nil {
+		s.pending = nil
+		return p, nil
+	}
 	for {
 		if s.sawStop && s.sawMeta {
 			s.done, s.err = true, io.EOF
@@ -176,7 +173,7 @@ func (s *bedrockStream) Next() ([]byte, error) {
 func (s *bedrockStream) broken(err error) error {
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return &Error{Message: "the bedrock stream ended before messageStop and metadata", Err: errBedrockTruncated}
+		return &Error{Message: "the bedrock stream ended before messageStop and metadata", Err: io.ErrUnexpectedEOF}
 	case AsError(err) != nil:
 		return err
 	}

@@ -303,6 +303,7 @@ func bedrockUsageLine(u llm.Usage) string {
 
 // runBedrockStream reads a stream to its end and describes what came out.
 func runBedrockStream(t testing.TB, s *bedrockStream) string {
+	defer s.Close()
 	var sb strings.Builder
 	for i := 0; ; i++ {
 		c, err := s.Next()
