@@ -1,0 +1,150 @@
+package embedded_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/analyticstest"
+	"github.com/sluicehq/sluice/analytics/embedded"
+)
+
+func open(tb testing.TB) *embedded.Store {
+	tb.Helper()
+	s, err := embedded.Open(context.Background(), filepath.Join(tb.TempDir(), "data", "analytics.db"))
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	analyticstest.Run(t, func(t *testing.T) analytics.Backend { return open(t) })
+}
+
+func TestOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "analytics.db")
+	ctx := t.Context()
+	s, err := embedded.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := analyticstest.Generate(3, 10)
+	if err := s.Write(ctx, &analytics.Batch{ID: "b", Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != 0o600 {
+		t.Errorf("file mode: got %v, want 0600", got)
+	}
+	// Reopening keeps the schema and the rows.
+	s, err = embedded.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close()
+	if n, err := s.Count(ctx); err != nil || n != 10 {
+		t.Errorf("Count after reopening: got %d, %v; want 10", n, err)
+	}
+}
+
+// TestConcurrency writes and reads at once (run it with -race).
+func TestConcurrency(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	const writers, perWriter = 4, 300
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, writers+8) // one error per goroutine at most
+	for w := range writers {
+		recs := analyticstest.Generate(uint64(100+w), perWriter)
+		wg.Go(func() {
+			for i, b := range analyticstest.Batches(recs, 50, fmt.Sprintf("w%d", w)) {
+				if err := s.Write(ctx, b); err != nil {
+					errs <- err
+					return
+				}
+				if i%2 == 0 { // a retried batch
+					if err := s.Write(ctx, b); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		})
+	}
+	var readers sync.WaitGroup
+	q := analytics.Query{From: analyticstest.Base, To: analyticstest.Base.Add(72 * time.Hour)}
+	for range 4 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				st, err := s.Stats(ctx, q)
+				if err == nil {
+					var sp *analytics.Spend
+					if sp, err = s.Spend(ctx, q); err == nil && sp.TotalUSD < 0 {
+						err = fmt.Errorf("negative spend %v", sp.TotalUSD)
+					}
+				}
+				if err == nil {
+					_, _, err = s.Logs(ctx, analytics.LogFilter{Query: q, Limit: 20})
+				}
+				if err == nil && st.Requests > writers*perWriter {
+					err = fmt.Errorf("%d requests, more than written", st.Requests)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n, err := s.Count(ctx); err != nil || n != writers*perWriter {
+		t.Errorf("Count: got %d, %v; want %d", n, err, writers*perWriter)
+	}
+}
+
+// BenchmarkWrite measures writes of 1,000-record batches (with their spans
+// and events) in records per second.
+func BenchmarkWrite(b *testing.B) {
+	s := open(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		recs := analyticstest.Generate(uint64(1000+i), 1000)
+		batch := &analytics.Batch{ID: fmt.Sprintf("bench-%d", i), Records: recs}
+		b.StartTimer()
+		if err := s.Write(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+}

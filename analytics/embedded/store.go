@@ -1,0 +1,358 @@
+// Package embedded is the zero-setup analytics backend: a SQLite file in the
+// data dir holding request logs, trace spans and guardrail events, and the
+// queries of every figure over them. It serves a single node at modest
+// volume; the ClickHouse backend serves the rest.
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/sluicehq/sluice/analytics"
+)
+
+// schemaVersion is the PRAGMA user_version of the schema below.
+const schemaVersion = 1
+
+// schema creates the tables and the indexes the queries use. Times are
+// integer Unix nanoseconds (UTC); amounts integer nano-dollars; rule hits,
+// flags, metadata and attributes JSON. Spans and events carry the tenant,
+// gateway, user and time of their record, so that scopes and retention
+// apply to them without a join.
+var schema = []string{
+	`CREATE TABLE request_logs (
+		id TEXT PRIMARY KEY,
+		ts INTEGER NOT NULL,
+		tenant_id TEXT NOT NULL,
+		gateway_id TEXT NOT NULL,
+		token_id TEXT NOT NULL,
+		user_id TEXT NOT NULL,
+		provider TEXT NOT NULL,
+		model TEXT NOT NULL,
+		route TEXT NOT NULL,
+		status INTEGER NOT NULL,
+		error_code TEXT NOT NULL,
+		latency_ms INTEGER NOT NULL,
+		ttfb_ms INTEGER NOT NULL,
+		tokens_in INTEGER NOT NULL,
+		tokens_out INTEGER NOT NULL,
+		cached_tokens INTEGER NOT NULL,
+		cost_usd INTEGER NOT NULL,
+		cache TEXT NOT NULL,
+		attempts INTEGER NOT NULL,
+		rule_hits TEXT NOT NULL,
+		metadata TEXT NOT NULL,
+		trace_id TEXT NOT NULL,
+		client_ip TEXT NOT NULL,
+		user_agent TEXT NOT NULL,
+		request_body TEXT NOT NULL,
+		response_body TEXT NOT NULL,
+		flags TEXT NOT NULL,
+		cache_saved_usd INTEGER NOT NULL,
+		batch_id TEXT NOT NULL
+	)`,
+	`CREATE INDEX request_logs_ts ON request_logs (ts)`,
+	`CREATE INDEX request_logs_tenant_ts ON request_logs (tenant_id, ts)`,
+	`CREATE INDEX request_logs_gateway_ts ON request_logs (gateway_id, ts)`,
+	`CREATE INDEX request_logs_user_ts ON request_logs (user_id, ts)`,
+	`CREATE INDEX request_logs_trace ON request_logs (trace_id)`,
+	`CREATE INDEX request_logs_batch ON request_logs (batch_id)`,
+	`CREATE TABLE trace_spans (
+		trace_id TEXT NOT NULL,
+		span_id TEXT NOT NULL,
+		parent_id TEXT NOT NULL,
+		name TEXT NOT NULL,
+		start INTEGER NOT NULL,
+		duration_ms REAL NOT NULL,
+		status TEXT NOT NULL,
+		attributes TEXT NOT NULL,
+		tenant_id TEXT NOT NULL,
+		gateway_id TEXT NOT NULL,
+		request_id TEXT NOT NULL,
+		ts INTEGER NOT NULL,
+		batch_id TEXT NOT NULL,
+		UNIQUE (trace_id, span_id)
+	)`,
+	`CREATE INDEX trace_spans_tenant_ts ON trace_spans (tenant_id, ts)`,
+	`CREATE INDEX trace_spans_batch ON trace_spans (batch_id)`,
+	`CREATE TABLE guardrail_events (
+		id TEXT PRIMARY KEY,
+		ts INTEGER NOT NULL,
+		tenant_id TEXT NOT NULL,
+		gateway_id TEXT NOT NULL,
+		user_id TEXT NOT NULL,
+		request_id TEXT NOT NULL,
+		rule_id TEXT NOT NULL,
+		rule_name TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		action TEXT NOT NULL,
+		direction TEXT NOT NULL,
+		excerpt TEXT NOT NULL,
+		batch_id TEXT NOT NULL
+	)`,
+	`CREATE INDEX guardrail_events_ts ON guardrail_events (ts)`,
+	`CREATE INDEX guardrail_events_tenant_ts ON guardrail_events (tenant_id, ts)`,
+	`CREATE INDEX guardrail_events_gateway_ts ON guardrail_events (gateway_id, ts)`,
+	`CREATE INDEX guardrail_events_batch ON guardrail_events (batch_id)`,
+}
+
+// Store is an open embedded analytics store. It is safe for concurrent use.
+type Store struct {
+	// w is the one writing connection: SQLite admits one writer at a time,
+	// and queueing writers in Go spares them busy-waiting on the file lock.
+	w *sql.DB
+	// r serves reads; WAL lets them go on while w writes.
+	r *sql.DB
+}
+
+var _ analytics.Backend = (*Store)(nil)
+
+// Open opens (creating it, owner-only, when missing) the SQLite file at
+// path and brings its schema up to date.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create analytics dir: %w", err)
+	}
+	// The file holds request bodies: create it owner-only; SQLite gives its
+	// -wal and -shm files the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create analytics file: %w", err)
+	}
+	_ = f.Close()
+	base := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)"
+	w, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=cache_size(-32768)")
+	if err != nil {
+		return nil, fmt.Errorf("open analytics file %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open analytics file %s: %w", path, err)
+	}
+	// A few readers: the admin API's figures, rarely many at once.
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	s := &Store{w: w, r: r}
+	if err := s.migrate(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("open analytics file %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// migrate creates the schema in a fresh file and refuses a newer one.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin migration: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	switch {
+	case v == schemaVersion:
+		return nil
+	case v > schemaVersion:
+		return fmt.Errorf("schema version %d is newer than this build's %d", v, schemaVersion)
+	}
+	for _, stmt := range schema {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(schemaVersion)); err != nil {
+		return fmt.Errorf("set schema version: %w", err)
+	}
+	return tx.Commit()
+}
+
+// Close closes the store.
+func (s *Store) Close() error {
+	// optimize refreshes the planner's statistics where they are stale.
+	_, _ = s.w.Exec("PRAGMA optimize")
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Count returns the number of request logs stored.
+func (s *Store) Count(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM request_logs").Scan(&n); err != nil {
+		return 0, fmt.Errorf("count request logs: %w", err)
+	}
+	return n, nil
+}
+
+const (
+	insertLog = `INSERT OR IGNORE INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
+		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
+		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
+		request_body, response_body, flags, cache_saved_usd, batch_id)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	insertSpan = `INSERT OR IGNORE INTO trace_spans (trace_id, span_id, parent_id, name, start,
+		duration_ms, status, attributes, tenant_id, gateway_id, request_id, ts, batch_id)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	insertEvent = `INSERT OR IGNORE INTO guardrail_events (id, ts, tenant_id, gateway_id, user_id,
+		request_id, rule_id, rule_name, kind, action, direction, excerpt, batch_id)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
+)
+
+// Write stores a batch in one transaction. Rows are keyed by record id,
+// (trace id, span id) and event id and inserted with OR IGNORE, so that a
+// batch written again stores nothing twice.
+func (s *Store) Write(ctx context.Context, b *analytics.Batch) error {
+	if b == nil || len(b.Records) == 0 {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin batch %s: %w", b.ID, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var stmts [3]*sql.Stmt
+	for i, q := range []string{insertLog, insertSpan, insertEvent} {
+		if stmts[i], err = tx.PrepareContext(ctx, q); err != nil {
+			return fmt.Errorf("prepare batch insert: %w", err)
+		}
+		defer stmts[i].Close()
+	}
+	for _, rec := range b.Records {
+		if rec == nil {
+			continue
+		}
+		if err := writeRecord(ctx, stmts, b.ID, rec); err != nil {
+			return fmt.Errorf("insert batch %s of %d records: %w", b.ID, len(b.Records), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit batch %s of %d records: %w", b.ID, len(b.Records), err)
+	}
+	return nil
+}
+
+func writeRecord(ctx context.Context, stmts [3]*sql.Stmt, batch string, rec *analytics.Record) error {
+	if rec.ID == "" || rec.TS.IsZero() {
+		return fmt.Errorf("record %q has no id or no time", rec.ID)
+	}
+	ts := rec.TS.UnixNano()
+	_, err := stmts[0].ExecContext(ctx, rec.ID, ts, rec.TenantID, rec.GatewayID, rec.TokenID, rec.UserID,
+		rec.Provider, rec.Model, rec.Route, rec.Status, rec.ErrorCode, rec.LatencyMS, rec.TTFBMS,
+		rec.TokensIn, rec.TokensOut, rec.CachedTokens, int64(rec.CostUSD), rec.Cache, rec.Attempts,
+		jsonList(rec.RuleHits), jsonMap(rec.Metadata), rec.TraceID, rec.ClientIP, rec.UserAgent,
+		rec.RequestBody, rec.ResponseBody, jsonList(rec.Flags), int64(rec.CacheSavedUSD), batch)
+	if err != nil {
+		return fmt.Errorf("insert record %s: %w", rec.ID, err)
+	}
+	for _, sp := range rec.Spans {
+		traceID := sp.TraceID
+		if traceID == "" {
+			traceID = rec.TraceID
+		}
+		if traceID == "" || sp.SpanID == "" {
+			continue
+		}
+		_, err := stmts[1].ExecContext(ctx, traceID, sp.SpanID, sp.ParentID, sp.Name, sp.Start.UnixNano(),
+			sp.DurationMS, sp.Status, jsonMap(sp.Attributes), rec.TenantID, rec.GatewayID, rec.ID, ts, batch)
+		if err != nil {
+			return fmt.Errorf("insert span %s of record %s: %w", sp.SpanID, rec.ID, err)
+		}
+	}
+	for i, ev := range rec.Events {
+		// An event keeps its id across retries; one without takes a stable
+		// id from its record.
+		id := ev.ID
+		if id == "" {
+			id = rec.ID + "-ev" + strconv.Itoa(i)
+		}
+		evTS := ts
+		if !ev.TS.IsZero() {
+			evTS = ev.TS.UnixNano()
+		}
+		_, err := stmts[2].ExecContext(ctx, id, evTS, or(ev.TenantID, rec.TenantID), or(ev.GatewayID, rec.GatewayID),
+			rec.UserID, or(ev.RequestID, rec.ID), ev.RuleID, ev.RuleName, ev.Kind, ev.Action, ev.Direction, ev.Excerpt, batch)
+		if err != nil {
+			return fmt.Errorf("insert guardrail event %s of record %s: %w", id, rec.ID, err)
+		}
+	}
+	return nil
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func jsonList(v []string) string {
+	if len(v) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(v) // strings only: cannot fail
+	return string(b)
+}
+
+func jsonMap(v map[string]string) string {
+	if len(v) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(v) // strings only: cannot fail
+	return string(b)
+}
+
+// retainChunk bounds the rows one DELETE of Retain or PurgeTenant removes,
+// so that the writer is not held for long and writes go on in between.
+const retainChunk = 5000
+
+// Retain removes the tenant's records older than before with their spans,
+// and its guardrail events older than before. It deletes in chunks; an
+// interrupted run leaves the rest to the next one.
+func (s *Store) Retain(ctx context.Context, tenantID string, before time.Time) error {
+	cut := before.UnixNano()
+	for _, table := range []string{"trace_spans", "guardrail_events", "request_logs"} {
+		if err := s.deleteChunked(ctx, table, "tenant_id = ? AND ts < ?", tenantID, cut); err != nil {
+			return fmt.Errorf("retain tenant %s before %s: %w", tenantID, before.UTC().Format(time.RFC3339), err)
+		}
+	}
+	return nil
+}
+
+// PurgeTenant removes every row of a tenant.
+func (s *Store) PurgeTenant(ctx context.Context, tenantID string) error {
+	for _, table := range []string{"trace_spans", "guardrail_events", "request_logs"} {
+		if err := s.deleteChunked(ctx, table, "tenant_id = ?", tenantID); err != nil {
+			return fmt.Errorf("purge tenant %s: %w", tenantID, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) deleteChunked(ctx context.Context, table, where string, args ...any) error {
+	q := "DELETE FROM " + table + " WHERE rowid IN (SELECT rowid FROM " + table + " WHERE " + where +
+		" LIMIT " + strconv.Itoa(retainChunk) + ")"
+	for {
+		res, err := s.w.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("delete from %s: %w", table, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("delete from %s: %w", table, err)
+		}
+		if n < retainChunk {
+			return nil
+		}
+	}
+}
