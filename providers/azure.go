@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sluicehq/sluice/secret"
 	"github.com/sluicehq/sluice/sse"
 )
 
@@ -191,18 +192,10 @@ func (a *Azure) stream(ctx context.Context, req *Request, op string) (Stream, er
 }
 
 // openAIEventStream presents sr, an OpenAI-format event stream, as a
-// Stream, once it has checked that sr is one: an upstream that ignored
-// "stream" answers JSON, a proxy in the way may answer HTML, and neither
-// is a stream (a 502 with the upstream's message).
+// Stream, once notAStream has found nothing wrong with it.
 func openAIEventStream(sr *StreamResponse, req *Request) (Stream, error) {
-	if ct := sr.Header("Content-Type"); bytes.Contains(ct, []byte("json")) || bytes.Contains(ct, []byte("html")) {
-		raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
-		_ = sr.Close()
-		msg := scrub(errorMessage(raw), req.Cred.Key)
-		if msg == "" {
-			msg = errInvalidResponse
-		}
-		return nil, &Error{Status: http.StatusBadGateway, Message: msg}
+	if err := notAStream(sr, req.Cred.Key); err != nil {
+		return nil, err
 	}
 	return &openaiStream{
 		resp:      sr,
@@ -211,4 +204,24 @@ func openAIEventStream(sr *StreamResponse, req *Request) (Stream, error) {
 		wantUsage: req.ClientWantsUsage,
 		key:       req.Cred.Key,
 	}, nil
+}
+
+// notAStream reports a streamed answer that is no event stream: an
+// upstream that ignored "stream" answers application/json, a proxy in
+// the way may answer HTML. It then reads what it needs of the body,
+// closes sr and returns a 502 with the upstream's message. Other
+// types (text/event-stream, and any +json type) are taken to be streams.
+func notAStream(sr *StreamResponse, key secret.Value) error {
+	ct := sr.Header("Content-Type")
+	mt, _, _ := bytes.Cut(ct, []byte(";"))
+	if !bytes.EqualFold(bytes.TrimSpace(mt), []byte("application/json")) && !bytes.Contains(ct, []byte("html")) {
+		return nil
+	}
+	raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
+	_ = sr.Close()
+	msg := scrub(errorMessage(raw), key)
+	if msg == "" {
+		msg = errInvalidResponse
+	}
+	return &Error{Status: http.StatusBadGateway, Message: msg}
 }
