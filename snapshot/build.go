@@ -37,7 +37,7 @@ type rows struct {
 // Build reads the configuration from st in one read-only transaction
 // (REPEATABLE READ on PostgreSQL; SQLite's WAL read transactions see one
 // snapshot) and the decrypted provider keys from keys, and assembles a
-// snapshot. Tokens that have expired at now are left out.
+// snapshot. Tokens that expired more than a day ago are left out.
 //
 // The keys are read after the transaction, so they are at least as new as
 // the rest: a key added in between belongs to a change with a higher version
@@ -112,7 +112,7 @@ func read(ctx context.Context, st *store.Store) (*rows, error) {
 
 // assemble links the rows into a snapshot. It leaves out what the proxy must
 // not serve: gateways of deleted tenants, disabled rules, revoked and
-// expired tokens, tokens of users not active and of gateways not served.
+// long-expired tokens, tokens of users not active and of gateways not served.
 func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time) *Snapshot {
 	s := &Snapshot{
 		Version:  r.version,
@@ -191,7 +191,9 @@ func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time) *Snap
 
 // token returns the snapshot's form of t, or nil when t must not be served.
 func token(t *store.Token, s *Snapshot, users map[string]*User, now time.Time) *Token {
-	if t.Revoked || (t.ExpiresAt != nil && !now.Before(*t.ExpiresAt)) {
+	// Expired tokens stay (for a day) so that the proxy can answer
+	// token_expired rather than invalid_token; expiry is checked at use.
+	if t.Revoked || (t.ExpiresAt != nil && now.Sub(*t.ExpiresAt) > 24*time.Hour) {
 		return nil
 	}
 	out := &Token{
