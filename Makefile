@@ -3,7 +3,7 @@
 # Go from the official tarball location, ahead of any distribution Go.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: test build run generate
+.PHONY: test build run generate web
 
 ## test: gofmt, go vet and every test (-race) against real PostgreSQL and Redis
 test:
@@ -13,9 +13,19 @@ test:
 build:
 	go build -o bin/sluice ./cmd/sluice
 
-## run: sluice serve with the embedded defaults (:8080, ./sluice-data)
+## run: build the dashboard (when npm is installed), then sluice serve with the embedded defaults (:8080, ./sluice-data)
 run:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory web; fi
 	go run ./cmd/sluice serve
+
+## web: build the dashboard into web/dist, which the next Go build embeds (docs/dashboard.md)
+web: web/node_modules/.package-lock.json
+	cd web && npm run build
+
+# npm ci again only when the lock file changed.
+web/node_modules/.package-lock.json: web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	@touch $@
 
 ## generate: regenerate the gqlgen code from the GraphQL schema
 generate:

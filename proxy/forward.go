@@ -238,29 +238,37 @@ func (h *Inference) forward(c *call) {
 		if !ok {
 			break
 		}
-		attempts++
-		if attempts > 1 {
+		key := keyByID[cand.Key.ID]
+		br := h.cfg.Breakers.Get(c.gw.ID, key.ID, bs)
+		probe := probes[key.ID]
+		if attempts > 0 {
 			var ra time.Duration
 			if pe := providers.AsError(last); pe != nil {
 				ra = pe.RetryAfter
 			}
-			wait, ok := routing.Backoff(attempts-1, time.Duration(c.gw.Retry.BackoffMS)*time.Millisecond, ra, h.cfg.Now(), deadline, randUint64)
+			wait, ok := routing.Backoff(attempts, time.Duration(c.gw.Retry.BackoffMS)*time.Millisecond, ra, h.cfg.Now(), deadline, randUint64)
 			if !ok {
+				// No attempt is made: it is not counted, and the probe
+				// slot skip may have taken is handed back.
+				br.Release(probe)
 				break
 			}
 			time.Sleep(wait)
 		}
-		key := keyByID[cand.Key.ID]
-		br := h.cfg.Breakers.Get(c.gw.ID, key.ID, bs)
-		probe := probes[key.ID]
+		attempts++
 		prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
 		req := &providers.Request{Op: c.route.op, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
 			ClientWantsUsage: c.in.includeUsage, Header: hdr, Deadline: deadline,
 			Cred: providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 		c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, attempts
-		spanStart := h.cfg.Now()
-		done, err := h.attempt(c, prov, req)
-		c.attemptSpan(spanStart, h.cfg.Now(), cand, key.Alias, attempts, err)
+		spanStart, n := h.cfg.Now(), attempts
+		// The span is recorded as soon as the upstream answered, before the
+		// record may be handed to the sink.
+		span := func(err error) { c.attemptSpan(spanStart, h.cfg.Now(), cand, key.Alias, n, err) }
+		done, err := h.attempt(c, prov, req, span)
+		if c.relayGo != nil {
+			close(c.relayGo) // the stream's relay may use c from now on
+		}
 		if err == nil {
 			br.Success(probe)
 			if done {
@@ -286,9 +294,8 @@ func (h *Inference) forward(c *call) {
 // exhausted maps the last failure to the answer once no attempt is left.
 func (h *Inference) exhausted(c *call, pl *routing.Plan, last error, attempts int) *apierr.Error {
 	if attempts == 0 || last == nil {
-		e := apierr.New(503, "circuit_open", "every target of this request is failing (circuit breaker open); retry later")
-		c.ctx.Response.Header.Set("Retry-After", "30")
-		return e
+		c.retryAfter = "30"
+		return apierr.New(503, "circuit_open", "every target of this request is failing (circuit breaker open); retry later")
 	}
 	pe := providers.AsError(last)
 	if pe == nil {
@@ -302,9 +309,8 @@ func (h *Inference) exhausted(c *call, pl *routing.Plan, last error, attempts in
 	case pe.Timeout:
 		return apierr.New(504, "upstream_timeout", "provider %s did not answer within the request timeout", c.rec.Provider)
 	case pe.Status == 429:
-		e := apierr.New(429, "rate_limit_exceeded", "provider %s is rate limiting this gateway's key: %s", c.rec.Provider, pe.Message)
-		c.ctx.Response.Header.Set("Retry-After", retryAfterSeconds(pe.RetryAfter))
-		return e
+		c.retryAfter = retryAfterSeconds(pe.RetryAfter)
+		return apierr.New(429, "rate_limit_exceeded", "provider %s is rate limiting this gateway's key: %s", c.rec.Provider, pe.Message)
 	case pe.Status == 400 || pe.Status == 401 || pe.Status == 403 || pe.Status == 404 || pe.Status == 422:
 		return apierr.New(pe.Status, "upstream_error", "provider %s answered %d: %s", c.rec.Provider, pe.Status, pe.Message)
 	case pe.Status == 0:

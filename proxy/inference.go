@@ -13,7 +13,10 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/apierr"
 	"github.com/sluicehq/sluice/breaker"
+	"github.com/sluicehq/sluice/budget"
+	"github.com/sluicehq/sluice/cache"
 	"github.com/sluicehq/sluice/providers"
+	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/snapshot"
 	"github.com/sluicehq/sluice/store"
 )
@@ -36,6 +39,15 @@ type InferenceConfig struct {
 	Sink      Sink
 	Logger    *slog.Logger
 	Now       func() time.Time
+	// Cache stores the answers of gateways with the response cache on;
+	// nil means an in-process store of cache.DefaultLocalMaxBytes.
+	Cache cache.Store
+	// Limiter counts the rate limits (proxy/limits.go); nil means a
+	// per-process limiter.
+	Limiter ratelimit.Limiter
+	// Budgets enforces the budgets; nil means per-process counters that
+	// start from zero.
+	Budgets *budget.Manager
 }
 
 // Inference serves the five inference paths. It reads configuration only
@@ -49,6 +61,8 @@ type Inference struct {
 	hardStop context.Context
 	stopNow  context.CancelFunc
 	streams  sync.WaitGroup
+	// ruleSets holds the compiled content rules of the current snapshot.
+	ruleSets ruleSets
 }
 
 // NewInference returns the handler.
@@ -64,6 +78,15 @@ func NewInference(cfg InferenceConfig) *Inference {
 	}
 	if cfg.Breakers == nil {
 		cfg.Breakers = breaker.NewSet(cfg.Now)
+	}
+	if cfg.Cache == nil {
+		cfg.Cache = newLocalCache(cfg.Now)
+	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = ratelimit.NewLocal()
+	}
+	if cfg.Budgets == nil {
+		cfg.Budgets = budget.NewLocal(nil)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Inference{cfg: cfg, log: cfg.Logger, hardStop: ctx, stopNow: cancel}
@@ -89,11 +112,22 @@ type call struct {
 	body  []byte
 	// rootSpan is the id of the request's root span.
 	rootSpan string
+	// retryAfter is the Retry-After of an error answer (429, 503): set
+	// where the error is made, written by reply, which resets the response.
+	retryAfter string
+	// relayGo is made by attemptStream and closed by forward once it has
+	// recorded the attempt; the stream's writer goroutine waits for it.
+	relayGo chan struct{}
 	// cacheState is HIT, MISS or BYPASS (set by cacheLookup).
 	cacheState string
+	// cache is what cacheLookup decided for cacheStore (proxy/cache.go).
+	cache cacheCall
 	// admitted is true once admit reserved limits and budget; settle
 	// releases them exactly once.
 	admitted, settled bool
+	// lim is what admit took, for settle and for the x-ratelimit-*
+	// headers (proxy/limits.go).
+	lim admission
 }
 
 // Handle serves one inference request, in the contract's order of checks:
@@ -132,9 +166,13 @@ func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
 		h.fail(c, apierr.MethodNotAllowed("POST"))
 		return
 	}
-	r, ok := parsePath(ctx.Path())
+	// The path as sent, not ctx.Path(): fasthttp decodes and normalises
+	// that one ("%63", "//", "/../"), so a non-canonical path would be
+	// routed instead of refused.
+	raw := ctx.Request.URI().PathOriginal()
+	r, ok := parsePath(raw)
 	if !ok {
-		h.fail(c, pathError(ctx.Path()))
+		h.fail(c, pathError(raw))
 		return
 	}
 	c.route = r
@@ -235,9 +273,13 @@ func (h *Inference) reply(c *call, e *apierr.Error) {
 	case 405:
 		ctx.Response.Header.Set(fasthttp.HeaderAllow, "POST")
 	}
+	if c.retryAfter != "" {
+		ctx.Response.Header.Set("Retry-After", c.retryAfter)
+	}
 	if e.Code == "budget_exceeded" {
 		ctx.Response.Header.Set("x-should-retry", "false")
 	}
+	c.lim.headers.write(&ctx.Response.Header)
 	ctx.SetBody(e.Body())
 }
 
@@ -248,7 +290,7 @@ func pathError(p []byte) *apierr.Error {
 		case '%', '\\':
 			return apierr.New(400, "invalid_path", "the path must be canonical: no percent-escapes or backslashes")
 		case '/':
-			if i+1 < len(p) && p[i+1] == '/' {
+			if i+1 == len(p) || p[i+1] == '/' {
 				return apierr.New(400, "invalid_path", "the path must be canonical: no empty segments")
 			}
 			if i+1 < len(p) && p[i+1] == '.' {

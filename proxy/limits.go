@@ -1,20 +1,173 @@
 package proxy
 
 import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
 	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/budget"
 	"github.com/sluicehq/sluice/llm"
+	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/ratelimit"
+	"github.com/sluicehq/sluice/store"
 )
+
+// Rate limits and budgets (docs/governance.md, "Rate limits" and
+// "Budgets"). admit is the one choke point: forward calls it for every
+// request that is about to reach a provider, whatever the path (compat,
+// provider, chat, completions, embeddings) and whatever the credential
+// (gateway, user, playground token; an Administrator's too).
+
+// defaultMaxTokens is the completion tokens a request without max_tokens
+// is assumed to produce at most, per choice, when its worst-case cost is
+// reserved. A longer answer costs more than was reserved; a hard budget
+// is then overspent by that one request's excess at most.
+const defaultMaxTokens = 4096
+
+// promptBytesPerToken bounds the prompt's tokens from the body's size:
+// BPE tokenizers produce a token per ~4 bytes of English and up to one
+// per 3 bytes of CJK text (3 UTF-8 bytes per character); the JSON around
+// the messages only adds bytes. Images in a body overestimate (a base64
+// image is billed far below a token per 3 bytes), which errs on the safe
+// side.
+const promptBytesPerToken = 3
+
+// flagSoftBudget marks the record of a request that exceeded a soft
+// budget.
+const flagSoftBudget = "budget_exceeded_soft"
+
+// admission is what admit took for a call.
+type admission struct {
+	// at is when the request was counted: refunds use the same instant.
+	at time.Time
+	// tpmKeys are the tokens-per-minute windows the request's tokens are
+	// added to when it settles.
+	tpmKeys []string
+	// reservation is the budgets' hold of the worst-case cost.
+	reservation *budget.Reservation
+	// flagged is true once the record carries flagSoftBudget.
+	flagged bool
+	// headers are the x-ratelimit-* values, written on success and on
+	// errors alike (reply resets the response).
+	headers limitHeaders
+}
+
+// limitScope is one holder of rate limits: the gateway, the token or the
+// token's user.
+type limitScope struct {
+	name string // gateway, token, user: for messages
+	// kind and id make the limiter key kind + id + ":rpm" (or ":tpm"),
+	// built only for a limit that is set.
+	kind, id string
+	rl       store.RateLimit
+}
 
 // admit applies the rate limits (gateway, token, user) and reserves the
 // request's worst-case cost against its budgets (gateway, user) before
 // any upstream call. It is the one choke point every provider-reaching
 // request passes. A refusal is a 429.
-func (h *Inference) admit(c *call, p *plan) *apierr.Error { return nil }
+//
+// Tokens per minute are checked first (a window that already reached its
+// limit refuses; the request's own tokens are added at settle), then
+// requests per minute are counted, then the budgets reserve. A refusal
+// at a later step takes back the request counts already made.
+func (h *Inference) admit(c *call, p *plan) *apierr.Error {
+	ctx := context.Background() // the counters must not be cut by the client going away
+	now := c.start
+	c.lim.at = now
+	var scopes [3]limitScope
+	n := 0
+	scopes[n] = limitScope{"gateway", "gw:", c.gw.ID, c.gw.RateLimit}
+	n++
+	scopes[n] = limitScope{"token", "tok:", c.tok.ID, c.tok.RateLimit}
+	n++
+	if u := c.tok.User; u != nil {
+		scopes[n] = limitScope{"user", "user:", u.ID, u.RateLimit}
+		n++
+	}
+	for _, s := range scopes[:n] {
+		if s.rl.TokensPerMinute == nil {
+			continue
+		}
+		limit, key := *s.rl.TokensPerMinute, s.kind+s.id+":tpm"
+		d, err := h.cfg.Limiter.Allow(ctx, key, limit, 0, now)
+		if err != nil {
+			h.log.Warn("rate limiter failed; the limit is not applied to this request", "key", key, "err", err)
+			continue
+		}
+		c.lim.headers.tokens.merge(limit, d)
+		if !d.Allowed {
+			c.retryAfter = retryAfterSeconds(d.RetryAfter)
+			return apierr.New(429, "rate_limit_exceeded", "rate limit reached: this %s allows %d tokens per minute; retry after %s s",
+				s.name, limit, c.retryAfter)
+		}
+		c.lim.tpmKeys = append(c.lim.tpmKeys, key)
+	}
+	var counted [3]string
+	nc := 0
+	for _, s := range scopes[:n] {
+		if s.rl.RequestsPerMinute == nil {
+			continue
+		}
+		limit, key := *s.rl.RequestsPerMinute, s.kind+s.id+":rpm"
+		d, err := h.cfg.Limiter.Allow(ctx, key, limit, 1, now)
+		if err != nil {
+			h.log.Warn("rate limiter failed; the limit is not applied to this request", "key", key, "err", err)
+			continue
+		}
+		c.lim.headers.requests.merge(limit, d)
+		if !d.Allowed {
+			h.refund(ctx, counted[:nc], now)
+			c.retryAfter = retryAfterSeconds(d.RetryAfter)
+			return apierr.New(429, "rate_limit_exceeded", "rate limit reached: this %s allows %d requests per minute; retry after %s s",
+				s.name, limit, c.retryAfter)
+		}
+		counted[nc] = key
+		nc++
+	}
+	if limits := budgetLimits(c); len(limits) > 0 {
+		res, ref := h.cfg.Budgets.Reserve(ctx, now, limits, worstCost(c, p))
+		if ref != nil {
+			h.refund(ctx, counted[:nc], now)
+			return budgetExceeded(c, ref)
+		}
+		c.lim.reservation = res
+		if res.SoftExceeded {
+			c.flagSoftBudget()
+		}
+	}
+	c.lim.headers.write(&c.ctx.Response.Header)
+	return nil
+}
 
 // settle replaces the reservation made by admit with the real cost and
 // adds the real tokens to the token-per-minute windows. It is called
 // exactly once for every request admit let through, on every exit path.
-func (h *Inference) settle(c *call, u llm.Usage) {}
+func (h *Inference) settle(c *call, u llm.Usage) {
+	ctx := context.Background()
+	if tokens := u.PromptTokens + u.CompletionTokens; tokens > 0 {
+		now := h.cfg.Now()
+		for _, key := range c.lim.tpmKeys {
+			if err := h.cfg.Limiter.Add(ctx, key, int(tokens), now); err != nil {
+				h.log.Warn("rate limiter failed to count tokens", "key", key, "err", err)
+			}
+		}
+	}
+	if c.lim.reservation == nil {
+		return
+	}
+	var actual money.USD
+	if pr, ok := c.snap.Price(c.rec.Provider, c.rec.Model); ok {
+		actual = cost(pr, u)
+	}
+	if h.cfg.Budgets.Settle(ctx, c.lim.reservation, actual) {
+		c.flagSoftBudget()
+	}
+	c.lim.reservation = nil
+}
 
 // llmUsageZero settles a request that reached no provider answer.
 var llmUsageZero llm.Usage
@@ -26,4 +179,134 @@ func (h *Inference) release(c *call, u llm.Usage) {
 	}
 	c.settled = true
 	h.settle(c, u)
+}
+
+// refund takes back the request counts of a request refused afterwards.
+func (h *Inference) refund(ctx context.Context, keys []string, at time.Time) {
+	for _, key := range keys {
+		if err := h.cfg.Limiter.Add(ctx, key, -1, at); err != nil {
+			h.log.Warn("rate limiter failed to take back a count", "key", key, "err", err)
+		}
+	}
+}
+
+func (c *call) flagSoftBudget() {
+	if !c.lim.flagged {
+		c.lim.flagged = true
+		c.rec.Flags = append(c.rec.Flags, flagSoftBudget)
+	}
+}
+
+// budgetLimits are the budgets the call is held to: its gateway's and,
+// for user and playground tokens, its user's. No credential is exempt.
+func budgetLimits(c *call) []budget.Limit {
+	var out []budget.Limit
+	if b := c.gw.Budget; b != nil {
+		out = append(out, budget.Limit{Scope: budget.GatewayScope(c.gw.ID), Amount: b.AmountUSD, Period: b.Period, Hard: b.Hard})
+	}
+	if u := c.tok.User; u != nil && u.Budget != nil {
+		b := u.Budget
+		out = append(out, budget.Limit{Scope: budget.UserScope(u.ID), Amount: b.AmountUSD, Period: b.Period, Hard: b.Hard})
+	}
+	return out
+}
+
+// worstCost is the most the request can cost on any of its targets: its
+// prompt bounded by the body's size, its completion by max_tokens (or
+// defaultMaxTokens) per choice. Unpriced targets cost 0.
+func worstCost(c *call, p *plan) money.USD {
+	u := llm.Usage{PromptTokens: int64((len(c.body) + promptBytesPerToken - 1) / promptBytesPerToken)}
+	if c.route.op != llm.OpEmbeddings {
+		perChoice := c.in.maxTokens
+		if perChoice <= 0 {
+			perChoice = defaultMaxTokens
+		}
+		u.CompletionTokens = perChoice * max(c.in.n, 1) // both bounded by parseBody: no overflow
+	}
+	var worst money.USD
+	for _, t := range p.targets {
+		if pr, ok := c.snap.Price(t.Provider, t.Model); ok {
+			worst = max(worst, cost(pr, u))
+		}
+	}
+	return worst
+}
+
+// budgetExceeded is the 429 of a hard budget with not enough left.
+func budgetExceeded(c *call, ref *budget.Refusal) *apierr.Error {
+	c.retryAfter = retryAfterSeconds(ref.RetryAfter)
+	what := "gateway"
+	if ref.Limit.Scope != budget.GatewayScope(c.gw.ID) {
+		what = "user"
+	}
+	resets := "it does not reset (period total)"
+	if ref.ResetsAt != nil {
+		resets = "it resets at " + ref.ResetsAt.UTC().Format(time.RFC3339)
+	}
+	e := apierr.New(429, "budget_exceeded", "the %s budget of $%s per %s period has not enough left for this request (spent $%s, in flight $%s); %s",
+		what, ref.Limit.Amount, periodName(ref.Limit.Period), ref.Spent, ref.Reserved, resets)
+	e.Type = apierr.TypeInsufficientQuota
+	return e
+}
+
+func periodName(p string) string {
+	switch p {
+	case store.PeriodDaily:
+		return "day"
+	case store.PeriodWeekly:
+		return "week"
+	case store.PeriodMonthly:
+		return "month"
+	}
+	return "total"
+}
+
+// limitHeaders are the OpenAI-style x-ratelimit-* headers of a call.
+type limitHeaders struct {
+	requests, tokens headerTrio
+}
+
+// headerTrio is one limit-remaining-reset trio: of the scopes with a
+// limit, the one with the least remaining.
+type headerTrio struct {
+	set       bool
+	limit     int
+	remaining int
+	reset     time.Duration
+}
+
+func (t *headerTrio) merge(limit int, d ratelimit.Decision) {
+	if t.set && (d.Remaining > t.remaining || d.Remaining == t.remaining && d.ResetAfter <= t.reset) {
+		return
+	}
+	*t = headerTrio{set: true, limit: limit, remaining: d.Remaining, reset: d.ResetAfter}
+}
+
+// trioNames are the header names of one unit.
+type trioNames struct{ limit, remaining, reset string }
+
+var (
+	requestNames = trioNames{"x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"}
+	tokenNames   = trioNames{"x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"}
+)
+
+func (h *limitHeaders) write(hd *fasthttp.ResponseHeader) {
+	h.requests.write(hd, &requestNames)
+	h.tokens.write(hd, &tokenNames)
+}
+
+func (t *headerTrio) write(hd *fasthttp.ResponseHeader, n *trioNames) {
+	if !t.set {
+		return
+	}
+	var buf [20]byte
+	hd.SetBytesV(n.limit, strconv.AppendInt(buf[:0], int64(t.limit), 10))
+	hd.SetBytesV(n.remaining, strconv.AppendInt(buf[:0], int64(t.remaining), 10))
+	hd.Set(n.reset, resetString(t.reset))
+}
+
+// resetString renders a reset time as OpenAI does: Go duration syntax to
+// the millisecond ("1s", "6m0s", "20ms", "0s").
+func resetString(d time.Duration) string {
+	return d.Round(time.Millisecond).String()
 }

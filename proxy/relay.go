@@ -16,14 +16,15 @@ import (
 // attempt makes one upstream call. On success it has answered the client
 // (done is true); an error means nothing reached the client, so the caller
 // may retry.
-func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Request) (done bool, err error) {
+func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Request, span func(error)) (done bool, err error) {
 	if v, ok := prov.(providers.Validator); ok {
 		if err := v.Validate(req); err != nil {
+			span(err)
 			return false, err
 		}
 	}
 	if req.Stream {
-		return h.attemptStream(c, prov, req)
+		return h.attemptStream(c, prov, req, span)
 	}
 	ctx, cancel := context.WithDeadline(h.hardStop, req.Deadline)
 	defer cancel()
@@ -36,6 +37,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	case llm.OpEmbeddings:
 		resp, err = prov.(providers.Embedder).Embed(ctx, req)
 	}
+	span(err)
 	if err != nil {
 		return false, err
 	}
@@ -79,7 +81,7 @@ func (h *Inference) success(c *call, req *providers.Request) {
 // attemptStream opens the upstream stream; only once it answered with a
 // success status are headers sent to the client, so that a failure before
 // the first byte keeps its real status and can be retried elsewhere.
-func (h *Inference) attemptStream(c *call, prov providers.Provider, req *providers.Request) (bool, error) {
+func (h *Inference) attemptStream(c *call, prov providers.Provider, req *providers.Request, span func(error)) (bool, error) {
 	// The stream outlives the handler: its context ends only when the
 	// stream ends or the shutdown grace period is over. The request
 	// deadline bounds the time to the first byte (the adapter's Deadline).
@@ -92,6 +94,7 @@ func (h *Inference) attemptStream(c *call, prov providers.Provider, req *provide
 	default:
 		st, err = prov.ChatStream(ctx, req)
 	}
+	span(err)
 	if err != nil {
 		cancel()
 		return false, err
@@ -103,10 +106,14 @@ func (h *Inference) attemptStream(c *call, prov providers.Provider, req *provide
 	ctx2.Response.Header.Set("Cache-Control", "no-cache")
 	ctx2.Response.Header.Set("X-Accel-Buffering", "no")
 	h.streams.Add(1)
+	// fasthttp starts the writer at once, while forward still records the
+	// attempt in c.rec: the writer waits for that before touching c.
+	c.relayGo = make(chan struct{})
 	ctx2.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer h.streams.Done()
 		defer cancel()
 		defer st.Close()
+		<-c.relayGo
 		h.relay(c, st, w)
 	})
 	return true, nil
@@ -175,7 +182,7 @@ func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer) {
 		if len(kept) < limit {
 			kept = append(kept, chunk[:min(len(chunk), limit-len(kept))]...)
 		}
-		buf = sse.AppendData(buf[:0], chunk)
+		buf = appendEvent(buf[:0], chunk)
 		if _, err := w.Write(buf); err == nil {
 			err = w.Flush()
 			if err == nil {
@@ -200,7 +207,7 @@ func (h *Inference) writeChunks(c *call, w *bufio.Writer, chunks [][]byte, buf, 
 		if len(*kept) < limit {
 			*kept = append(*kept, chunk[:min(len(chunk), limit-len(*kept))]...)
 		}
-		*buf = sse.AppendData((*buf)[:0], chunk)
+		*buf = appendEvent((*buf)[:0], chunk)
 		if _, err := w.Write(*buf); err != nil {
 			return false
 		}
@@ -236,4 +243,21 @@ func (h *Inference) finish(c *call, u llm.Usage, respBody []byte, status int, co
 		rec.ResponseBody = truncate(respBody, c.gw.BodyLogLimitBytes)
 	}
 	h.cfg.Sink.Enqueue(rec)
+}
+
+// appendEvent appends chunk as one SSE data event. An upstream may split
+// an event's data over several "data:" lines, which the SSE reader joins
+// with LF; relayed as is, the line breaks would cut the client's event
+// apart. The chunk is JSON, where a raw CR or LF can only be whitespace
+// between tokens, so they become spaces.
+func appendEvent(dst, chunk []byte) []byte {
+	start := len(dst)
+	dst = sse.AppendData(dst, chunk)
+	data := dst[start+len("data: ") : len(dst)-len("\n\n")]
+	for i, c := range data {
+		if c == '\r' || c == '\n' {
+			data[i] = ' '
+		}
+	}
+	return dst
 }

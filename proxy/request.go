@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -39,6 +40,17 @@ func parseBody(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *api
 	v, err := p.ParseBytes(body)
 	if err != nil {
 		return in, apierr.New(400, "invalid_json", "request body is not valid JSON: %s", shortErr(err))
+	}
+	// fastjson is lenient: it takes raw control characters in strings and
+	// unknown escapes ("\x"), which strict parsers refuse or read
+	// differently (a key "api_b\ase"). Only JSON that a strict parser
+	// reads the same way goes on; the parse above has bounded the depth.
+	if !json.Valid(body) {
+		return in, apierr.New(400, "invalid_json", "request body is not valid JSON: a string holds a control character or an invalid escape")
+	}
+	if loneSurrogate(body) {
+		// Parsers disagree on these: U+FFFD, kept as is, or an error.
+		return in, apierr.New(400, "invalid_request", "request body has a \\u escape of a lone UTF-16 surrogate")
 	}
 	obj, err := v.Object()
 	if err != nil {
@@ -181,6 +193,53 @@ func duplicateKey(v *fastjson.Value, depth int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// loneSurrogate reports a \uD800–\uDFFF escape that is not a high
+// surrogate followed by a low one. body is valid JSON, so every backslash
+// starts an escape inside a string.
+func loneSurrogate(body []byte) bool {
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character
+		if i >= len(body) || body[i] != 'u' || i+4 >= len(body) {
+			continue
+		}
+		r := hex4(body[i+1 : i+5])
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+6 >= len(body) || body[i+1] != '\\' || body[i+2] != 'u' {
+				return true
+			}
+			if lo := hex4(body[i+3 : i+7]); lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+// hex4 decodes four hex digits (checked by the JSON validation).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // shortErr keeps a parser error short: fastjson quotes the input around the

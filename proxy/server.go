@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -126,6 +127,10 @@ type Options struct {
 	// requests still running: it ends open inference streams with an SSE
 	// error event and returns once they have written it.
 	EndStreams func()
+	// Metrics writes the process's metrics in the Prometheus text format
+	// for GET /metrics. Nil: /metrics is not served by the proxy (it goes
+	// to Admin like any other path).
+	Metrics func(w io.Writer)
 }
 
 // Server is the one listener of a Sluice process.
@@ -139,6 +144,7 @@ type Server struct {
 	admin     fasthttp.RequestHandler
 	srv       *fasthttp.Server
 	endStream func()
+	metrics   func(w io.Writer)
 
 	// hardStop is cancelled when the shutdown grace has run out (or Serve
 	// returned): admin requests see their context cancelled then, and not
@@ -165,6 +171,7 @@ func New(opts Options) (*Server, error) {
 		health:    opts.Health,
 		inference: opts.Inference,
 		endStream: opts.EndStreams,
+		metrics:   opts.Metrics,
 	}
 	s.hardStop, s.cancelHardStop = context.WithCancel(context.Background())
 	if s.inference == nil {
@@ -276,11 +283,26 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	switch {
 	case string(path) == "/healthz":
 		s.serveHealth(ctx)
+	case string(path) == "/metrics" && s.metrics != nil:
+		s.serveMetrics(ctx)
 	case hasSegmentPrefix(path, "/v1"):
 		s.inference(ctx)
 	default:
 		s.admin(ctx)
 	}
+}
+
+// serveMetrics answers /metrics in the Prometheus text format. Like
+// /healthz it needs no credential, so no metric may carry a secret or a
+// tenant's data.
+func (s *Server) serveMetrics(ctx *fasthttp.RequestCtx) {
+	if !ctx.IsGet() && !ctx.IsHead() {
+		writeError(ctx, apierr.MethodNotAllowed("GET, HEAD"))
+		return
+	}
+	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	s.metrics(ctx)
 }
 
 // hasSegmentPrefix reports whether path is prefix or starts with prefix + "/".

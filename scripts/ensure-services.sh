@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# ensure-services.sh — make PostgreSQL and Redis available to the tests.
+# ensure-services.sh — make PostgreSQL, Redis and ClickHouse available to the tests.
 #
 # Source it from bash (scripts/test.sh does), then call ensure_services:
 #
@@ -14,6 +14,8 @@
 # Exports:
 #   SLUICE_TEST_POSTGRES_URL  postgres://USER@127.0.0.1:PORT/sluice_test_PID?sslmode=disable
 #   SLUICE_TEST_REDIS_URL     redis://127.0.0.1:PORT/15
+#   SLUICE_TEST_CLICKHOUSE_URL clickhouse://127.0.0.1:PORT/default (a private
+#                             server; see ensure_clickhouse for the others)
 #
 # A variable already set in the environment is used as given. Under CI=true a
 # service that cannot be made available is a hard failure (ensure_services
@@ -300,11 +302,166 @@ ensure_redis() {
 
 # ---------------------------------------------------------------- ClickHouse
 
-# ensure_clickhouse is a PLACEHOLDER: ClickHouse support lands with the
-# analytics backend, which will fill this in (and export
-# SLUICE_TEST_CLICKHOUSE_URL). Until then it does nothing.
+_SVC_CH_DIR=""  # set when this script started the server
+_SVC_CH_PID=""
+
+# _svc_ch_answers PORT: does a ClickHouse server answer a query there?
+_svc_ch_answers() {
+	if command -v clickhouse-client >/dev/null; then
+		[[ $(timeout 5 clickhouse-client --host 127.0.0.1 --port "$1" -q 'SELECT 1' 2>/dev/null) == 1 ]]
+		return
+	fi
+	_svc_tcp_open 127.0.0.1 "$1"
+}
+
+# _svc_ch_write_config DIR PORT: a private server's config.xml and users.xml.
+# No HTTP port (the driver speaks the native protocol); caches of 256 MiB;
+# UTC; the pid file in DIR, so that whoever restarts the server (a fault
+# test) leaves the pid where the cleanup finds it.
+_svc_ch_write_config() {
+	local dir=$1 port=$2
+	mkdir -p "$dir/data" "$dir/tmp" "$dir/user_files" "$dir/format_schemas"
+	cat >"$dir/config.xml" <<-EOF
+		<?xml version="1.0"?>
+		<yandex>
+		    <logger>
+		        <level>warning</level>
+		        <log>$dir/server.log</log>
+		        <errorlog>$dir/server.err.log</errorlog>
+		        <size>100M</size>
+		        <count>1</count>
+		    </logger>
+		    <listen_host>127.0.0.1</listen_host>
+		    <tcp_port>$port</tcp_port>
+		    <path>$dir/data/</path>
+		    <tmp_path>$dir/tmp/</tmp_path>
+		    <user_files_path>$dir/user_files/</user_files_path>
+		    <format_schema_path>$dir/format_schemas/</format_schema_path>
+		    <users_config>$dir/users.xml</users_config>
+		    <default_profile>default</default_profile>
+		    <default_database>default</default_database>
+		    <timezone>UTC</timezone>
+		    <pid>$dir/clickhouse-server.pid</pid>
+		    <max_connections>1024</max_connections>
+		    <max_concurrent_queries>200</max_concurrent_queries>
+		    <mark_cache_size>268435456</mark_cache_size>
+		    <uncompressed_cache_size>268435456</uncompressed_cache_size>
+		    <mlock_executable>false</mlock_executable>
+		</yandex>
+	EOF
+	cat >"$dir/users.xml" <<-EOF
+		<?xml version="1.0"?>
+		<yandex>
+		    <profiles>
+		        <default>
+		            <max_memory_usage>4000000000</max_memory_usage>
+		            <allow_experimental_low_cardinality_type>1</allow_experimental_low_cardinality_type>
+		        </default>
+		    </profiles>
+		    <users>
+		        <default>
+		            <password></password>
+		            <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+		            <profile>default</profile>
+		            <quota>default</quota>
+		        </default>
+		    </users>
+		    <quotas>
+		        <default>
+		            <interval>
+		                <duration>3600</duration>
+		                <queries>0</queries>
+		                <errors>0</errors>
+		                <result_rows>0</result_rows>
+		                <read_rows>0</read_rows>
+		                <execution_time>0</execution_time>
+		            </interval>
+		        </default>
+		    </quotas>
+		</yandex>
+	EOF
+}
+
+# _svc_ch_start: start a private server on a free loopback port.
+_svc_ch_start() {
+	if ! command -v clickhouse-server >/dev/null || ! command -v clickhouse-client >/dev/null; then
+		_svc_apt_install clickhouse-server clickhouse-client || return 1
+	fi
+	local bin port
+	bin=$(command -v clickhouse-server) || return 1
+	port=$(_svc_free_port 9000) || return 1
+	_SVC_CH_DIR=$(mktemp -d /tmp/sluice-clickhouse.XXXXXX)
+	_svc_ch_write_config "$_SVC_CH_DIR" "$port"
+	_svc_log "clickhouse: starting a private server in $_SVC_CH_DIR on 127.0.0.1:$port"
+	# --daemon makes the server write its pid file (config <pid>), also when
+	# a fault test restarts it the same way.
+	"$bin" --daemon --config-file="$_SVC_CH_DIR/config.xml" >"$_SVC_CH_DIR/start.log" 2>&1 </dev/null || {
+		_svc_log "clickhouse: clickhouse-server failed:"; cat "$_SVC_CH_DIR/start.log" >&2; _svc_ch_stop; return 1; }
+	local i
+	for ((i = 0; i < 300; i++)); do
+		if _svc_ch_answers "$port"; then
+			export SLUICE_TEST_CLICKHOUSE_URL="clickhouse://127.0.0.1:$port/default"
+			export SLUICE_TEST_CLICKHOUSE_BIN=$bin
+			export SLUICE_TEST_CLICKHOUSE_CONFIG=$_SVC_CH_DIR/config.xml
+			export SLUICE_TEST_CLICKHOUSE_PIDFILE=$_SVC_CH_DIR/clickhouse-server.pid
+			return 0
+		fi
+		[[ -n "$_SVC_CH_PID" ]] || _SVC_CH_PID=$(cat "$_SVC_CH_DIR/clickhouse-server.pid" 2>/dev/null || true)
+		if [[ -n "$_SVC_CH_PID" ]] && ! kill -0 "$_SVC_CH_PID" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	_svc_log "clickhouse: the server did not answer:"
+	tail -n 20 "$_SVC_CH_DIR/start.log" "$_SVC_CH_DIR/server.err.log" >&2 2>/dev/null || true
+	_svc_ch_stop
+	return 1
+}
+
+# _svc_ch_stop stops the private server: the pid it first had and the one in
+# its pid file (a fault test may have restarted it), then removes its dir.
+_svc_ch_stop() {
+	[[ -n "$_SVC_CH_DIR" ]] || return 0
+	local pids=() pid i
+	[[ -n "$_SVC_CH_PID" ]] && pids+=("$_SVC_CH_PID")
+	pid=$(cat "$_SVC_CH_DIR/clickhouse-server.pid" 2>/dev/null || true)
+	[[ -n "$pid" && "$pid" != "$_SVC_CH_PID" ]] && pids+=("$pid")
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null || continue
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -9 "$pid" 2>/dev/null || true
+		fi
+	done
+	rm -rf "$_SVC_CH_DIR"
+	_SVC_CH_DIR=""
+	_SVC_CH_PID=""
+	_svc_log "clickhouse: stopped the private server"
+}
+
+# ensure_clickhouse makes a ClickHouse server available: the one named by
+# SLUICE_TEST_CLICKHOUSE_URL, else a private one for this run (Debian's
+# clickhouse-server, installed when missing). Besides the URL it exports,
+# for fault tests that stop and start the server,
+# SLUICE_TEST_CLICKHOUSE_BIN (clickhouse-server), SLUICE_TEST_CLICKHOUSE_CONFIG
+# (its config.xml) and SLUICE_TEST_CLICKHOUSE_PIDFILE (the server's pid while
+# it runs). Restart it with `"$BIN" --daemon --config-file="$CONFIG"`, so
+# that the pid file stays current and the cleanup stops the new process.
 ensure_clickhouse() {
-	return 0
+	if [[ -n "${SLUICE_TEST_CLICKHOUSE_URL:-}" ]]; then
+		_svc_log "clickhouse: using SLUICE_TEST_CLICKHOUSE_URL from the environment"
+		return 0
+	fi
+	# Stop the server at exit also when called without ensure_services.
+	trap sluice_services_cleanup EXIT
+	if ! _svc_ch_start; then
+		_svc_fail "clickhouse: no server could be started"
+		return
+	fi
+	_svc_log "clickhouse: SLUICE_TEST_CLICKHOUSE_URL=$SLUICE_TEST_CLICKHOUSE_URL"
 }
 
 # ----------------------------------------------------------------------------
@@ -315,6 +472,7 @@ sluice_services_cleanup() {
 	_svc_pg_drop
 	_svc_pg_stop
 	_svc_redis_stop
+	_svc_ch_stop
 }
 
 # ensure_services makes every service available and installs the cleanup.
@@ -335,4 +493,5 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	ensure_services
 	echo "SLUICE_TEST_POSTGRES_URL=${SLUICE_TEST_POSTGRES_URL:-}"
 	echo "SLUICE_TEST_REDIS_URL=${SLUICE_TEST_REDIS_URL:-}"
+	echo "SLUICE_TEST_CLICKHOUSE_URL=${SLUICE_TEST_CLICKHOUSE_URL:-}"
 fi

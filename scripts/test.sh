@@ -45,6 +45,22 @@ elif [[ "${CI:-}" == "true" ]]; then
 	exit 1
 fi
 
+# The dashboard (web/): Debian's Chromium for its browser test
+# (cmd/sluice/dashboard_e2e_test.go), then npm ci, the build into web/dist
+# (embedded by the Go test build of cmd/sluice, so it comes first) and the
+# unit tests (vitest).
+if [[ ! -x /usr/bin/chromium ]]; then
+	_svc_apt_install chromium || true
+	if [[ ! -x /usr/bin/chromium && "${CI:-}" == "true" ]]; then
+		echo "test.sh: Chromium (Debian's chromium package) is required for the dashboard's end-to-end test" >&2
+		exit 1
+	fi
+fi
+if command -v npm >/dev/null; then
+	echo "test.sh: npm ci, npm run build, npm test (web)"
+	(cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test) || failed+=(web)
+fi
+
 echo "test.sh: gofmt"
 # Tracked and untracked (not ignored) Go files, without vendor/; a tracked file
 # deleted in the work tree is skipped. Outside a git checkout: every file.

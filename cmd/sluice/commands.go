@@ -21,7 +21,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(serveCmd("serve", "Serve the inference proxy, the admin API and the dashboard on one listener", partsAll),
 		serveCmd("proxy", "Serve the inference proxy alone", partsProxy),
 		serveCmd("admin", "Serve the admin API and the dashboard alone", partsAdmin),
-		migrateCmd(), tokenCmd(), mockProviderCmd(), versionCmd())
+		migrateCmd(), tokenCmd(), mockProviderCmd(), benchCmd(), versionCmd())
 	return root
 }
 
@@ -55,6 +55,13 @@ func migrateCmd() *cobra.Command {
 		}
 		defer st.Close()
 		fmt.Fprintln(cmd.OutOrStdout(), "migrations applied; store is up to date")
+		if c.ClickHouseURL != "" {
+			applied, err := migrateClickHouse(cmd.Context(), c.ClickHouseURL)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "ClickHouse migrations applied (%d new); analytics schema is up to date\n", len(applied))
+		}
 		return nil
 	})
 	return cmd

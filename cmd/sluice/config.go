@@ -30,6 +30,10 @@ type config struct {
 	LogFormat            string
 	AllowPrivateUpstream bool
 	ShutdownGrace        time.Duration
+
+	// RedisFallbackReplicas divides rate limits and remaining budgets
+	// among the replicas while Redis is unreachable.
+	RedisFallbackReplicas int
 	// From the environment only: secrets do not belong in process arguments.
 	MasterKey  string
 	AdminToken string
@@ -42,6 +46,7 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL URL (postgres://…); empty: embedded SQLite in the data dir")
 	fs.StringVar(&c.ClickHouseURL, "clickhouse-url", "", "ClickHouse URL (clickhouse://…); empty: embedded analytics in the data dir")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis URL shared by proxy replicas; empty: in-process counters and cache")
+	fs.IntVar(&c.RedisFallbackReplicas, "redis-fallback-replicas", 1, "replicas expected to share limits: while Redis is unreachable each process enforces rate limits and remaining budgets divided by it")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.AllowPrivateUpstream, "allow-private-upstreams", false, "let provider base URLs point at loopback and private addresses (self-hosted models); link-local and metadata addresses stay refused")

@@ -3,20 +3,25 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/breaker"
+	"github.com/sluicehq/sluice/cache"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/graph/rest"
 	"github.com/sluicehq/sluice/providers"
 	"github.com/sluicehq/sluice/proxy"
 	"github.com/sluicehq/sluice/snapshot"
+	"github.com/sluicehq/sluice/web"
 )
 
 // serve runs the selected parts on one listener until ctx ends.
@@ -42,30 +47,70 @@ func serve(ctx context.Context, c *config, which parts) error {
 			return err
 		}
 	}
+	backend, writer, err := openAnalytics(ctx, c, log)
+	if err != nil {
+		return fmt.Errorf("open analytics: %w", err)
+	}
+	defer backend.Close()
+	rc, err := c.openRedis(ctx, log)
+	if err != nil {
+		return err
+	}
+	if rc != nil {
+		defer rc.Close()
+	}
+	// Rate limits and budgets: shared through Redis when it is set; budget
+	// counters start from the persisted spend (docs/governance.md).
+	limiter, budgets, err := c.limits(rc, backend, log)
+	if err != nil {
+		return err
+	}
+	set := metrics.NewSet()
 	opts := proxy.Options{
 		Config:  proxy.Config{Listen: c.Listen, ShutdownGrace: c.ShutdownGrace},
 		Logger:  log,
 		Version: version,
+		Metrics: func(w io.Writer) {
+			set.WritePrometheus(w)
+			metrics.WriteProcessMetrics(w)
+		},
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	var holder *snapshot.Holder
+	var pipe *analytics.Pipeline
 	if which.proxy {
+		if pipe, err = newPipeline(c, writer, log, set); err != nil {
+			return err
+		}
 		holder = snapshot.NewHolder(snapshot.HolderConfig{Store: svc.Store(), Keys: svc, Logger: log})
 		refresh = holder.Refresh
 		g.Go(func() error { return holder.Run(gctx) })
 		client := providers.NewClient(providers.ClientConfig{AllowPrivate: c.AllowPrivateUpstream, UserAgent: "sluice/" + version})
+		// The response cache: shared through Redis when it is set, else
+		// in process (nil).
+		var respCache cache.Store
+		if rc != nil {
+			if respCache, err = cache.NewRedis(cache.RedisConfig{Client: rc, Logger: log}); err != nil {
+				return err
+			}
+		}
 		inf := proxy.NewInference(proxy.InferenceConfig{
 			Snapshots: holder,
 			Providers: providers.NewRegistry(client),
 			Breakers:  breaker.NewSet(time.Now),
-			Sink:      &proxy.MemorySink{},
+			Sink:      pipe,
 			Logger:    log,
+			Limiter:   limiter,
+			Budgets:   budgets,
+			Cache:     respCache,
 		})
 		opts.Inference, opts.EndStreams = inf.Handle, inf.EndStreams
 		svc.SetBreakerStates(inf)
 	}
-	opts.Health = healthCheck(svc, holder)
+	opts.Health = healthCheck(svc, holder, pipe)
 	if which.admin {
+		svc.SetAnalytics(backend)
+		svc.SetBudgets(budgets) // live counters; the persisted spend for counters not in use
 		opts.Admin = adminHandler(svc, log)
 	}
 	srv, err := proxy.New(opts)
@@ -78,7 +123,24 @@ func serve(ctx context.Context, c *config, which parts) error {
 	}
 	log.Info("sluice listening", "addr", ln.Addr().String(), "proxy", which.proxy, "admin", which.admin,
 		"store", storeKind(c), "data_dir", c.DataDir, "version", version)
-	g.Go(func() error { return srv.Serve(gctx, ln) })
+	// The pipeline outlives the listener: requests finishing during the
+	// shutdown grace still enqueue their records. It stops (flushing or
+	// spilling what it holds) once Serve has returned.
+	pctx, stopPipe := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPipe()
+	if pipe != nil {
+		g.Go(func() error { return pipe.Run(pctx) })
+	}
+	if which.admin || c.ClickHouseURL == "" {
+		// Where the admin API runs, or on this process's own embedded
+		// store: not in every ClickHouse proxy, which would repeat the
+		// deletes once per replica.
+		g.Go(func() error { return runRetention(gctx, svc.Store(), backend, log) })
+	}
+	g.Go(func() error {
+		defer stopPipe()
+		return srv.Serve(gctx, ln)
+	})
 	return g.Wait()
 }
 
@@ -113,16 +175,18 @@ func bootstrap(ctx context.Context, svc *admin.Service, log *slog.Logger) error 
 	return nil
 }
 
-// adminHandler is the admin API: REST shims and GraphQL over one domain.
+// adminHandler is the admin API: REST shims and GraphQL over one domain,
+// with the dashboard (package web) at / and /ui/.
 func adminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 	gql := graph.NewHandler(svc, graph.Options{Logger: log})
-	return rest.NewAdmin(svc, rest.AdminOptions{GraphQL: gql, Logger: log})
+	return web.Mount(web.Handler(), rest.NewAdmin(svc, rest.AdminOptions{GraphQL: gql, Logger: log}))
 }
 
 // healthCheck reports the store's reachability and, in a proxy, whether a
 // configuration snapshot is loaded (without one the proxy cannot serve:
-// unavailable, 503).
-func healthCheck(svc *admin.Service, holder *snapshot.Holder) func(context.Context) proxy.Health {
+// unavailable, 503) and the analytics pipeline (degraded while it buffers
+// or replays).
+func healthCheck(svc *admin.Service, holder *snapshot.Holder, pipe *analytics.Pipeline) func(context.Context) proxy.Health {
 	return func(ctx context.Context) proxy.Health {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
@@ -141,6 +205,13 @@ func healthCheck(svc *admin.Service, holder *snapshot.Holder) func(context.Conte
 				h.Checks["config"] = proxy.Check{Status: proxy.StatusUnavailable, Detail: "no configuration snapshot loaded yet"}
 			default:
 				h.Checks["config"] = proxy.Check{Status: proxy.StatusOK, Detail: fmt.Sprintf("version %d", st.Version)}
+			}
+		}
+		if pipe != nil {
+			chk := analyticsCheck(pipe)
+			h.Checks["analytics"] = chk
+			if chk.Status != proxy.StatusOK && h.Status == proxy.StatusOK {
+				h.Status = proxy.StatusDegraded
 			}
 		}
 		return h

@@ -1,0 +1,120 @@
+package clickhouse_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/analytics"
+)
+
+// BenchmarkIngest writes batches of 10,000 records (with their spans and
+// guardrail events, about 2.5 spans and 0.2 events per record) and reports
+// records per second. Target: ≥ 100,000 records/s.
+func BenchmarkIngest(b *testing.B) {
+	s := open(b)
+	const size = 10_000
+	var (
+		n       int
+		elapsed time.Duration
+	)
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		recs := fresh(size, fmt.Sprintf("bench%d", i))
+		batch := &analytics.Batch{ID: fmt.Sprintf("bench-%d", i), Records: recs}
+		b.StartTimer()
+		start := time.Now()
+		if err := s.Write(b.Context(), batch); err != nil {
+			b.Fatal(err)
+		}
+		elapsed += time.Since(start)
+		n += size
+	}
+	b.ReportMetric(float64(n)/elapsed.Seconds(), "records/s")
+}
+
+// TestQueries10M loads 10 million synthetic request logs (90% of them one
+// tenant's, over the last 30 days) and times the figures of /stats and
+// /stats/timeseries (target ≤ 1 s each). Run with SLUICE_BENCH_10M=1.
+func TestQueries10M(t *testing.T) {
+	if os.Getenv("SLUICE_BENCH_10M") != "1" {
+		t.Skip("set SLUICE_BENCH_10M=1 to load 10 M rows and time the queries")
+	}
+	s := open(t)
+	ctx := t.Context()
+	const rows = 10_000_000
+	now := time.Now().UTC().Truncate(time.Second)
+	span := int64(30 * 24 * 3600)
+	start := time.Now()
+	// INSERT … SELECT runs on the server; over Exec it is fine on 18.16
+	// (only INSERT … VALUES hangs).
+	err := s.Exec(ctx, fmt.Sprintf(`INSERT INTO request_logs (tenant_id, ts, ts_ms, id, gateway_id, token_id, user_id,
+    provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out, cached_tokens, cost_usd,
+    cache, attempts, metadata_keys, metadata_values, trace_id, client_ip, user_agent, cache_saved_usd, batch_id)
+SELECT if(number %% 10 = 0, 't-small', 't-big'),
+    toDateTime(%d - intDiv(number * %d, %d)), toUInt16(number %% 1000), concat('req_', toString(number)),
+    concat('gw-', toString(number %% 20)), concat('tok-', toString(number %% 500)), concat('u-', toString(number %% 500)),
+    arrayElement(['openai', 'anthropic', 'gemini'], number %% 3 + 1),
+    arrayElement(['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet', 'gemini-1.5-pro', 'o3-mini'], number %% 5 + 1),
+    'chat/completions', toInt32(if(number %% 20 = 0, 502, 200)), if(number %% 20 = 0, 'upstream_error', ''),
+    toInt64((number * 7919) %% 8000 + 20), toInt64((number * 7919) %% 800 + 5),
+    toInt64(number %% 4000 + 10), toInt64(number %% 1500 + 1), toInt64(0), toInt64((number %% 1000) * 1000),
+    if(number %% 5 = 0, 'HIT', 'MISS'), toInt32(1), ['env'], ['prod'], hex(number), '10.0.0.1', 'bench/1.0',
+    toInt64(0), 'bench'
+FROM numbers(%d)`, now.Unix()-1, span, rows, rows))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	t.Logf("loaded %d rows in %v", rows, time.Since(start).Round(time.Millisecond))
+
+	day := analytics.Query{TenantID: "t-big", From: now.Add(-24 * time.Hour), To: now}
+	month := analytics.Query{TenantID: "t-big", From: now.Add(-30 * 24 * time.Hour), To: now}
+	all := analytics.Query{From: now.Add(-30 * 24 * time.Hour), To: now}
+	timeIt := func(name string, f func() error) {
+		var ds []time.Duration
+		for range 5 {
+			st := time.Now()
+			if err := f(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			ds = append(ds, time.Since(st))
+		}
+		first := ds[0]
+		slices.Sort(ds)
+		t.Logf("%-40s first %8v  median %8v  best %8v", name, first.Round(time.Millisecond),
+			ds[len(ds)/2].Round(time.Millisecond), ds[0].Round(time.Millisecond))
+	}
+	var st *analytics.Stats
+	timeIt("Stats, tenant, 24 h", func() (err error) { st, err = s.Stats(ctx, day); return })
+	t.Logf("  24 h: %d requests, p50/p95/p99 %v/%v/%v ms", st.Requests, st.LatencyMS.P50, st.LatencyMS.P95, st.LatencyMS.P99)
+	timeIt("Stats, tenant, 30 d", func() (err error) { st, err = s.Stats(ctx, month); return })
+	t.Logf("  30 d: %d requests", st.Requests)
+	timeIt("Stats, all tenants, 30 d", func() (err error) { st, err = s.Stats(ctx, all); return })
+	if st.Requests != rows {
+		t.Errorf("Stats over all: %d requests, want %d", st.Requests, rows)
+	}
+	timeIt("Timeseries hour, tenant, 24 h", func() error { _, err := s.Timeseries(ctx, day, "hour"); return err })
+	timeIt("Timeseries hour, tenant, 30 d", func() error { _, err := s.Timeseries(ctx, month, "hour"); return err })
+	timeIt("Timeseries day, all tenants, 30 d", func() error { _, err := s.Timeseries(ctx, all, "day"); return err })
+	timeIt("Analysis by model, tenant, 30 d", func() error { _, err := s.Analysis(ctx, month, "model"); return err })
+	timeIt("Analysis by user, tenant, 30 d", func() error { _, err := s.Analysis(ctx, month, "user"); return err })
+	timeIt("TenantAnalysis, tenant, 30 d", func() error { _, err := s.TenantAnalysis(ctx, month); return err })
+	timeIt("Spend, tenant, 30 d", func() error { _, err := s.Spend(ctx, month); return err })
+	timeIt("Logs first page, tenant, 30 d", func() error {
+		_, _, err := s.Logs(ctx, analytics.LogFilter{Query: month})
+		return err
+	})
+	timeIt("Log by id", func() error {
+		r, err := s.Log(ctx, "req_123456")
+		if err == nil && r == nil {
+			err = fmt.Errorf("not found")
+		}
+		return err
+	})
+	timeIt("SpendSince gateway, 30 d", func() error {
+		_, err := s.SpendSince(ctx, "gateway:gw-3", now.Add(-30*24*time.Hour))
+		return err
+	})
+}

@@ -1,0 +1,249 @@
+package clickhouse
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/money"
+)
+
+// Page sizes of the listings.
+const (
+	defaultLimit = 50
+	maxLimit     = 1000
+)
+
+func pageLimit(n int) int {
+	switch {
+	case n <= 0:
+		return defaultLimit
+	case n > maxLimit:
+		return maxLimit
+	}
+	return n
+}
+
+// errCursor answers a cursor this backend did not make: a client error.
+func errCursor() error { return apierr.Invalid("cursor", "cursor is not valid") }
+
+// A cursor is the base64 (URL alphabet, no padding) of "<units>|<id>": the
+// time of the last row of the page in the table's sub-second units since
+// the epoch, and its id. The next page holds the rows before it in
+// (time, id) descending order.
+func encodeCursor(units int64, id string) *string {
+	c := base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(units, 10) + "|" + id))
+	return &c
+}
+
+func decodeCursor(c string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", errCursor()
+	}
+	num, id, ok := strings.Cut(string(b), "|")
+	if !ok {
+		return 0, "", errCursor()
+	}
+	units, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || units < 0 {
+		return 0, "", errCursor()
+	}
+	return units, id, nil
+}
+
+// before adds "(time, key) < (units, id)" for a cursor, with a bound on the
+// DateTime column that the primary key can use.
+func (c *cond) before(tc timeCols, keyExpr string, cursor string) error {
+	if cursor == "" {
+		return nil
+	}
+	units, id, err := decodeCursor(cursor)
+	if err != nil {
+		return err
+	}
+	combined := "(toUInt64(" + tc.sec + ") * " + itoa(tc.per) + " + " + tc.sub + ")"
+	c.add(tc.sec+" <= toDateTime(?)", floorDiv(units, tc.per))
+	c.add("("+combined+" < ? OR ("+combined+" = ? AND "+keyExpr+" < ?))", units, units, id)
+	return nil
+}
+
+// listColumns are the columns of a listed log (no bodies).
+const listColumns = "ts, ts_ms, id, tenant_id, gateway_id, token_id, user_id, provider, model, route, status, " +
+	"error_code, latency_ms, ttfb_ms, tokens_in, tokens_out, cached_tokens, cost_usd, cache, attempts, " +
+	"rule_hits, metadata_keys, metadata_values, trace_id, client_ip, user_agent, flags, cache_saved_usd"
+
+// Logs lists the logs matching f, newest first by (ts, id), without bodies.
+//
+// It reads in two steps: the keys (ts, ts_ms, id) of the page first, then
+// the page's rows. A single ORDER BY … LIMIT would read every column of every
+// row in the range to sort them (18.16 has no lazy materialization).
+func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Record, *string, error) {
+	limit := pageLimit(f.Limit)
+	c := logCond(f.Query)
+	if f.Provider != "" {
+		c.add("provider = ?", f.Provider)
+	}
+	if f.Model != "" {
+		c.add("model = ?", f.Model)
+	}
+	if f.Status != 0 {
+		c.add("status = ?", int32(f.Status))
+	}
+	if f.ErrorCode != "" {
+		c.add("error_code = ?", f.ErrorCode)
+	}
+	mdKeys := make([]string, 0, len(f.Metadata))
+	for k := range f.Metadata {
+		mdKeys = append(mdKeys, k)
+	}
+	slices.Sort(mdKeys)
+	for _, k := range mdKeys {
+		c.add("arrayExists((mk, mv) -> mk = ? AND mv = ?, metadata_keys, metadata_values)", k, f.Metadata[k])
+	}
+	if err := c.before(logTime, "id", f.Cursor); err != nil {
+		return nil, nil, err
+	}
+
+	// Step 1: the page's keys.
+	keys, err := s.conn.Query(ctx, "SELECT tenant_id, toInt64(ts), ts_ms, id FROM request_logs "+c.sql()+
+		" ORDER BY ts DESC, ts_ms DESC, id DESC LIMIT "+itoa(int64(limit+1)), c.args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list logs: %w", err)
+	}
+	type key struct {
+		tenant, id string
+		ms         int64
+	}
+	var page []key
+	for keys.Next() {
+		var (
+			k   key
+			sec int64
+			ms  uint16
+		)
+		if err := keys.Scan(&k.tenant, &sec, &ms, &k.id); err != nil {
+			_ = keys.Close()
+			return nil, nil, fmt.Errorf("list logs: %w", err)
+		}
+		k.ms = sec*1000 + int64(ms)
+		page = append(page, k)
+	}
+	_ = keys.Close()
+	if err := keys.Err(); err != nil {
+		return nil, nil, fmt.Errorf("list logs: %w", err)
+	}
+	var next *string
+	if len(page) > limit {
+		page = page[:limit]
+		last := page[limit-1]
+		next = encodeCursor(last.ms, last.id)
+	}
+	if len(page) == 0 {
+		return []analytics.Record{}, nil, nil
+	}
+
+	// Step 2: their rows, found through the primary key.
+	tenants, ids := []string{}, make([]string, len(page))
+	for i, k := range page {
+		ids[i] = k.id
+		if !slices.Contains(tenants, k.tenant) {
+			tenants = append(tenants, k.tenant)
+		}
+	}
+	newest, oldest := page[0].ms, page[len(page)-1].ms
+	pc := &cond{}
+	pc.in("tenant_id", tenants)
+	pc.add("ts >= toDateTime(?)", floorDiv(oldest, 1000))
+	pc.add("ts <= toDateTime(?)", floorDiv(newest, 1000))
+	pc.in("id", ids)
+	rows, err := s.conn.Query(ctx, "SELECT "+listColumns+" FROM request_logs "+pc.sql(), pc.args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list logs: %w", err)
+	}
+	defer rows.Close()
+	byID := make(map[string]analytics.Record, len(page))
+	for rows.Next() {
+		r, err := scanRecord(rows, false)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list logs: %w", err)
+		}
+		byID[r.ID] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("list logs: %w", err)
+	}
+	out := make([]analytics.Record, 0, len(page))
+	for _, k := range page {
+		if r, ok := byID[k.id]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, next, nil
+}
+
+// Log reads one log with its bodies; nil when there is none.
+func (s *Store) Log(ctx context.Context, id string) (*analytics.Record, error) {
+	rows, err := s.conn.Query(ctx, "SELECT "+listColumns+", request_body, response_body FROM request_logs WHERE id = ? LIMIT 1", id)
+	if err != nil {
+		return nil, fmt.Errorf("read log %s: %w", id, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read log %s: %w", id, err)
+		}
+		return nil, nil
+	}
+	r, err := scanRecord(rows, true)
+	if err != nil {
+		return nil, fmt.Errorf("read log %s: %w", id, err)
+	}
+	return &r, nil
+}
+
+// scanRecord reads a row of listColumns (and the bodies with bodies).
+func scanRecord(rows driver.Rows, bodies bool) (analytics.Record, error) {
+	var (
+		r                analytics.Record
+		ts               time.Time
+		ms               uint16
+		status, attempts int32
+		cost, saved      int64
+		mdKeys, mdValues []string
+	)
+	dest := []any{&ts, &ms, &r.ID, &r.TenantID, &r.GatewayID, &r.TokenID, &r.UserID, &r.Provider, &r.Model, &r.Route, &status,
+		&r.ErrorCode, &r.LatencyMS, &r.TTFBMS, &r.TokensIn, &r.TokensOut, &r.CachedTokens, &cost, &r.Cache, &attempts,
+		&r.RuleHits, &mdKeys, &mdValues, &r.TraceID, &r.ClientIP, &r.UserAgent, &r.Flags, &saved}
+	if bodies {
+		dest = append(dest, &r.RequestBody, &r.ResponseBody)
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return r, err
+	}
+	r.TS = time.UnixMilli(ts.Unix()*1000 + int64(ms)).UTC()
+	r.Status, r.Attempts = int(status), int(attempts)
+	r.CostUSD, r.CacheSavedUSD = money.USD(cost), money.USD(saved)
+	r.Metadata = joinMap(mdKeys, mdValues)
+	r.RuleHits, r.Flags = nonNil(r.RuleHits), nonNil(r.Flags)
+	return r, nil
+}
+
+// joinMap rebuilds a map from parallel key and value arrays.
+func joinMap(keys, values []string) map[string]string {
+	m := make(map[string]string, len(keys))
+	for i, k := range keys {
+		if i < len(values) {
+			m[k] = values[i]
+		}
+	}
+	return m
+}

@@ -1,0 +1,371 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/sluicehq/sluice/analytics"
+)
+
+// Retried batches. A write whose outcome is unknown (the connection broke
+// during Send, a timeout) may have stored some or all of its rows, and the
+// pipeline writes the batch again under the same id. ClickHouse has no
+// transactions, and 18.16 neither insert_deduplication_token nor
+// deduplication on non-replicated tables, so the store deduplicates itself:
+// every row carries its batch id, and a write that may be a retry first reads
+// which rows of the batch are present (SELECT id … WHERE batch_id = ?, within
+// the batch's tenants and time span, so the primary key keeps the read small)
+// and inserts only the others. A first write checks nothing, so the common
+// path costs one insert per table.
+//
+// A write "may be a retry" when the same store attempted the batch before
+// (failed, or succeeded and sent again), or when a record of the batch is
+// older than the store (a batch spilled by an earlier process and replayed
+// after a restart).
+
+// maxRecentBatches is how many batch ids a store remembers: at the
+// pipeline's batch sizes, far more than a retry or a spill replay spans.
+const maxRecentBatches = 1 << 16
+
+// Write stores a batch: its records, their spans and their guardrail events.
+// Writing the same batch again stores nothing twice.
+func (s *Store) Write(ctx context.Context, b *analytics.Batch) error {
+	if b == nil || len(b.Records) == 0 {
+		return nil
+	}
+	recs := uniqueRecords(b.Records)
+	s.mu.Lock()
+	check := !s.written.add(b.ID)
+	s.mu.Unlock()
+	if !check {
+		for _, r := range recs {
+			if r.TS.Before(s.opened) {
+				check = true
+				break
+			}
+		}
+	}
+	return s.write(ctx, b.ID, recs, check)
+}
+
+func (s *Store) write(ctx context.Context, batchID string, recs []*analytics.Record, check bool) error {
+	spans, events := spansAndEvents(recs)
+	if check {
+		sc := newScope(recs)
+		var err error
+		if recs, err = missing(ctx, s, "request_logs", "id", "ts", sc, batchID, recs, func(r *analytics.Record) string { return r.ID }); err != nil {
+			return err
+		}
+		if spans, err = missing(ctx, s, "trace_spans", "concat(trace_id, ' ', span_id)", "ts", sc, batchID, spans, func(sp spanRow) string { return sp.TraceID + " " + sp.SpanID }); err != nil {
+			return err
+		}
+		if events, err = missing(ctx, s, "guardrail_events", "concat(request_id, ' ', id)", "ts", sc, batchID, events, func(e eventRow) string { return e.RequestID + " " + e.ID }); err != nil {
+			return err
+		}
+	}
+	if err := s.insertLogs(ctx, batchID, recs); err != nil {
+		return err
+	}
+	if err := s.insertSpans(ctx, batchID, spans); err != nil {
+		return err
+	}
+	return s.insertEvents(ctx, batchID, events)
+}
+
+// recentIDs is a set of the last n ids added (first in, first out).
+type recentIDs struct {
+	set  map[string]struct{}
+	ring []string
+	next int
+}
+
+func newRecentIDs(n int) recentIDs {
+	return recentIDs{set: make(map[string]struct{}), ring: make([]string, n)}
+}
+
+// add adds id and reports whether it was new.
+func (r *recentIDs) add(id string) bool {
+	if _, ok := r.set[id]; ok {
+		return false
+	}
+	if old := r.ring[r.next]; old != "" {
+		delete(r.set, old)
+	}
+	r.ring[r.next] = id
+	r.next = (r.next + 1) % len(r.ring)
+	r.set[id] = struct{}{}
+	return true
+}
+
+// uniqueRecords drops records repeating an earlier id of the batch.
+func uniqueRecords(recs []*analytics.Record) []*analytics.Record {
+	seen := make(map[string]struct{}, len(recs))
+	out := recs[:0:0]
+	for _, r := range recs {
+		if r == nil {
+			continue
+		}
+		if _, dup := seen[r.ID]; dup {
+			continue
+		}
+		seen[r.ID] = struct{}{}
+		out = append(out, r)
+	}
+	return out
+}
+
+// spanRow is a span with the request it belongs to.
+type spanRow struct {
+	*analytics.Span
+	rec *analytics.Record
+}
+
+// eventRow is a guardrail event with the request it belongs to.
+type eventRow struct {
+	*analytics.GuardrailEvent
+	rec *analytics.Record
+}
+
+func spansAndEvents(recs []*analytics.Record) ([]spanRow, []eventRow) {
+	var spans []spanRow
+	var events []eventRow
+	for _, r := range recs {
+		for i := range r.Spans {
+			spans = append(spans, spanRow{&r.Spans[i], r})
+		}
+		for i := range r.Events {
+			events = append(events, eventRow{&r.Events[i], r})
+		}
+	}
+	return spans, events
+}
+
+// batchScope bounds where a batch's rows can be: its tenants and the seconds
+// from its earliest to its latest time (of records and events; spans are
+// stored at their record's time).
+type batchScope struct {
+	tenants  []string
+	from, to int64 // unix seconds, inclusive
+}
+
+func newScope(recs []*analytics.Record) batchScope {
+	sc := batchScope{from: math.MaxInt64, to: math.MinInt64}
+	seen := map[string]bool{}
+	widen := func(tenant string, t time.Time) {
+		if !seen[tenant] {
+			seen[tenant] = true
+			sc.tenants = append(sc.tenants, tenant)
+		}
+		sc.from, sc.to = min(sc.from, t.Unix()), max(sc.to, t.Unix())
+	}
+	for _, r := range recs {
+		widen(r.TenantID, r.TS)
+		for _, e := range r.Events {
+			widen(e.TenantID, e.TS)
+		}
+	}
+	return sc
+}
+
+// missing returns the rows of the batch whose key is not yet in table.
+func missing[T any](ctx context.Context, s *Store, table, keyCol, tsCol string, sc batchScope, batchID string, rows []T, key func(T) string) ([]T, error) {
+	if len(rows) == 0 {
+		return rows, nil
+	}
+	c := &cond{}
+	c.in("tenant_id", sc.tenants)
+	c.add(tsCol+" >= toDateTime(?)", sc.from)
+	c.add(tsCol+" <= toDateTime(?)", sc.to)
+	c.add("batch_id = ?", batchID)
+	res, err := s.conn.Query(ctx, "SELECT "+keyCol+" FROM "+table+" "+c.sql(), c.args...)
+	if err != nil {
+		return nil, fmt.Errorf("read rows of batch %s in %s: %w", batchID, table, err)
+	}
+	defer res.Close()
+	present := map[string]bool{}
+	for res.Next() {
+		var k string
+		if err := res.Scan(&k); err != nil {
+			return nil, fmt.Errorf("read rows of batch %s in %s: %w", batchID, table, err)
+		}
+		present[k] = true
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("read rows of batch %s in %s: %w", batchID, table, err)
+	}
+	if len(present) == 0 {
+		return rows, nil
+	}
+	out := rows[:0:0]
+	for _, r := range rows {
+		if !present[key(r)] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// logColumns are request_logs' columns in insert order. An explicit list:
+// 18.16 needs one for PrepareBatch.
+const logColumns = "tenant_id, ts, ts_ms, id, gateway_id, token_id, user_id, provider, model, route, " +
+	"status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out, cached_tokens, cost_usd, cache, attempts, " +
+	"rule_hits, metadata_keys, metadata_values, trace_id, client_ip, user_agent, request_body, response_body, " +
+	"flags, cache_saved_usd, batch_id"
+
+// insertLogs inserts records column by column (one slice per column: far
+// fewer conversions than row-wise Append).
+func (s *Store) insertLogs(ctx context.Context, batchID string, recs []*analytics.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	n := len(recs)
+	var (
+		tenant, id, gateway, token, user, provider, model, route = mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n)
+		errCode, cache, trace, ip, ua, reqBody, respBody, batch  = mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n)
+		ts, latency, ttfb, tin, tout, tcached, cost, saved       = mkI64(n), mkI64(n), mkI64(n), mkI64(n), mkI64(n), mkI64(n), mkI64(n), mkI64(n)
+		tsMS                                                     = make([]uint16, n)
+		status, attempts                                         = make([]int32, n), make([]int32, n)
+		ruleHits, mdKeys, mdValues, flags                        = mkArr(n), mkArr(n), mkArr(n), mkArr(n)
+	)
+	for i, r := range recs {
+		tenant[i], id[i], gateway[i], token[i], user[i] = r.TenantID, r.ID, r.GatewayID, r.TokenID, r.UserID
+		provider[i], model[i], route[i], errCode[i], cache[i] = r.Provider, r.Model, r.Route, r.ErrorCode, r.Cache
+		trace[i], ip[i], ua[i], reqBody[i], respBody[i], batch[i] = r.TraceID, r.ClientIP, r.UserAgent, r.RequestBody, r.ResponseBody, batchID
+		ts[i], tsMS[i] = splitMS(r.TS)
+		status[i], attempts[i] = int32(r.Status), int32(r.Attempts)
+		latency[i], ttfb[i], tin[i], tout[i], tcached[i] = r.LatencyMS, r.TTFBMS, r.TokensIn, r.TokensOut, r.CachedTokens
+		cost[i], saved[i] = int64(r.CostUSD), int64(r.CacheSavedUSD)
+		ruleHits[i], flags[i] = nonNil(r.RuleHits), nonNil(r.Flags)
+		mdKeys[i], mdValues[i] = splitMap(r.Metadata)
+	}
+	return s.insert(ctx, "request_logs", logColumns, n, tenant, ts, tsMS, id, gateway, token, user, provider, model, route,
+		status, errCode, latency, ttfb, tin, tout, tcached, cost, cache, attempts,
+		ruleHits, mdKeys, mdValues, trace, ip, ua, reqBody, respBody, flags, saved, batch)
+}
+
+const spanColumns = "tenant_id, gateway_id, user_id, ts, ts_ms, start, start_us, trace_id, span_id, parent_id, " +
+	"request_id, name, duration_us, status, attr_keys, attr_values, batch_id"
+
+func (s *Store) insertSpans(ctx context.Context, batchID string, spans []spanRow) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	n := len(spans)
+	var (
+		tenant, gateway, user, trace, span, parent, req, name, status, batch = mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n)
+		ts, start                                                            = mkI64(n), mkI64(n)
+		tsMS                                                                 = make([]uint16, n)
+		startUS                                                              = make([]uint32, n)
+		dur                                                                  = make([]uint64, n)
+		keys, values                                                         = mkArr(n), mkArr(n)
+	)
+	for i, sp := range spans {
+		tenant[i], gateway[i], user[i], req[i], batch[i] = sp.rec.TenantID, sp.rec.GatewayID, sp.rec.UserID, sp.rec.ID, batchID
+		ts[i], tsMS[i] = splitMS(sp.rec.TS)
+		trace[i], span[i], parent[i], name[i], status[i] = sp.TraceID, sp.SpanID, sp.ParentID, sp.Name, sp.Status
+		start[i], startUS[i] = splitUS(sp.Start)
+		dur[i] = durationUS(sp.DurationMS)
+		keys[i], values[i] = splitMap(sp.Attributes)
+	}
+	return s.insert(ctx, "trace_spans", spanColumns, n, tenant, gateway, user, ts, tsMS, start, startUS, trace, span, parent, req, name,
+		dur, status, keys, values, batch)
+}
+
+const eventColumns = "tenant_id, gateway_id, user_id, ts, ts_ms, id, request_id, rule_id, rule_name, kind, action, direction, excerpt, batch_id"
+
+func (s *Store) insertEvents(ctx context.Context, batchID string, events []eventRow) error {
+	if len(events) == 0 {
+		return nil
+	}
+	n := len(events)
+	var (
+		tenant, gateway, id, req, rule, ruleName, kind, action = mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n)
+		dir, excerpt, user, batch                              = mkStr(n), mkStr(n), mkStr(n), mkStr(n)
+		ts                                                     = mkI64(n)
+		tsMS                                                   = make([]uint16, n)
+	)
+	for i, e := range events {
+		tenant[i], gateway[i], user[i], id[i], req[i], batch[i] = e.TenantID, e.GatewayID, e.rec.UserID, e.ID, e.RequestID, batchID
+		rule[i], ruleName[i], kind[i], action[i], dir[i], excerpt[i] = e.RuleID, e.RuleName, e.Kind, e.Action, e.Direction, e.Excerpt
+		ts[i], tsMS[i] = splitMS(e.TS)
+	}
+	return s.insert(ctx, "guardrail_events", eventColumns, n, tenant, gateway, user, ts, tsMS, id, req, rule, ruleName, kind, action, dir, excerpt, batch)
+}
+
+// insert sends one INSERT of n rows given as one slice per column, in the
+// order of columns.
+func (s *Store) insert(ctx context.Context, table, columns string, n int, cols ...any) error {
+	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+columns+")")
+	if err != nil {
+		return fmt.Errorf("prepare insert into %s: %w", table, err)
+	}
+	defer b.Close()
+	for i, c := range cols {
+		if err := b.Column(i).Append(c); err != nil {
+			return fmt.Errorf("insert into %s: column %d: %w", table, i, err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("insert %d rows into %s: %w", n, table, err)
+	}
+	return nil
+}
+
+func mkStr(n int) []string   { return make([]string, n) }
+func mkI64(n int) []int64    { return make([]int64, n) }
+func mkArr(n int) [][]string { return make([][]string, n) }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// splitMap returns a map as parallel key and value arrays, keys sorted, so
+// that equal maps store equal rows.
+func splitMap(m map[string]string) (keys, values []string) {
+	keys = make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	values = make([]string, len(keys))
+	for i, k := range keys {
+		values[i] = m[k]
+	}
+	return keys, values
+}
+
+// splitMS splits a time into unix seconds and milliseconds; the stored
+// precision is the millisecond (rounded down).
+func splitMS(t time.Time) (int64, uint16) {
+	ms := t.UnixMilli()
+	return floorDiv(ms, 1000), uint16(ms - floorDiv(ms, 1000)*1000)
+}
+
+// splitUS splits a time into unix seconds and microseconds.
+func splitUS(t time.Time) (int64, uint32) {
+	us := t.UnixMicro()
+	return floorDiv(us, 1e6), uint32(us - floorDiv(us, 1e6)*1e6)
+}
+
+// durationUS converts a span duration to whole microseconds (spans measure
+// in microseconds; DurationMS carries them as a fraction of milliseconds).
+func durationUS(ms float64) uint64 {
+	if ms <= 0 || math.IsNaN(ms) {
+		return 0
+	}
+	return uint64(math.Round(ms * 1000))
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}

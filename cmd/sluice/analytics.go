@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/clickhouse"
+	"github.com/sluicehq/sluice/analytics/embedded"
+	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/proxy"
+	"github.com/sluicehq/sluice/store"
+)
+
+const (
+	// migrateTimeout bounds the ClickHouse migration at start-up; when
+	// ClickHouse does not answer in time the process serves anyway, records
+	// spill, and the migration is retried before the first write.
+	migrateTimeout = 15 * time.Second
+	// retentionEvery is how often log retention runs.
+	retentionEvery = time.Hour
+)
+
+// openAnalytics opens the analytics backend: ClickHouse with
+// --clickhouse-url, else the embedded store in the data dir. The writer it
+// returns is the one the pipeline uses: for ClickHouse it makes sure the
+// schema is migrated before the first write, so a proxy starts (and
+// spills) while ClickHouse is down.
+func openAnalytics(ctx context.Context, c *config, log *slog.Logger) (analytics.Backend, analytics.Writer, error) {
+	if c.ClickHouseURL == "" {
+		st, err := embedded.Open(ctx, filepath.Join(c.DataDir, "analytics.db"))
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, st, nil
+	}
+	st, err := clickhouse.Open(ctx, clickhouse.Config{URL: c.ClickHouseURL})
+	if err != nil {
+		return nil, nil, err
+	}
+	w := &migratingWriter{Writer: st, migrate: st.Migrate}
+	mctx, cancel := context.WithTimeout(ctx, migrateTimeout)
+	defer cancel()
+	if err := w.ensure(mctx); err != nil {
+		log.Warn("ClickHouse is not ready; serving anyway, analytics records spill to the data dir until it is",
+			"err", err)
+	}
+	return st, w, nil
+}
+
+// migrateClickHouse applies the pending ClickHouse migrations (sluice
+// migrate) and returns their names.
+func migrateClickHouse(ctx context.Context, url string) ([]string, error) {
+	st, err := clickhouse.Open(ctx, clickhouse.Config{URL: url})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate clickhouse: %w", err)
+	}
+	return applied, nil
+}
+
+// migratingWriter applies the ClickHouse migrations before its first
+// write. Only the pipeline's writer goroutine calls Write.
+type migratingWriter struct {
+	analytics.Writer
+	migrate func(ctx context.Context) ([]string, error)
+	done    atomic.Bool
+}
+
+func (w *migratingWriter) ensure(ctx context.Context) error {
+	if w.done.Load() {
+		return nil
+	}
+	if _, err := w.migrate(ctx); err != nil {
+		return fmt.Errorf("migrate clickhouse: %w", err)
+	}
+	w.done.Store(true)
+	return nil
+}
+
+// Write migrates when that has not succeeded yet, then writes b.
+func (w *migratingWriter) Write(ctx context.Context, b *analytics.Batch) error {
+	if err := w.ensure(ctx); err != nil {
+		return err
+	}
+	return w.Writer.Write(ctx, b)
+}
+
+// newPipeline is the proxy's analytics pipeline, spilling to
+// <data-dir>/spool. The directory belongs to one process: two proxies must
+// not share a data dir.
+func newPipeline(c *config, w analytics.Writer, log *slog.Logger, set *metrics.Set) (*analytics.Pipeline, error) {
+	return analytics.NewPipeline(analytics.PipelineConfig{
+		Writer:  w,
+		Dir:     filepath.Join(c.DataDir, "spool"),
+		Logger:  log,
+		Metrics: set,
+	})
+}
+
+// budgetSpend reads budget spend from the analytics backend.
+type budgetSpend struct{ b analytics.Backend }
+
+func (s budgetSpend) Spent(ctx context.Context, scope string, periodStart time.Time) (money.USD, error) {
+	n, err := s.b.SpendSince(ctx, scope, periodStart)
+	return money.USD(n), err
+}
+
+var _ admin.BudgetSpend = budgetSpend{}
+
+// runRetention enforces each tenant's log_retention_days once an hour (and
+// once at start) until ctx ends.
+func runRetention(ctx context.Context, st *store.Store, b analytics.Backend, log *slog.Logger) error {
+	t := time.NewTicker(retentionEvery)
+	defer t.Stop()
+	for {
+		retainOnce(ctx, st, b, log)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func retainOnce(ctx context.Context, st *store.Store, b analytics.Backend, log *slog.Logger) {
+	tenants, err := store.All[store.Tenant](ctx, st.DB, "id")
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Error("log retention: list tenants", "err", err)
+		}
+		return
+	}
+	now := time.Now().UTC()
+	for _, tn := range tenants {
+		days := tn.Settings.LogRetentionDays
+		if days <= 0 {
+			days = 30
+		}
+		if err := b.Retain(ctx, tn.ID, now.AddDate(0, 0, -days)); err != nil {
+			// One line per round, not per tenant: the next round retries.
+			if ctx.Err() == nil {
+				log.Error("log retention stopped for this round", "tenant", tn.ID, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// analyticsCheck reports the pipeline in /healthz: degraded (still 200)
+// while the analytics store refuses writes or records wait on disk. The
+// detail gives counts only: the writer's error may name hosts, and
+// /healthz needs no credential; the error is in the log.
+func analyticsCheck(p *analytics.Pipeline) proxy.Check {
+	st := p.Stats()
+	var chk proxy.Check
+	switch {
+	case !st.WriterHealthy:
+		chk = proxy.Check{Status: proxy.StatusDegraded, Detail: fmt.Sprintf(
+			"the analytics store refuses writes; %d records buffered in memory, %d bytes spilled to disk",
+			st.Queued, st.SpilledBytes)}
+	case st.SpilledBytes > 0:
+		chk = proxy.Check{Status: proxy.StatusDegraded, Detail: fmt.Sprintf(
+			"replaying %d bytes of spilled records; %d records in memory", st.SpilledBytes, st.Queued)}
+	default:
+		chk = proxy.Check{Status: proxy.StatusOK, Detail: fmt.Sprintf("%d records in memory", st.Queued)}
+	}
+	if st.DroppedRecords > 0 {
+		chk.Detail += fmt.Sprintf("; %d records lost since start (sluice_pipeline_dropped_total)", st.DroppedRecords)
+	}
+	return chk
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/bench"
+)
+
+// benchOptions are the flags of `sluice bench`.
+type benchOptions struct {
+	cfg  bench.Config
+	json bool
+	// gatewayBinary replaces this executable as the gateway (hidden: for
+	// tests and for comparing two builds).
+	gatewayBinary string
+}
+
+// benchCmd is `sluice bench`: the mock provider in-process, this binary's
+// `serve` as the gateway in a child process, load on loopback, and the
+// gateway's overhead against a direct call measured in the same run.
+func benchCmd() *cobra.Command {
+	var o benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the gateway's overhead against a direct call to a mock provider, on this machine",
+		Long: `Measure the gateway's overhead on this machine, in one run that stops by itself.
+
+It starts the mock provider in this process and "sluice serve" (this binary) as
+a child process on a fresh embedded store, with GOMAXPROCS=1 and pinned to the
+last CPU (the load runs on the others), configures a tenant, a gateway with
+body logging, a provider key and a token through the admin API, and then
+measures, each phase for --duration after a short warm-up:
+
+  1. requests/s direct to the mock and through the gateway (closed loop,
+     --concurrency connections), and the gateway's CPU time per request;
+  2. latency p50/p90/p99 at --rate requests/s (open loop, measured from each
+     request's scheduled send time), direct and through the gateway;
+  3. the same for the first content chunk of a streamed request.
+
+The figures are printed next to the project's targets (docs/performance.md).
+All traffic stays on loopback; a run takes about six times --duration.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&o.cfg.Duration, "duration", bench.DefaultDuration, "how long each phase measures")
+	f.IntVar(&o.cfg.Rate, "rate", bench.DefaultRate, "requests per second of the fixed-rate phases")
+	f.IntVar(&o.cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "connections of the closed-loop phases")
+	f.BoolVar(&o.json, "json", false, "print the figures as JSON instead of tables")
+	f.BoolVar(&o.cfg.NoPin, "no-pin", false, "do not pin the gateway and the load generator to separate CPUs")
+	f.StringVar(&o.gatewayBinary, "gateway-binary", "", "sluice binary to run as the gateway (default: this one)")
+	_ = f.MarkHidden("gateway-binary")
+	return cmd
+}
+
+// runBench runs the benchmark and prints its report on stdout; progress
+// goes to stderr.
+func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) error {
+	cfg := o.cfg
+	if len(cfg.Gateway) == 0 {
+		bin := o.gatewayBinary
+		if bin == "" {
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("find this executable to run as the gateway: %w", err)
+			}
+			bin = exe
+		}
+		cfg.Gateway = []string{bin}
+	}
+	cfg.Progress = stderr
+	start := time.Now()
+	r, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	fmt.Fprintf(stderr, "bench: done in %s\n", time.Since(start).Round(time.Second))
+	if o.json {
+		return r.WriteJSON(stdout)
+	}
+	return r.WriteText(stdout)
+}

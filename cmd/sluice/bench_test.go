@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/bench"
+)
+
+// benchGatewayEnv makes this test binary, started by TestBench, run
+// `sluice serve` in TestBenchGateway instead of testing.
+const benchGatewayEnv = "SLUICE_BENCH_TEST_GATEWAY=1"
+
+// TestBench runs `sluice bench` briefly, with this test binary as the
+// gateway (TestBenchGateway), and checks that every section is printed
+// and every figure that must be positive is. It asserts no speed: the
+// figures of so short a run mean nothing.
+func TestBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the benchmark for about 5 s")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := benchOptions{json: true, cfg: bench.Config{
+		Duration: 500 * time.Millisecond, Rate: 100, Concurrency: 8,
+		Gateway:    []string{exe, "-test.run=^TestBenchGateway$", "--"},
+		GatewayEnv: []string{benchGatewayEnv},
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if err := runBench(ctx, o, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	t.Logf("progress:\n%s", stderr.String())
+
+	var r bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("--json printed something that is not a report: %v\n%s", err, stdout.String())
+	}
+	positive := map[string]float64{
+		"direct requests/s":               r.Throughput.Direct.PerSecond,
+		"gateway requests/s":              r.Throughput.Gateway.PerSecond,
+		"gateway CPU per request":         r.Throughput.CPUPerRequestMS,
+		"gateway CPU seconds":             r.Gateway.CPUS,
+		"peak RSS":                        float64(r.Gateway.PeakRSSBytes),
+		"direct latency p50":              r.Latency.Direct.P50MS,
+		"gateway latency p50":             r.Latency.Gateway.P50MS,
+		"gateway latency p99":             r.Latency.Gateway.P99MS,
+		"direct first chunk p50":          r.Streaming.Direct.P50MS,
+		"gateway first chunk p50":         r.Streaming.Gateway.P50MS,
+		"gateway first chunk p99":         r.Streaming.Gateway.P99MS,
+		"fixed-rate requests direct":      float64(r.Latency.Direct.Requests),
+		"fixed-rate requests via gateway": float64(r.Latency.Gateway.Requests),
+		"streamed requests via gateway":   float64(r.Streaming.Gateway.Requests),
+		"phases' duration":                r.Settings.DurationS,
+		"other processes measured over":   r.OtherProcesses.Seconds,
+	}
+	for name, v := range positive {
+		if !(v > 0) {
+			t.Errorf("%s = %v, want > 0", name, v)
+		}
+	}
+	if got := len(r.Targets); got != 4 {
+		t.Errorf("%d targets, want 4", got)
+	}
+	for _, l := range []bench.Latencies{r.Latency.Direct, r.Latency.Gateway, r.Streaming.Direct, r.Streaming.Gateway} {
+		if l.Errors != 0 {
+			t.Errorf("%d failed requests, first: %s", l.Errors, l.FirstError)
+		}
+	}
+
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, section := range []string{
+		"Throughput, closed loop", "direct to the mock", "through the gateway", "ms per request",
+		"Latency at 100 requests/s", "added by the gateway",
+		"Streamed: time to the first content chunk", "peak RSS", "Other processes", "Targets",
+		"CPU per non-streamed request", "added latency p50", "added latency p99", "first streamed chunk",
+	} {
+		if !strings.Contains(text.String(), section) {
+			t.Errorf("the report lacks %q:\n%s", section, text.String())
+		}
+	}
+}
+
+// TestBenchGateway is not a test: TestBench starts this test binary with
+// -test.run selecting it and the `sluice` arguments after "--", and it runs
+// them the way main does.
+func TestBenchGateway(t *testing.T) {
+	if !slices.Contains(os.Environ(), benchGatewayEnv) {
+		t.Skip("the gateway process of TestBench")
+	}
+	i := slices.Index(os.Args, "--")
+	if i < 0 {
+		fmt.Fprintln(os.Stderr, "no -- before the sluice arguments")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	cmd := newRootCmd()
+	cmd.SetArgs(os.Args[i+1:])
+	err := cmd.ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sluice:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}

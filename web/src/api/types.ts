@@ -1,0 +1,289 @@
+// The shapes of the GraphQL answers the dashboard reads (schema.graphql).
+
+import type { Role } from '../lib/policy';
+
+export interface Connection<T> {
+  data: T[];
+  nextCursor?: string | null;
+}
+export interface RateLimit {
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+}
+export interface Budget {
+  amountUsd: number;
+  period: string;
+  hard: boolean;
+  spentUsd: number;
+  remainingUsd: number;
+  resetsAt: string | null;
+}
+export interface Latency {
+  p50: number;
+  p95: number;
+  p99: number;
+}
+export interface Stats {
+  from: string;
+  to: string;
+  requests: number;
+  errors: number;
+  cached: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+  latencyMs: Latency;
+  cacheHitRate: number;
+}
+export interface Point {
+  ts: string;
+  requests: number;
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+}
+export interface Tenant {
+  id: string;
+  name: string;
+  status: string;
+  createdAt: string;
+  updatedAt?: string;
+  settings: { logRetentionDays: number; logBodiesDefault: boolean; allowedProviders: string[] };
+}
+export interface Provider {
+  id: string;
+  name: string;
+  defaultBaseUrl: string;
+  baseUrlRequired: boolean;
+}
+export interface RouteTarget {
+  provider: string;
+  model: string;
+  keyAlias: string | null;
+  weight: number;
+}
+export interface Route {
+  name: string;
+  strategy: string;
+  targets: RouteTarget[];
+}
+export interface Gateway {
+  id: string;
+  tenantId: string;
+  slug: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+  logBodies: boolean;
+  bodyLogLimitBytes: number;
+  cache: { enabled: boolean; ttlSeconds: number };
+  rateLimit: RateLimit;
+  requestTimeoutMs: number;
+  retry: { maxAttempts: number; backoffMs: number };
+  routes: Route[];
+  circuitBreaker: { failureThreshold: number; cooldownSeconds: number };
+  budget: Budget | null;
+}
+export interface ProviderKey {
+  id: string;
+  provider: string;
+  alias: string;
+  last4: string;
+  baseUrl: string;
+  weight: number;
+  models: string[];
+  createdAt: string;
+}
+export interface Rule {
+  id: string;
+  name: string;
+  enabled: boolean;
+  direction: string;
+  kind: string;
+  patterns: string[];
+  pii: string[];
+  action: string;
+  caseSensitive: boolean;
+  updatedAt: string;
+}
+export interface Token {
+  id: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  gatewayId: string | null;
+  userId: string | null;
+  expiresAt: string | null;
+  revoked: boolean;
+  rateLimit: RateLimit;
+  allowedModels: string[];
+  lastUsedAt: string | null;
+  createdAt: string;
+  secret?: string;
+}
+export interface User {
+  id: string;
+  tenantId: string;
+  email: string;
+  name: string;
+  role: Role;
+  status: string;
+  createdAt: string;
+  lastSeenAt: string | null;
+  rateLimit: RateLimit;
+  budget: Budget | null;
+}
+export interface BreakerState {
+  provider: string;
+  keyAlias: string;
+  state: string;
+  consecutiveFailures: number;
+  openedAt: string | null;
+  nextProbeAt: string | null;
+}
+export interface LogRecord {
+  id: string;
+  ts: string;
+  tenantId: string;
+  gatewayId: string;
+  tokenId?: string;
+  userId: string;
+  provider: string;
+  model: string;
+  route: string;
+  status: number;
+  errorCode: string;
+  latencyMs: number;
+  ttfbMs?: number;
+  tokensIn: number;
+  tokensOut: number;
+  cachedTokens?: number;
+  costUsd: number;
+  cache: string;
+  attempts?: number;
+  ruleHits?: string[] | null;
+  metadata?: Record<string, string> | null;
+  traceId?: string;
+  clientIp?: string;
+  userAgent?: string;
+  requestBody?: string;
+  responseBody?: string;
+}
+export interface Span {
+  spanId: string;
+  parentId: string;
+  name: string;
+  start: string;
+  durationMs: number;
+  status: string;
+  attributes?: Record<string, string> | null;
+  children?: Span[] | null;
+}
+export interface Trace {
+  id: string;
+  requestId: string;
+  start: string;
+  durationMs: number;
+  root: Span | null;
+}
+export interface TraceSummary {
+  id: string;
+  requestId: string;
+  start: string;
+  durationMs: number;
+  status: number;
+  model: string;
+  spans: number;
+}
+export interface Group {
+  key: string;
+  requests: number;
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+  latencyMs: Latency;
+}
+export interface Spend {
+  from: string;
+  to: string;
+  totalUsd: number;
+  byModel: { provider: string; model: string; requests: number; costUsd: number }[];
+  byDay: { day: string; requests: number; costUsd: number }[];
+  budget: Budget | null;
+}
+export interface TenantAnalysis {
+  requests: number;
+  errorRate: number;
+  cacheSavingsUsd: number;
+  topGateways: Group[];
+  topUsers: Group[];
+  topModels: Group[];
+}
+export interface ModelPrice {
+  provider: string;
+  model: string;
+  inputPerMtok: number;
+  outputPerMtok: number;
+  cachedInputPerMtok: number;
+  deprecatedAt: string | null;
+  sunsetAt: string | null;
+  source: string;
+  updatedAt: string;
+}
+export interface PlaygroundModel {
+  gatewayId: string;
+  gatewaySlug: string;
+  tenantId: string;
+  provider: string;
+  model: string;
+  route: string;
+}
+export interface PlaygroundToken {
+  token: string;
+  expiresAt: string;
+  gatewayId: string;
+  tenantId: string;
+  gatewaySlug: string;
+  basePath: string;
+}
+export interface AuditEntry {
+  id: string;
+  ts: string;
+  actorId: string;
+  actorEmail: string;
+  actorRole: string;
+  tenantId: string;
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  changes: unknown;
+  outcome: string;
+  ip: string;
+  requestId: string;
+}
+export interface ClientErrorRow {
+  id: string;
+  ts: string;
+  tenantId: string;
+  userId: string;
+  message: string;
+  stack: string;
+  url: string;
+  release: string;
+  userAgent: string;
+  context: unknown;
+  count: number;
+  lastSeenAt: string;
+}
+export interface GuardrailEvent {
+  id: string;
+  ts: string;
+  requestId: string;
+  ruleName: string;
+  kind: string;
+  action: string;
+  direction: string;
+  excerpt: string;
+}

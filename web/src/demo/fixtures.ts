@@ -1,0 +1,294 @@
+// Sample data of the read-only demo (the Demo User's view of the
+// interface). Everything here is made up, generated deterministically, and
+// bundled: the demo calls no admin endpoint at all.
+
+import type {
+  BreakerState,
+  Gateway,
+  Group,
+  LogRecord,
+  ModelPrice,
+  Point,
+  ProviderKey,
+  Rule,
+  Span,
+  Spend,
+  Token,
+  Trace,
+  TraceSummary,
+} from '../api/types';
+
+/** rng is a small deterministic generator (a 32-bit LCG), so the demo looks the same on every load. */
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const T0 = '2026-01-05T09:00:00Z';
+
+const budget = (amount: number, spent: number, period = 'monthly') => ({
+  amountUsd: amount,
+  period,
+  hard: true,
+  spentUsd: spent,
+  remainingUsd: Math.max(0, amount - spent),
+  resetsAt: new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toISOString(),
+});
+
+export const demoGateways: Gateway[] = [
+  {
+    id: 'gw_demo_prod',
+    tenantId: 'acme',
+    slug: 'prod',
+    name: 'Production',
+    createdAt: T0,
+    updatedAt: T0,
+    logBodies: true,
+    bodyLogLimitBytes: 65536,
+    cache: { enabled: true, ttlSeconds: 600 },
+    rateLimit: { requestsPerMinute: 600, tokensPerMinute: 1_000_000 },
+    requestTimeoutMs: 60000,
+    retry: { maxAttempts: 3, backoffMs: 250 },
+    routes: [
+      {
+        name: 'smart',
+        strategy: 'fallback',
+        targets: [
+          { provider: 'openai', model: 'gpt-4o', keyAlias: null, weight: 1 },
+          { provider: 'anthropic', model: 'claude-sonnet-4-5', keyAlias: null, weight: 1 },
+        ],
+      },
+      {
+        name: 'fast',
+        strategy: 'loadbalance',
+        targets: [
+          { provider: 'openai', model: 'gpt-4o-mini', keyAlias: null, weight: 3 },
+          { provider: 'groq', model: 'llama-3.3-70b-versatile', keyAlias: null, weight: 1 },
+        ],
+      },
+    ],
+    circuitBreaker: { failureThreshold: 5, cooldownSeconds: 30 },
+    budget: budget(500, 187.42),
+  },
+  {
+    id: 'gw_demo_staging',
+    tenantId: 'acme',
+    slug: 'staging',
+    name: 'Staging',
+    createdAt: T0,
+    updatedAt: T0,
+    logBodies: true,
+    bodyLogLimitBytes: 65536,
+    cache: { enabled: false, ttlSeconds: 300 },
+    rateLimit: { requestsPerMinute: 60, tokensPerMinute: null },
+    requestTimeoutMs: 120000,
+    retry: { maxAttempts: 2, backoffMs: 200 },
+    routes: [],
+    circuitBreaker: { failureThreshold: 5, cooldownSeconds: 30 },
+    budget: budget(50, 41.9),
+  },
+];
+
+export const demoKeys: ProviderKey[] = [
+  { id: 'key_demo_1', provider: 'openai', alias: 'main', last4: 'x7Qa', baseUrl: '', weight: 1, models: ['gpt-4o', 'gpt-4o-mini'], createdAt: T0 },
+  { id: 'key_demo_2', provider: 'anthropic', alias: 'main', last4: 'P0s2', baseUrl: '', weight: 1, models: ['claude-sonnet-4-5'], createdAt: T0 },
+  { id: 'key_demo_3', provider: 'groq', alias: 'backup', last4: '9fGh', baseUrl: '', weight: 1, models: [], createdAt: T0 },
+];
+
+export const demoRules: Rule[] = [
+  { id: 'rule_demo_1', name: 'No PII out', enabled: true, direction: 'request', kind: 'pii', patterns: [], pii: ['email', 'credit_card'], action: 'redact', caseSensitive: false, updatedAt: T0 },
+  { id: 'rule_demo_2', name: 'Block internal code names', enabled: true, direction: 'both', kind: 'keyword', patterns: ['project-falcon'], pii: [], action: 'block', caseSensitive: false, updatedAt: T0 },
+  { id: 'rule_demo_3', name: 'Flag secrets', enabled: false, direction: 'response', kind: 'pii', patterns: [], pii: ['secret_key'], action: 'flag', caseSensitive: false, updatedAt: T0 },
+];
+
+const rl = { requestsPerMinute: null, tokensPerMinute: null };
+export const demoTokens: Token[] = [
+  { id: 'tok_demo_1', name: 'backend', prefix: 'sk-sl-Ab3d', last4: 'k9Zq', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: false, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0 },
+  { id: 'tok_demo_2', name: 'ci', prefix: 'sk-sl-Q1w2', last4: 'Er4t', gatewayId: 'gw_demo_prod', userId: null, expiresAt: '2027-06-30T00:00:00Z', revoked: false, rateLimit: { requestsPerMinute: 60, tokensPerMinute: 100000 }, allowedModels: ['gpt-4o-mini'], lastUsedAt: null, createdAt: T0 },
+  { id: 'tok_demo_3', name: 'old laptop', prefix: 'sk-sl-Zx9c', last4: 'Vb8n', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: true, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0 },
+];
+
+export const demoBreakers: BreakerState[] = [
+  { provider: 'openai', keyAlias: 'main', state: 'closed', consecutiveFailures: 0, openedAt: null, nextProbeAt: null },
+  { provider: 'anthropic', keyAlias: 'main', state: 'closed', consecutiveFailures: 1, openedAt: null, nextProbeAt: null },
+  { provider: 'groq', keyAlias: 'backup', state: 'open', consecutiveFailures: 5, openedAt: new Date(Date.now() - 20_000).toISOString(), nextProbeAt: new Date(Date.now() + 10_000).toISOString() },
+];
+
+const MODELS: [string, string, number, number][] = [
+  ['openai', 'gpt-4o', 2.5, 10],
+  ['openai', 'gpt-4o-mini', 0.15, 0.6],
+  ['anthropic', 'claude-sonnet-4-5', 3, 15],
+  ['groq', 'llama-3.3-70b-versatile', 0.59, 0.79],
+];
+
+/** demoPoints makes a time series over [from, to) with a daily rhythm. */
+export function demoPoints(from: string, to: string, interval: string): Point[] {
+  const step = interval === 'day' ? 86_400_000 : interval === 'minute' ? 60_000 : 3_600_000;
+  const a = Math.floor(new Date(from).getTime() / step) * step;
+  const b = new Date(to).getTime();
+  const r = rng(7);
+  const out: Point[] = [];
+  for (let t = a; t < b && out.length < 2000; t += step) {
+    const hour = new Date(t).getUTCHours();
+    const day = 0.35 + 0.65 * Math.max(0, Math.sin(((hour - 6) / 24) * 2 * Math.PI));
+    const scale = interval === 'day' ? 24 * 0.6 : 1;
+    const requests = Math.round((120 + 380 * day + 60 * r()) * scale);
+    const errors = Math.round(requests * (0.004 + 0.012 * r()));
+    const tokensIn = requests * (700 + Math.round(300 * r()));
+    const tokensOut = requests * (180 + Math.round(90 * r()));
+    out.push({ ts: new Date(t).toISOString(), requests, errors, tokensIn, tokensOut, costUsd: +(tokensIn * 0.9e-6 + tokensOut * 3.6e-6).toFixed(4) });
+  }
+  return out;
+}
+
+export function demoStats(from: string, to: string) {
+  const pts = demoPoints(from, to, 'hour');
+  const sum = (k: keyof Point) => pts.reduce((s, p) => s + (p[k] as number), 0);
+  const requests = sum('requests');
+  return {
+    from,
+    to,
+    requests,
+    errors: sum('errors'),
+    cached: Math.round(requests * 0.14),
+    tokensIn: sum('tokensIn'),
+    tokensOut: sum('tokensOut'),
+    costUsd: +sum('costUsd').toFixed(2),
+    latencyMs: { p50: 812, p95: 2390, p99: 4120 },
+    cacheHitRate: 0.14,
+  };
+}
+
+function group(key: string, share: number, requests: number, cost: number, r: () => number): Group {
+  const n = Math.round(requests * share);
+  return {
+    key,
+    requests: n,
+    errors: Math.round(n * (0.005 + 0.01 * r())),
+    tokensIn: n * 820,
+    tokensOut: n * 210,
+    costUsd: +(cost * share).toFixed(2),
+    latencyMs: { p50: 600 + Math.round(500 * r()), p95: 1800 + Math.round(1200 * r()), p99: 3500 + Math.round(1500 * r()) },
+  };
+}
+
+export function demoGroups(groupBy: string, from: string, to: string): Group[] {
+  const s = demoStats(from, to);
+  const r = rng(groupBy.length * 31);
+  const keys: Record<string, [string, number][]> = {
+    model: [['openai/gpt-4o-mini', 0.46], ['openai/gpt-4o', 0.27], ['anthropic/claude-sonnet-4-5', 0.19], ['groq/llama-3.3-70b-versatile', 0.08]],
+    provider: [['openai', 0.73], ['anthropic', 0.19], ['groq', 0.08]],
+    gateway: [['gw_demo_prod', 0.86], ['gw_demo_staging', 0.14]],
+    user: [['usr_demo_dana', 0.41], ['usr_demo_lee', 0.33], ['usr_demo_sam', 0.26]],
+    status: [['200', 0.985], ['429', 0.009], ['502', 0.006]],
+    error_code: [['', 0.985], ['rate_limit_exceeded', 0.009], ['upstream_error', 0.006]],
+  };
+  return (keys[groupBy] ?? keys.model).map(([k, sh]) => group(k, sh, s.requests, s.costUsd, r));
+}
+
+export function demoSpend(from: string, to: string, withBudget: boolean): Spend {
+  const s = demoStats(from, to);
+  const days = demoPoints(from, to, 'day');
+  return {
+    from,
+    to,
+    totalUsd: s.costUsd,
+    byModel: MODELS.map(([p, m], i) => ({ provider: p, model: m, requests: Math.round(s.requests * [0.27, 0.46, 0.19, 0.08][i]), costUsd: +(s.costUsd * [0.52, 0.12, 0.33, 0.03][i]).toFixed(2) })),
+    byDay: days.map((d) => ({ day: d.ts.slice(0, 10), requests: d.requests, costUsd: d.costUsd })),
+    budget: withBudget ? demoGateways[0].budget : null,
+  };
+}
+
+export function demoLogs(): LogRecord[] {
+  const r = rng(42);
+  const now = Date.now();
+  return Array.from({ length: 40 }, (_, i) => {
+    const [provider, model, pin, pout] = MODELS[Math.floor(r() * MODELS.length)];
+    const failed = r() < 0.08;
+    const tokensIn = 200 + Math.round(r() * 1500);
+    const tokensOut = failed ? 0 : 40 + Math.round(r() * 500);
+    const hex = (n: number) => n.toString(16).padStart(12, '0');
+    return {
+      id: `0194d3a1-7c1e-7b20-9d4e-${hex(0x3f1a2b3c4d00 + i)}`,
+      ts: new Date(now - i * 97_000 - Math.round(r() * 30_000)).toISOString(),
+      tenantId: 'acme',
+      gatewayId: 'gw_demo_prod',
+      userId: ['usr_demo_dana', 'usr_demo_lee', 'usr_demo_sam'][i % 3],
+      provider,
+      model,
+      route: i % 4 === 0 ? 'smart' : '',
+      status: failed ? (r() < 0.5 ? 429 : 502) : 200,
+      errorCode: failed ? 'upstream_error' : '',
+      latencyMs: 300 + Math.round(r() * 2500),
+      tokensIn,
+      tokensOut,
+      costUsd: failed ? 0 : +((tokensIn * pin + tokensOut * pout) / 1e6).toFixed(7),
+      cache: i % 7 === 0 ? 'HIT' : 'MISS',
+    };
+  });
+}
+
+export function demoLog(id: string): LogRecord | null {
+  if (typeof id !== 'string') return null;
+  const l = demoLogs().find((x) => x.id === id);
+  if (!l) return null;
+  return {
+    ...l,
+    tokenId: 'tok_demo_1',
+    ttfbMs: Math.round(l.latencyMs * 0.4),
+    cachedTokens: 0,
+    attempts: l.route ? 2 : 1,
+    ruleHits: l.route ? ['rule_demo_1'] : [],
+    metadata: { team: 'search', env: 'prod' },
+    traceId: 'trace-' + id,
+    clientIp: '203.0.113.7',
+    userAgent: 'OpenAI/Python 1.54.0',
+    requestBody: JSON.stringify({ model: l.model, messages: [{ role: 'user', content: 'Summarise the attached meeting notes in three bullet points. My email is [REDACTED:email].' }] }),
+    responseBody: JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: '• Launch moved to March.\n• Budget approved.\n• Hiring two engineers.' }, finish_reason: 'stop' }], usage: { prompt_tokens: l.tokensIn, completion_tokens: l.tokensOut } }),
+  };
+}
+
+export function demoTrace(id: string): Trace | null {
+  if (typeof id !== 'string') return null;
+  const l = demoLog(id.replace(/^trace-/, ''));
+  if (!l) return null;
+  const t0 = new Date(l.ts).getTime() - l.latencyMs;
+  const at = (ms: number) => new Date(t0 + ms).toISOString();
+  const span = (sid: string, name: string, start: number, dur: number, status: string, attrs: Record<string, string>, children: Span[] = []): Span => ({
+    spanId: sid,
+    parentId: '',
+    name,
+    start: at(start),
+    durationMs: dur,
+    status,
+    attributes: attrs,
+    children,
+  });
+  const two = (l.attempts ?? 1) > 1;
+  const first = two ? span('s2', 'attempt 1 anthropic/claude-sonnet-4-5', 4, 180, 'error', { 'http.status_code': '503', 'sluice.key_alias': 'main' }) : null;
+  const last = span('s3', `attempt ${two ? 2 : 1} ${l.provider}/${l.model}`, two ? 420 : 6, l.latencyMs - (two ? 430 : 12), 'ok', { 'http.status_code': String(l.status), 'sluice.key_alias': 'main' });
+  const root = span('s1', 'POST /v1/acme/prod/compat/chat/completions', 0, l.latencyMs, l.status < 400 ? 'ok' : 'error', { 'sluice.gateway': 'prod', 'sluice.route': l.route || '—' }, [
+    span('s0', 'content rules (request)', 1, 2, 'ok', { 'sluice.rules': '2' }),
+    ...(first ? [first] : []),
+    last,
+  ]);
+  return { id: l.traceId!, requestId: l.id, start: at(0), durationMs: l.latencyMs, root };
+}
+
+export function demoTraceSummaries(): TraceSummary[] {
+  return demoLogs().map((l) => ({ id: 'trace-' + l.id, requestId: l.id, start: l.ts, durationMs: l.latencyMs, status: l.status, model: l.model, spans: l.route ? 4 : 3 }));
+}
+
+export const demoPrices: ModelPrice[] = [
+  ...MODELS.map(([provider, model, i, o]) => ({ provider, model, inputPerMtok: i, outputPerMtok: o, cachedInputPerMtok: i / 2, deprecatedAt: null, sunsetAt: null, source: 'seed', updatedAt: T0 })),
+  { provider: 'openai', model: 'gpt-4-turbo', inputPerMtok: 10, outputPerMtok: 30, cachedInputPerMtok: 0, deprecatedAt: '2026-01-01T00:00:00Z', sunsetAt: '2026-12-31T00:00:00Z', source: 'admin', updatedAt: T0 },
+];
+
+export const demoProviders = [
+  { id: 'openai', name: 'OpenAI', defaultBaseUrl: 'https://api.openai.com/v1', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },
+  { id: 'anthropic', name: 'Anthropic', defaultBaseUrl: 'https://api.anthropic.com', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },
+  { id: 'groq', name: 'Groq', defaultBaseUrl: 'https://api.groq.com/openai/v1', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },
+];

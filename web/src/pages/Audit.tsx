@@ -1,0 +1,151 @@
+// The platform audit log: every admin write and every denied one.
+
+import { useState, type FormEvent } from 'react';
+import { Q } from '../api/queries';
+import type { AuditEntry, Connection } from '../api/types';
+import { QueryView, useGQL } from '../components/data';
+import { Badge, Empty, Field, PageHeader, Pager, usePager } from '../components/ui';
+import { downloadCSV, objectsToCSV } from '../lib/csv';
+import { formatTime } from '../lib/format';
+import { localInputToISO } from '../lib/range';
+
+const RESOURCE_TYPES = ['', 'tenant', 'gateway', 'provider_key', 'rule', 'token', 'user', 'model_price', 'session'];
+
+export function Audit() {
+  const [draft, setDraft] = useState({ tenant: '', actor: '', action: '', resourceType: '', from: '', to: '' });
+  const [filter, setFilter] = useState<Record<string, string>>({});
+  const pager = usePager();
+  const q = useGQL<{ auditLog: Connection<AuditEntry> }>(Q.audit, { filter, cursor: pager.cursor });
+  const [open, setOpen] = useState<string | null>(null);
+  const set = (k: keyof typeof draft) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value });
+  const apply = (e: FormEvent) => {
+    e.preventDefault();
+    const f: Record<string, string> = {};
+    if (draft.tenant) f.tenantId = draft.tenant.trim();
+    if (draft.actor) f.actorId = draft.actor.trim();
+    if (draft.action) f.action = draft.action.trim();
+    if (draft.resourceType) f.resourceType = draft.resourceType;
+    const from = localInputToISO(draft.from);
+    const to = localInputToISO(draft.to);
+    if (from) f.from = from;
+    if (to) f.to = to;
+    pager.reset();
+    setFilter(f);
+  };
+  return (
+    <>
+      <PageHeader title="Audit log" subtitle="Every admin write, recorded in the same transaction as the write; denied writes too. Secrets are masked." />
+      <form className="panel filters" onSubmit={apply} aria-label="Filter the audit log">
+        <div className="form-grid dense">
+          <Field label="Tenant">
+            <input value={draft.tenant} onChange={set('tenant')} />
+          </Field>
+          <Field label="Actor (user id)">
+            <input value={draft.actor} onChange={set('actor')} placeholder="usr_…" />
+          </Field>
+          <Field label="Action">
+            <input value={draft.action} onChange={set('action')} placeholder="gateway.update" />
+          </Field>
+          <Field label="Resource type">
+            <select value={draft.resourceType} onChange={set('resourceType')}>
+              {RESOURCE_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t || 'Any'}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="From">
+            <input type="datetime-local" value={draft.from} onChange={set('from')} />
+          </Field>
+          <Field label="To">
+            <input type="datetime-local" value={draft.to} onChange={set('to')} />
+          </Field>
+        </div>
+        <div className="form-actions">
+          <button type="submit" className="primary">
+            Apply filters
+          </button>
+        </div>
+      </form>
+      <section className="panel">
+        <QueryView<Connection<AuditEntry>> q={q} field="auditLog" what="the audit log">
+          {(c) =>
+            c.data.length === 0 ? (
+              <Empty>No entries match.</Empty>
+            ) : (
+              <>
+                <div className="panel-head">
+                  <span />
+                  <button
+                    type="button"
+                    className="small"
+                    onClick={() =>
+                      downloadCSV(
+                        'sluice-audit.csv',
+                        objectsToCSV(
+                          c.data.map((a) => ({ ...a, changes: a.changes == null ? '' : JSON.stringify(a.changes) })),
+                          ['ts', 'actorEmail', 'actorRole', 'tenantId', 'action', 'resourceType', 'resourceId', 'outcome', 'ip', 'requestId', 'changes'],
+                        ),
+                      )
+                    }
+                  >
+                    Export CSV
+                  </button>
+                </div>
+                <div className="table-scroll">
+                  <table className="table">
+                    <thead>
+                      <tr>
+                        <th scope="col">Time</th>
+                        <th scope="col">Actor</th>
+                        <th scope="col">Tenant</th>
+                        <th scope="col">Action</th>
+                        <th scope="col">Resource</th>
+                        <th scope="col">Outcome</th>
+                        <th scope="col">Changes</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {c.data.map((a) => (
+                        <tr key={a.id}>
+                          <td>{formatTime(a.ts)}</td>
+                          <td>
+                            {a.actorEmail || a.actorId} <span className="muted">{a.actorRole}</span>
+                          </td>
+                          <td>{a.tenantId || '—'}</td>
+                          <td>
+                            <code>{a.action}</code>
+                          </td>
+                          <td className="wrap">
+                            {a.resourceType} <code>{a.resourceId}</code>
+                          </td>
+                          <td>
+                            <Badge tone={a.outcome === 'ok' ? 'good' : 'bad'}>{a.outcome}</Badge>
+                          </td>
+                          <td className="wrap">
+                            {a.changes == null ? (
+                              '—'
+                            ) : (
+                              <>
+                                <button type="button" className="link" aria-expanded={open === a.id} onClick={() => setOpen(open === a.id ? null : a.id)}>
+                                  {open === a.id ? 'Hide' : 'Show'}
+                                </button>
+                                {open === a.id && <pre>{JSON.stringify(a.changes, null, 2)}</pre>}
+                              </>
+                            )}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+                <Pager pager={pager} nextCursor={c.nextCursor} />
+              </>
+            )
+          }
+        </QueryView>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,68 @@
+// One gateway: its settings, routes, provider keys, content rules, tokens,
+// budget, circuit breakers, guardrail hits and traces, one tab each.
+
+import { Q } from '../api/queries';
+import type { Gateway } from '../api/types';
+import { QueryView, useGQL } from '../components/data';
+import { PageHeader } from '../components/ui';
+import { Link } from '../lib/router';
+import { Settings } from './gateway/Settings';
+import { Routes } from './gateway/Routes';
+import { Keys } from './gateway/Keys';
+import { Rules } from './gateway/Rules';
+import { Tokens } from './gateway/Tokens';
+import { BudgetTab } from './gateway/Budget';
+import { Health, Guardrails, Traces } from './gateway/Observe';
+
+const TABS = [
+  ['settings', 'Settings'],
+  ['routes', 'Routes'],
+  ['keys', 'Provider keys'],
+  ['rules', 'Content rules'],
+  ['tokens', 'Tokens'],
+  ['budget', 'Budget'],
+  ['health', 'Circuit breakers'],
+  ['guardrails', 'Guardrails'],
+  ['traces', 'Traces'],
+] as const;
+
+export function GatewayDetail({ id, tab }: { id: string; tab: string }) {
+  const q = useGQL<{ gateway: Gateway }>(Q.gateway, { id });
+  return (
+    <QueryView<Gateway> q={q} field="gateway" what="this gateway">
+      {(g) => (
+        <>
+          <PageHeader
+            title={g.name}
+            subtitle={
+              <>
+                <Link to="/ui/gateways">Gateways</Link> / tenant <strong>{g.tenantId}</strong> · inference at{' '}
+                <code>
+                  /v1/{g.tenantId}/{g.slug}/compat/…
+                </code>
+              </>
+            }
+          />
+          <nav className="tabs" aria-label="Gateway sections">
+            {TABS.map(([t, label]) => (
+              <Link key={t} to={`/ui/gateways/${g.id}/${t}`} aria-current={tab === t ? 'page' : undefined} role="tab" aria-selected={tab === t}>
+                {label}
+              </Link>
+            ))}
+          </nav>
+          <div className="tab-body">
+            {tab === 'settings' && <Settings gateway={g} onSaved={q.refetch} />}
+            {tab === 'routes' && <Routes gateway={g} onSaved={q.refetch} />}
+            {tab === 'keys' && <Keys gateway={g} />}
+            {tab === 'rules' && <Rules gateway={g} />}
+            {tab === 'tokens' && <Tokens gateway={g} />}
+            {tab === 'budget' && <BudgetTab gateway={g} onSaved={q.refetch} />}
+            {tab === 'health' && <Health gateway={g} />}
+            {tab === 'guardrails' && <Guardrails gateway={g} />}
+            {tab === 'traces' && <Traces gateway={g} />}
+          </div>
+        </>
+      )}
+    </QueryView>
+  );
+}

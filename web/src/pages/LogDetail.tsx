@@ -1,0 +1,159 @@
+// One request log with its bodies, and its trace as a span waterfall.
+
+import { useState } from 'react';
+import { Q } from '../api/queries';
+import type { LogRecord, Trace } from '../api/types';
+import { QueryView, useGQL } from '../components/data';
+import { Badge, CopyButton, Empty, PageHeader, StatusBadge } from '../components/ui';
+import { formatDuration, formatInt, formatTime, formatUSD, prettyBody } from '../lib/format';
+import { Link } from '../lib/router';
+import { layoutWaterfall } from '../lib/waterfall';
+
+export function LogDetail({ id }: { id: string }) {
+  const q = useGQL<{ log: LogRecord }>(Q.log, { id });
+  return (
+    <QueryView<LogRecord> q={q} field="log" what="this request log">
+      {(l) => (
+        <>
+          <PageHeader
+            title={`${l.provider}/${l.model}`}
+            subtitle={
+              <>
+                <Link to="/ui/logs">Logs</Link> / <code>{l.id}</code> <CopyButton text={l.id} label="Copy id" />
+              </>
+            }
+          />
+          <section className="panel">
+            <h2>Request</h2>
+            <dl className="facts grid" data-testid="log-facts">
+              <dt>Time</dt>
+              <dd>{formatTime(l.ts)}</dd>
+              <dt>Status</dt>
+              <dd>
+                <StatusBadge status={l.status} /> {l.errorCode && <code>{l.errorCode}</code>}
+              </dd>
+              <dt>Tenant / gateway</dt>
+              <dd>
+                {l.tenantId} / <Link to={`/ui/gateways/${l.gatewayId}`}>{l.gatewayId}</Link>
+              </dd>
+              <dt>Route</dt>
+              <dd>{l.route || '—'}</dd>
+              <dt>Token / user</dt>
+              <dd>
+                {l.tokenId || '—'} / {l.userId ? <Link to={`/ui/users/${l.userId}`}>{l.userId}</Link> : '—'}
+              </dd>
+              <dt>Latency</dt>
+              <dd>
+                {formatDuration(l.latencyMs)} (first byte {formatDuration(l.ttfbMs)})
+              </dd>
+              <dt>Tokens</dt>
+              <dd>
+                {formatInt(l.tokensIn)} in, {formatInt(l.tokensOut)} out{l.cachedTokens ? `, ${formatInt(l.cachedTokens)} cached` : ''}
+              </dd>
+              <dt>Cost</dt>
+              <dd>{formatUSD(l.costUsd)}</dd>
+              <dt>Cache</dt>
+              <dd>{l.cache || '—'}</dd>
+              <dt>Attempts</dt>
+              <dd>{l.attempts}</dd>
+              <dt>Rule hits</dt>
+              <dd>{l.ruleHits?.length ? l.ruleHits.join(', ') : 'none'}</dd>
+              <dt>Metadata</dt>
+              <dd>
+                {l.metadata && Object.keys(l.metadata).length
+                  ? Object.entries(l.metadata).map(([k, v]) => (
+                      <Badge key={k}>
+                        {k}={v}
+                      </Badge>
+                    ))
+                  : 'none'}
+              </dd>
+              <dt>Client</dt>
+              <dd>
+                {l.clientIp || '—'} · {l.userAgent || '—'}
+              </dd>
+            </dl>
+          </section>
+          <section className="panel">
+            <h2>Trace</h2>
+            {l.traceId ? <TraceView id={l.traceId} /> : <Empty>This request has no trace.</Empty>}
+          </section>
+          <div className="bodies">
+            <Body title="Request body" text={l.requestBody ?? ''} />
+            <Body title="Response body" text={l.responseBody ?? ''} />
+          </div>
+        </>
+      )}
+    </QueryView>
+  );
+}
+
+function Body({ title, text }: { title: string; text: string }) {
+  const [raw, setRaw] = useState(false);
+  return (
+    <section className="panel body">
+      <div className="panel-head">
+        <h2>{title}</h2>
+        {text && (
+          <span className="row-actions">
+            <button type="button" className="small" onClick={() => setRaw(!raw)} aria-pressed={raw}>
+              {raw ? 'Pretty' : 'Raw'}
+            </button>
+            <CopyButton text={text} />
+          </span>
+        )}
+      </div>
+      {text ? <pre tabIndex={0}>{raw ? text : prettyBody(text)}</pre> : <Empty>Not stored (the gateway does not log bodies, or the body was empty).</Empty>}
+    </section>
+  );
+}
+
+export function TraceView({ id }: { id: string }) {
+  const q = useGQL<{ trace: Trace }>(Q.trace, { id });
+  const [open, setOpen] = useState<string | null>(null);
+  return (
+    <QueryView<Trace> q={q} field="trace" what="this trace">
+      {(t) => {
+        const rows = layoutWaterfall(t.root, t.start, t.durationMs);
+        if (rows.length === 0) return <Empty>The trace has no spans.</Empty>;
+        return (
+          <div className="waterfall" role="table" aria-label="Span waterfall" data-testid="waterfall">
+            <div className="wf-row wf-head" role="row">
+              <span role="columnheader">Span</span>
+              <span role="columnheader">
+                0 – {formatDuration(t.durationMs)}
+              </span>
+              <span role="columnheader">Duration</span>
+            </div>
+            {rows.map((r) => (
+              <div key={r.span.spanId} role="rowgroup">
+                <div className={'wf-row' + (r.span.status === 'error' ? ' wf-error' : '')} role="row">
+                  <span role="cell" className="wf-name" style={{ paddingLeft: `${r.depth * 1.1}rem` }}>
+                    <button type="button" className="link" aria-expanded={open === r.span.spanId} onClick={() => setOpen(open === r.span.spanId ? null : r.span.spanId)}>
+                      {r.span.name}
+                    </button>
+                  </span>
+                  <span role="cell" className="wf-track">
+                    <span className="wf-bar" style={{ left: `${r.left}%`, width: `${r.width}%` }} title={`${r.span.name}: ${formatDuration(r.span.durationMs)} at +${formatDuration(r.offsetMs)}`} />
+                  </span>
+                  <span role="cell" className="wf-dur">
+                    {formatDuration(r.span.durationMs)}
+                  </span>
+                </div>
+                {open === r.span.spanId && (
+                  <dl className="facts wf-attrs">
+                    <dt>Status</dt>
+                    <dd>{r.span.status}</dd>
+                    <dt>Starts at</dt>
+                    <dd>+{formatDuration(r.offsetMs)}</dd>
+                    {Object.entries(r.span.attributes ?? {}).map(([k, v]) => [<dt key={k}>{k}</dt>, <dd key={k + 'v'}>{v}</dd>])}
+                  </dl>
+                )}
+              </div>
+            ))}
+          </div>
+        );
+      }}
+    </QueryView>
+  );
+}

@@ -1,0 +1,245 @@
+// Tenants: list, create, settings, suspend, delete, and purge after typing
+// the tenant's id. A Tenant Administrator sees and edits its own tenant only.
+
+import { useState, type FormEvent } from 'react';
+import { useApp } from '../app/context';
+import { M, Q } from '../api/queries';
+import type { Connection, Provider, Tenant } from '../api/types';
+import { QueryView, useAction, useGQL } from '../components/data';
+import { Badge, Button, Check, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Submit } from '../components/ui';
+import { formatTime } from '../lib/format';
+import { allowed } from '../lib/policy';
+import * as v from '../lib/validate';
+
+export function Tenants() {
+  const { role } = useApp();
+  const q = useGQL<{ tenants: Connection<Tenant> }>(Q.tenants, {});
+  const [open, setOpen] = useState<string | null>(null);
+  return (
+    <>
+      <PageHeader title="Tenants" subtitle={role === 'administrator' ? 'Every tenant of this Sluice.' : 'Your tenant.'} />
+      <QueryView<Connection<Tenant>> q={q} field="tenants" what="tenants">
+        {(c) =>
+          c.data.length === 0 ? (
+            <Empty>No tenants.</Empty>
+          ) : (
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Id</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Log retention</th>
+                  <th scope="col">Allowed providers</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {c.data.map((t) => [
+                  <tr key={t.id} data-tenant={t.id}>
+                    <td>
+                      <code>{t.id}</code>
+                    </td>
+                    <td>{t.name}</td>
+                    <td>
+                      <Badge tone={t.status === 'active' ? 'good' : 'warn'}>{t.status}</Badge>
+                    </td>
+                    <td>{t.settings.logRetentionDays} days</td>
+                    <td className="wrap">{t.settings.allowedProviders.length ? t.settings.allowedProviders.join(', ') : 'all'}</td>
+                    <td>{formatTime(t.createdAt)}</td>
+                    <td>
+                      <button type="button" className="small" aria-expanded={open === t.id} onClick={() => setOpen(open === t.id ? null : t.id)}>
+                        {open === t.id ? 'Close' : 'Manage'}
+                      </button>
+                    </td>
+                  </tr>,
+                  open === t.id && (
+                    <tr key={t.id + '-edit'}>
+                      <td colSpan={7}>
+                        <ManageTenant
+                          tenant={t}
+                          onChanged={q.refetch}
+                          onGone={() => {
+                            setOpen(null);
+                            q.refetch();
+                          }}
+                        />
+                      </td>
+                    </tr>
+                  ),
+                ])}
+              </tbody>
+            </table>
+          )
+        }
+      </QueryView>
+      {allowed(role, 'tenant.create') && <CreateTenant onCreated={q.refetch} />}
+    </>
+  );
+}
+
+function CreateTenant({ onCreated }: { onCreated: () => void }) {
+  const [id, setId] = useState('');
+  const [name, setName] = useState('');
+  const [touched, setTouched] = useState(false);
+  const [done, setDone] = useState<string | null>(null);
+  const act = useAction();
+  const err = v.slug(id, 'The tenant id');
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setTouched(true);
+    setDone(null);
+    if (err) return;
+    const t = await act.run<Tenant>(M.createTenant, { input: { id, name: name.trim() || undefined } }, 'createTenant');
+    if (t) {
+      setDone(`Tenant ${t.id} created.`);
+      setId('');
+      setName('');
+      setTouched(false);
+      onCreated();
+    }
+  };
+  return (
+    <section className="panel">
+      <h2>New tenant</h2>
+      <form onSubmit={submit} noValidate aria-label="New tenant">
+        <div className="form-grid">
+          <Field label="Tenant id" hint="Immutable; it is the {tenant} of inference paths." error={touched ? err : null}>
+            <input value={id} onChange={(e) => setId(e.target.value.toLowerCase())} autoComplete="off" />
+          </Field>
+          <Field label="Tenant name" hint="Optional; defaults to the id.">
+            <input value={name} onChange={(e) => setName(e.target.value)} maxLength={200} />
+          </Field>
+        </div>
+        <div className="form-actions">
+          <Submit busy={act.busy}>Create tenant</Submit>
+        </div>
+        {done && (
+          <p className="saved" role="status">
+            {done}
+          </p>
+        )}
+        <InlineProblem problem={act.problem} />
+      </form>
+    </section>
+  );
+}
+
+function ManageTenant({ tenant: t, onChanged, onGone }: { tenant: Tenant; onChanged: () => void; onGone: () => void }) {
+  const { role, session } = useApp();
+  const providers = useGQL<{ providers: Connection<Provider> }>(Q.providers);
+  const [f, setF] = useState({
+    name: t.name,
+    retention: String(t.settings.logRetentionDays),
+    bodies: t.settings.logBodiesDefault,
+    allowed: t.settings.allowedProviders,
+  });
+  const [msg, setMsg] = useState<string | null>(null);
+  const [purgeText, setPurgeText] = useState('');
+  const act = useAction();
+  const retErr = v.intIn(f.retention, 1, 3650, 'Log retention');
+  const isAdmin = role === 'administrator';
+  const own = session.user.tenantId === t.id;
+
+  const patch = async (input: Record<string, unknown>, done: string) => {
+    setMsg(null);
+    if (await act.run(M.updateTenant, { id: t.id, input }, 'updateTenant')) {
+      setMsg(done);
+      onChanged();
+    }
+  };
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    if (retErr || !f.name.trim()) return;
+    patch(
+      { name: f.name.trim(), settings: { logRetentionDays: Number(f.retention), logBodiesDefault: f.bodies, allowedProviders: f.allowed } },
+      'Settings saved.',
+    );
+  };
+  return (
+    <div className="manage">
+      <form onSubmit={save} noValidate aria-label={`Settings of ${t.id}`}>
+        <div className="form-grid">
+          <Field label="Tenant name" error={f.name.trim() ? null : 'The name is required.'}>
+            <input value={f.name} onChange={(e) => setF({ ...f, name: e.target.value })} maxLength={200} />
+          </Field>
+          <Field label="Log retention (days)" hint="1–3,650; older logs are deleted." error={retErr}>
+            <input inputMode="numeric" value={f.retention} onChange={(e) => setF({ ...f, retention: e.target.value })} />
+          </Field>
+        </div>
+        <Check label="New gateways store request and response bodies" checked={f.bodies} onChange={(b) => setF({ ...f, bodies: b })} />
+        <fieldset>
+          <legend>Allowed providers (none checked: all)</legend>
+          <div className="checks">
+            {(providers.data?.providers?.data ?? []).map((p) => (
+              <Check
+                key={p.id}
+                label={p.name}
+                checked={f.allowed.includes(p.id)}
+                onChange={(b) => setF({ ...f, allowed: b ? [...f.allowed, p.id] : f.allowed.filter((x) => x !== p.id) })}
+              />
+            ))}
+          </div>
+        </fieldset>
+        <div className="form-actions">
+          <Submit busy={act.busy} disabled={!!retErr}>
+            Save settings
+          </Submit>
+        </div>
+      </form>
+      {isAdmin && !own && (
+        <div className="danger-zone">
+          <h3>Status</h3>
+          <div className="row-actions">
+            {t.status === 'active' ? (
+              <ConfirmButton label="Suspend" confirm={`Suspend ${t.id}`} onConfirm={() => patch({ status: 'suspended' }, 'Tenant suspended: its users cannot sign in and its tokens stop working.')} />
+            ) : t.status === 'suspended' ? (
+              <Button onClick={() => patch({ status: 'active' }, 'Tenant active again.')}>Reactivate</Button>
+            ) : null}
+            {t.status !== 'deleted' && (
+              <ConfirmButton
+                label="Delete"
+                confirm={`Mark ${t.id} deleted`}
+                onConfirm={async () => {
+                  if (await act.run(M.deleteTenant, { id: t.id, purge: false }, 'deleteTenant')) onGone();
+                }}
+              />
+            )}
+          </div>
+          {allowed(role, 'tenant.purge') && (
+            <form
+              aria-label={`Purge ${t.id}`}
+              onSubmit={async (e: FormEvent) => {
+                e.preventDefault();
+                if (purgeText !== t.id) return;
+                if (await act.run(M.deleteTenant, { id: t.id, purge: true }, 'deleteTenant')) onGone();
+              }}
+            >
+              <h3>Purge</h3>
+              <p>
+                Removes the tenant with all its gateways, keys, rules, tokens, users and analytics rows. This cannot be undone. Type <code>{t.id}</code> to confirm.
+              </p>
+              <div className="inline-form">
+                <Field label="Tenant id to purge">
+                  <input value={purgeText} onChange={(e) => setPurgeText(e.target.value)} autoComplete="off" spellCheck={false} />
+                </Field>
+                <Button type="submit" kind="danger" disabled={purgeText !== t.id} busy={act.busy}>
+                  Purge {t.id}
+                </Button>
+              </div>
+            </form>
+          )}
+        </div>
+      )}
+      {msg && (
+        <p className="saved" role="status">
+          {msg}
+        </p>
+      )}
+      <InlineProblem problem={act.problem} />
+    </div>
+  );
+}
