@@ -100,6 +100,7 @@ func (h *Inference) admit(c *call, p *plan) *apierr.Error {
 		}
 		c.lim.headers.tokens.merge(limit, d)
 		if !d.Allowed {
+			h.peekRequests(ctx, c, scopes[:n], now)
 			c.retryAfter = retryAfterSeconds(d.RetryAfter)
 			return apierr.New(429, "rate_limit_exceeded", "rate limit reached: this %s allows %d tokens per minute; retry after %s s",
 				s.name, limit, c.retryAfter)
@@ -179,6 +180,19 @@ func (h *Inference) release(c *call, u llm.Usage) {
 	}
 	c.settled = true
 	h.settle(c, u)
+}
+
+// peekRequests fills the requests headers of a request refused before
+// it was counted, without counting it.
+func (h *Inference) peekRequests(ctx context.Context, c *call, scopes []limitScope, now time.Time) {
+	for _, s := range scopes {
+		if s.rl.RequestsPerMinute == nil {
+			continue
+		}
+		if d, err := h.cfg.Limiter.Allow(ctx, s.kind+s.id+":rpm", *s.rl.RequestsPerMinute, 0, now); err == nil {
+			c.lim.headers.requests.merge(*s.rl.RequestsPerMinute, d)
+		}
+	}
 }
 
 // refund takes back the request counts of a request refused afterwards.

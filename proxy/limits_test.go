@@ -286,6 +286,12 @@ func TestRateLimitTokens(t *testing.T) {
 			t.Fatal("never refused")
 		}
 	}
+	// A refusal by the tokens limit still shows the requests limit, not
+	// counting the refused request.
+	h.update(admin.GatewaySettings{RateLimit: &store.RateLimit{TokensPerMinute: ptr(30), RequestsPerMinute: ptr(100)}})
+	resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
+	wantAPIError(t, resp, b, 429, "rate_limit_error", "rate_limit_exceeded", "")
+	wantLimitHeaders(t, resp, "requests", 100, 100, "0s")
 	// A streamed request's tokens count too.
 	clk.advance(2 * time.Minute)
 	resp, sr := h.openStream(t, chatBody("openai/gpt-4o-mini", `,"stream":true`))

@@ -47,6 +47,11 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 		// The provider answered, so its tokens are billed; the client gets
 		// the block instead of the answer.
 		h.release(c, resp.Usage)
+		u := resp.Usage
+		c.rec.TokensIn, c.rec.TokensOut, c.rec.CachedTokens = u.PromptTokens, u.CompletionTokens, u.CachedTokens
+		if pr, ok := c.snap.Price(c.rec.Provider, c.rec.Model); ok {
+			c.rec.CostUSD = cost(pr, u)
+		}
 		h.fail(c, blocked)
 		return true, nil
 	}

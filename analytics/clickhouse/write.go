@@ -2,9 +2,11 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
@@ -66,13 +68,20 @@ func (s *Store) write(ctx context.Context, batchID string, recs []*analytics.Rec
 			return err
 		}
 	}
-	if err := s.insertLogs(ctx, batchID, recs); err != nil {
-		return err
-	}
-	if err := s.insertSpans(ctx, batchID, spans); err != nil {
-		return err
-	}
-	return s.insertEvents(ctx, batchID, events)
+	// The three inserts run at once, each on its own connection: the
+	// server writes each table's parts in its own thread, so a batch takes
+	// about as long as its largest table. Write waits for all three; a
+	// failure of any leaves the batch to be retried, which the check above
+	// makes safe.
+	var (
+		wg                       sync.WaitGroup
+		logErr, spanErr, evenErr error
+	)
+	wg.Go(func() { logErr = s.insertLogs(ctx, batchID, recs) })
+	wg.Go(func() { spanErr = s.insertSpans(ctx, batchID, spans) })
+	wg.Go(func() { evenErr = s.insertEvents(ctx, batchID, events) })
+	wg.Wait()
+	return errors.Join(logErr, spanErr, evenErr)
 }
 
 // recentIDs is a set of the last n ids added (first in, first out).
