@@ -341,6 +341,11 @@ func (s *Store) SpendSince(ctx context.Context, scope string, start time.Time) (
 		return 0, fmt.Errorf("budget scope %q is not gateway:<id> or user:<id>", scope)
 	}
 	var sum int64
+	// A "total" budget starts at the zero time, whose UnixNano overflows:
+	// nothing was logged before the epoch anyway.
+	if start.Before(time.Unix(0, 0)) {
+		start = time.Unix(0, 0)
+	}
 	err := s.r.QueryRowContext(ctx, "SELECT COALESCE(SUM(cost_usd), 0) FROM request_logs WHERE "+col+" = ? AND ts >= ?",
 		id, start.UnixNano()).Scan(&sum)
 	if err != nil {

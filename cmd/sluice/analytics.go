@@ -10,11 +10,9 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/analytics/clickhouse"
 	"github.com/sluicehq/sluice/analytics/embedded"
-	"github.com/sluicehq/sluice/money"
 	"github.com/sluicehq/sluice/proxy"
 	"github.com/sluicehq/sluice/store"
 )
@@ -108,16 +106,6 @@ func newPipeline(c *config, w analytics.Writer, log *slog.Logger, set *metrics.S
 		Metrics: set,
 	})
 }
-
-// budgetSpend reads budget spend from the analytics backend.
-type budgetSpend struct{ b analytics.Backend }
-
-func (s budgetSpend) Spent(ctx context.Context, scope string, periodStart time.Time) (money.USD, error) {
-	n, err := s.b.SpendSince(ctx, scope, periodStart)
-	return money.USD(n), err
-}
-
-var _ admin.BudgetSpend = budgetSpend{}
 
 // runRetention enforces each tenant's log_retention_days once an hour (and
 // once at start) until ctx ends.
