@@ -145,10 +145,12 @@ type PipelineStats struct {
 // graceful stop writes what it can within ShutdownTimeout and spills the
 // rest. A SIGKILL loses what is only in memory: while the writer is
 // healthy, the records of the last FlushInterval and the batch being
-// written; while it fails or stalls, the records of the last FsyncInterval
-// (the queue is moved to disk on every fsync tick) and the batch being
-// retried. Spilled records survive a process kill; a power loss can take
-// the last FsyncInterval of them.
+// written; while it fails or stalls, the records of the last FsyncInterval:
+// on every fsync tick the queue is moved to disk and the batch being
+// retried is copied there (once, under its id; the copy is skipped on
+// replay when the batch is acknowledged in the same run, and deduplicated
+// by the writer after a restart). Spilled records survive a process kill;
+// a power loss can take the last FsyncInterval of them.
 type Pipeline struct {
 	cfg   PipelineConfig
 	log   *slog.Logger
@@ -166,6 +168,13 @@ type Pipeline struct {
 	// batch. A send while one is pending is dropped: the writer takes what
 	// it finds.
 	notify chan struct{}
+
+	// retryMu guards retry and retrySpilled: the live batch the writer
+	// holds until it is acknowledged, and whether the syncer has copied it
+	// to the spill (so that a SIGKILL during an outage does not lose it).
+	retryMu      sync.Mutex
+	retry        *Batch
+	retrySpilled bool
 
 	inflight   atomic.Int64 // records of the live batch being written
 	moving     atomic.Int64 // records taken from the queue on their way to the spill
@@ -406,7 +415,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		p.syncLoop(stop)
 	}()
 
-	r := &runner{p: p, lastLive: time.Now(), timer: time.NewTimer(time.Hour)}
+	r := &runner{p: p, lastLive: time.Now(), timer: time.NewTimer(time.Hour), ackedCopies: map[string]struct{}{}}
 	r.timer.Stop()
 	if segs := p.spill.takeSealed(); len(segs) > 0 {
 		p.log.Info("replaying spilled analytics records", "segments", len(segs), "bytes", p.spill.size())
@@ -438,6 +447,7 @@ func (p *Pipeline) syncLoop(stop <-chan struct{}) {
 		case <-p.spill.kick:
 		case <-t.C:
 			if p.stalled() {
+				p.spillRetry()
 				if recs := p.takeLive(len(p.ring), &p.moving); len(recs) > 0 {
 					p.spillRecords(recs, "")
 					p.moving.Add(-int64(len(recs)))
@@ -448,6 +458,58 @@ func (p *Pipeline) syncLoop(stop <-chan struct{}) {
 			p.log.Error("fsync analytics spill", "err", err)
 		}
 	}
+}
+
+// spillRetry copies the live batch being retried to the spill under its
+// id, once. The batch stays in memory and is still retried: the copy only
+// keeps it across a SIGKILL. When the spill refuses the copy nothing is
+// counted as dropped (the batch is not lost) and the next tick tries again.
+func (p *Pipeline) spillRetry() {
+	p.retryMu.Lock()
+	defer p.retryMu.Unlock()
+	b := p.retry
+	if b == nil || p.retrySpilled {
+		return
+	}
+	bp := getBuf()
+	defer putBuf(bp)
+	buf, n := (*bp)[:0], 0
+	for _, rec := range b.Records {
+		f, err := appendFrame(buf, rec, b.ID)
+		if err != nil {
+			continue // unencodable: counted when the batch is dropped, if ever
+		}
+		buf, n = f, n+1
+	}
+	*bp = buf
+	if n == 0 {
+		return
+	}
+	p.spill.mu.Lock()
+	_, err := p.spill.appendLocked(buf)
+	p.spill.mu.Unlock()
+	if err != nil {
+		return
+	}
+	p.retrySpilled = true
+	p.spilled.Add(n)
+}
+
+// setRetry records the live batch the writer now holds.
+func (p *Pipeline) setRetry(b *Batch) {
+	p.retryMu.Lock()
+	p.retry, p.retrySpilled = b, false
+	p.retryMu.Unlock()
+}
+
+// clearRetry forgets the live batch and reports whether it was copied to
+// the spill.
+func (p *Pipeline) clearRetry() (spilled bool) {
+	p.retryMu.Lock()
+	spilled = p.retrySpilled
+	p.retry, p.retrySpilled = nil, false
+	p.retryMu.Unlock()
+	return spilled
 }
 
 func (p *Pipeline) stalled() bool {
@@ -468,11 +530,14 @@ type runner struct {
 	curLive bool
 	curSeg  *segment
 
-	replay     *replayer // nil when not replaying
-	lastLive   time.Time // when the last live batch was taken
-	lastReplay time.Time // when the last replay began
-	timer      *time.Timer
-	failures   int
+	replay *replayer // nil when not replaying
+	// ackedCopies are the ids of live batches acknowledged after the syncer
+	// copied them to the spill: their copy is skipped on replay.
+	ackedCopies map[string]struct{}
+	lastLive    time.Time // when the last live batch was taken
+	lastReplay  time.Time // when the last replay began
+	timer       *time.Timer
+	failures    int
 }
 
 // loop writes batches until ctx ends.
@@ -507,6 +572,16 @@ func (r *runner) next(ctx context.Context) bool {
 		}
 		if r.replay != nil {
 			b, seg, ok := r.replay.next(p.cfg.BatchSize)
+			if _, acked := r.ackedCopies[batchID(b)]; ok && acked {
+				// The copy of a live batch written since: done already.
+				delete(r.ackedCopies, b.ID)
+				if seg != nil {
+					if err := p.spill.remove(seg); err != nil {
+						p.log.Error("analytics spill", "err", err)
+					}
+				}
+				continue
+			}
 			if ok {
 				r.cur, r.curLive, r.curSeg = b, false, seg
 				return true
@@ -567,7 +642,16 @@ func (r *runner) takeLive() bool {
 	}
 	r.cur = &Batch{ID: ids.New("batch"), Records: recs}
 	r.curLive, r.curSeg = true, nil
+	r.p.setRetry(r.cur)
 	return true
+}
+
+// batchID is the id of b, "" for nil.
+func batchID(b *Batch) string {
+	if b == nil {
+		return ""
+	}
+	return b.ID
 }
 
 // write writes r.cur once and reports whether it was acknowledged.
@@ -593,6 +677,9 @@ func (r *runner) ack() {
 	n := len(r.cur.Records)
 	p.written.Add(n)
 	if r.curLive {
+		if p.clearRetry() {
+			r.ackedCopies[r.cur.ID] = struct{}{}
+		}
 		p.inflight.Store(0)
 	} else {
 		p.replayed.Add(n)
@@ -681,7 +768,14 @@ func (r *runner) shutdown(ctx context.Context) {
 	p.closed = true
 	p.mu.Unlock()
 	if r.cur != nil {
-		p.spillRecords(r.cur.Records, r.cur.ID)
+		// Unless the syncer copied it already (the syncer still runs: the
+		// lock keeps it from copying it now).
+		p.retryMu.Lock()
+		if !p.retrySpilled {
+			p.spillRecords(r.cur.Records, r.cur.ID)
+		}
+		p.retry, p.retrySpilled = nil, false
+		p.retryMu.Unlock()
 		p.inflight.Store(0)
 		r.cur = nil
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -296,6 +297,10 @@ func openLoop(ctx context.Context, t target, o openOptions) (Latencies, error) {
 		at := start.Add(time.Duration(i) * interval)
 		sleepUntil(at)
 		slots <- at
+		// Let the sender just woken run on this P now: the next
+		// sleepUntil holds the P in a system call, and a goroutine queued
+		// on it would wait for the runtime to take the P back.
+		runtime.Gosched()
 	}
 	close(slots)
 	wg.Wait()

@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/snapshot"
 	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/tokenize"
 )
 
 // SnapshotSource gives the current configuration snapshot.
@@ -48,6 +49,9 @@ type InferenceConfig struct {
 	// Budgets enforces the budgets; nil means per-process counters that
 	// start from zero.
 	Budgets *budget.Manager
+	// Tokenizer counts tokens when a provider reports no usage
+	// (proxy/estimate.go); nil means tokenize.New().
+	Tokenizer Tokenizer
 }
 
 // Inference serves the five inference paths. It reads configuration only
@@ -87,6 +91,9 @@ func NewInference(cfg InferenceConfig) *Inference {
 	}
 	if cfg.Budgets == nil {
 		cfg.Budgets = budget.NewLocal(nil)
+	}
+	if cfg.Tokenizer == nil {
+		cfg.Tokenizer = tokenize.New()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Inference{cfg: cfg, log: cfg.Logger, hardStop: ctx, stopNow: cancel}

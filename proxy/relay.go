@@ -60,7 +60,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	c.ctx.SetContentType("application/json")
 	c.ctx.SetBody(body)
 	h.cacheStore(c, body)
-	h.finish(c, resp.Usage, body, 200, "")
+	h.finish(c, h.estimate(c, resp.Usage, resp.Body, nil), body, 200, "")
 	return true, nil
 }
 
@@ -114,12 +114,13 @@ func (h *Inference) attemptStream(c *call, prov providers.Provider, req *provide
 	// fasthttp starts the writer at once, while forward still records the
 	// attempt in c.rec: the writer waits for that before touching c.
 	c.relayGo = make(chan struct{})
+	sc := newStreamCopy(c.body) // for a usage estimate (proxy/estimate.go)
 	ctx2.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer h.streams.Done()
 		defer cancel()
 		defer st.Close()
 		<-c.relayGo
-		h.relay(c, st, w)
+		h.relay(c, st, w, sc)
 	})
 	return true, nil
 }
@@ -128,7 +129,7 @@ func (h *Inference) attemptStream(c *call, prov providers.Provider, req *provide
 // with [DONE] only after a clean upstream end; a broken upstream, a
 // shutdown or a gone client end it with an SSE error event (or nothing,
 // when nobody is listening) and no [DONE].
-func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer) {
+func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer, sc *streamCopy) {
 	buf := make([]byte, 0, 1024)
 	var kept []byte // the response body for the log, bounded
 	limit := 0
@@ -140,6 +141,9 @@ func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer) {
 	filter := h.newStreamFilter(c)
 	for {
 		chunk, err := st.Next()
+		if err == nil {
+			sc.add(chunk)
+		}
 		if err == nil && filter != nil {
 			outs, blocked := filter.Push(chunk)
 			if blocked != nil {
@@ -198,7 +202,8 @@ func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer) {
 		status, code = 499, "client_closed"
 		break
 	}
-	h.finish(c, st.Usage(), kept, status, code)
+	h.finish(c, h.estimate(c, st.Usage(), nil, sc), kept, status, code)
+	sc.release()
 }
 
 // writeChunks sends chunks as SSE data events, flushing after each; it

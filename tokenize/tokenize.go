@@ -17,6 +17,16 @@ import (
 // of a second) however large the request or answer.
 const MaxBytes = 1 << 20
 
+// maxSegment bounds the text one encoder call sees. tiktoken's BPE merge
+// is quadratic in the length of a pre-tokenized piece, and a piece is as
+// long as a run of letters, of punctuation or of spaces: 1 MiB of
+// "aaaa…" (a base64 blob in a prompt) would take hours. Counting the text
+// in segments bounds every piece; a segment ends before a space that
+// follows a non-space, where the encodings' pre-tokenizer splits anyway,
+// so ordinary text counts exactly the same. Only a run longer than
+// maxSegment/2 bytes is cut inside, costing about a token per cut.
+const maxSegment = 512
+
 // The encodings Count chooses from.
 const (
 	O200kBase  = tiktoken.MODEL_O200K_BASE
@@ -93,17 +103,14 @@ func (c *Counter) Count(model, text string) int {
 	if Encoding(model) == O200kBase {
 		e = &c.o200k
 	}
-	head := text
-	if len(head) > MaxBytes {
-		cut := MaxBytes
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		head = text[:cut]
-	}
+	head := bounded(text)
 	var n int
 	if enc := e.get(); enc != nil {
-		n = len(enc.EncodeOrdinary(head))
+		for rest := head; len(rest) > 0; {
+			end := segmentEnd(rest)
+			n += len(enc.EncodeOrdinary(rest[:end]))
+			rest = rest[end:]
+		}
 	} else {
 		n = (len(head) + 3) / 4 // about four bytes a token in English
 	}
@@ -112,3 +119,35 @@ func (c *Counter) Count(model, text string) int {
 	}
 	return n
 }
+
+// bounded returns text cut to at most MaxBytes, at a rune boundary.
+func bounded(text string) string {
+	if len(text) <= MaxBytes {
+		return text
+	}
+	cut := MaxBytes
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut]
+}
+
+// segmentEnd returns the length of the next segment of text (see
+// maxSegment).
+func segmentEnd(text string) int {
+	if len(text) <= maxSegment {
+		return len(text)
+	}
+	for i := maxSegment; i > maxSegment/2; i-- {
+		if text[i] == ' ' && !isSpace(text[i-1]) {
+			return i
+		}
+	}
+	i := maxSegment
+	for i > 0 && !utf8.RuneStart(text[i]) {
+		i--
+	}
+	return i
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }

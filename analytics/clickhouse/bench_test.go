@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sluicehq/sluice/analytics"
 )
 
@@ -106,7 +108,19 @@ FROM numbers(%d)`, now.Unix()-1, span, rows, rows))
 		_, _, err := s.Logs(ctx, analytics.LogFilter{Query: month})
 		return err
 	})
-	timeIt("Log by id", func() error {
+	rec := fresh(1, "v7")[0]
+	rec.ID, rec.TenantID = uuid.Must(uuid.NewV7()).String(), "t-big"
+	if err := s.Write(ctx, &analytics.Batch{ID: "v7", Records: []*analytics.Record{rec}}); err != nil {
+		t.Fatal(err)
+	}
+	timeIt("Log by id (UUIDv7)", func() error {
+		r, err := s.Log(ctx, rec.ID)
+		if err == nil && r == nil {
+			err = fmt.Errorf("not found")
+		}
+		return err
+	})
+	timeIt("Log by id (not a UUIDv7)", func() error {
 		r, err := s.Log(ctx, "req_123456")
 		if err == nil && r == nil {
 			err = fmt.Errorf("not found")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/analytics/analyticstest"
@@ -249,5 +250,27 @@ func TestRetainWithoutRowsStartsNoMutation(t *testing.T) {
 	}
 	if err := s.PurgeTenant(ctx, ""); err == nil {
 		t.Error("PurgeTenant without a tenant: no error")
+	}
+}
+
+// TestLogByUUIDv7: a request id that is a UUIDv7 narrows the search to the
+// partitions around its time; a log whose ts is far from it is still found.
+func TestLogByUUIDv7(t *testing.T) {
+	s := open(t)
+	recs := fresh(3, "uuid")
+	near, far := uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()
+	recs[0].ID, recs[1].ID = near, far
+	recs[1].TS = recs[1].TS.Add(-72 * time.Hour)
+	if err := s.Write(t.Context(), &analytics.Batch{ID: "b", Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{near, far, recs[2].ID} {
+		got, err := s.Log(t.Context(), id)
+		if err != nil || got == nil || got.ID != id {
+			t.Errorf("Log(%s): got %v, %v", id, got, err)
+		}
+	}
+	if got, err := s.Log(t.Context(), uuid.Must(uuid.NewV7()).String()); err != nil || got != nil {
+		t.Errorf("Log(unknown UUIDv7): got %v, %v; want nil, nil", got, err)
 	}
 }

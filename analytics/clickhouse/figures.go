@@ -34,20 +34,31 @@ type aggRow struct {
 }
 
 // aggregate answers the aggregate of request_logs under c per value of
-// keyExpr ("”" for a single group), in the order and limit given (SQL over
-// the output columns k, requests, cost; "" for none).
-func (s *Store) aggregate(ctx context.Context, c *cond, keyExpr, orderLimit string) ([]aggRow, error) {
-	q := `SELECT k, toInt64(sum(n)) AS requests, toInt64(sum(e)) AS errs, toInt64(sum(h)) AS hits,
-       sum(ti) AS tin, sum(tou) AS tout, sum(co) AS cost, sum(sa) AS saved,
+// keyExpr ("" for a single group over everything), in the order and limit
+// given (SQL over the output columns k, requests, cost; "" for none).
+// Saved (the cache savings) is summed only withSaved.
+func (s *Store) aggregate(ctx context.Context, c *cond, keyExpr, orderLimit string, withSaved bool) ([]aggRow, error) {
+	// A single group groups by latency alone: a numeric key takes
+	// ClickHouse's fast hash table.
+	key, innerKey, innerGroup, outerGroup := "k", keyExpr+" AS k, ", "k, lat", "GROUP BY k "
+	if keyExpr == "" {
+		key, innerKey, innerGroup, outerGroup = "''", "", "lat", ""
+	}
+	saved, innerSaved := "toInt64(0)", ""
+	if withSaved {
+		saved, innerSaved = "sum(sa)", ", sum(cache_saved_usd) AS sa"
+	}
+	q := `SELECT ` + key + `, toInt64(sum(n)) AS requests, toInt64(sum(e)) AS errs, toInt64(sum(h)) AS hits,
+       sum(ti) AS tin, sum(tou) AS tout, sum(co) AS cost, ` + saved + ` AS saved,
        groupArray(lat) AS lats, groupArray(n) AS counts
 FROM (
-    SELECT ` + keyExpr + ` AS k, latency_ms AS lat, count() AS n, countIf(status >= 400) AS e,
+    SELECT ` + innerKey + `latency_ms AS lat, count() AS n, countIf(status >= 400) AS e,
            countIf(cache = 'HIT') AS h, sum(tokens_in) AS ti, sum(tokens_out) AS tou,
-           sum(cost_usd) AS co, sum(cache_saved_usd) AS sa
+           sum(cost_usd) AS co` + innerSaved + `
     FROM request_logs ` + c.sql() + `
-    GROUP BY k, lat
+    GROUP BY ` + innerGroup + `
 )
-GROUP BY k ` + orderLimit
+` + outerGroup + orderLimit
 	rows, err := s.conn.Query(ctx, q, c.args...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate request logs: %w", err)
@@ -62,6 +73,9 @@ GROUP BY k ` + orderLimit
 		)
 		if err := rows.Scan(&r.Key, &r.Requests, &r.Errors, &r.Cached, &r.TokensIn, &r.TokensOut, &r.Cost, &r.Saved, &lats, &counts); err != nil {
 			return nil, fmt.Errorf("aggregate request logs: %w", err)
+		}
+		if r.Requests == 0 {
+			continue // the single group over no rows
 		}
 		r.Latency = nearestRank(lats, counts)
 		out = append(out, r)
@@ -122,7 +136,7 @@ func ratio(a, b int64) float64 {
 
 // Stats answers the usage figures of q.
 func (s *Store) Stats(ctx context.Context, q analytics.Query) (*analytics.Stats, error) {
-	rows, err := s.aggregate(ctx, logCond(q), "''", "")
+	rows, err := s.aggregate(ctx, logCond(q), "", "", false)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +246,7 @@ func (s *Store) Analysis(ctx context.Context, q analytics.Query, groupBy string)
 	if !ok {
 		return nil, apierr.Invalid("group_by", "group_by must be one of model, provider, gateway, user, status, error_code")
 	}
-	rows, err := s.aggregate(ctx, logCond(q), key, "ORDER BY requests DESC, k ASC")
+	rows, err := s.aggregate(ctx, logCond(q), key, "ORDER BY requests DESC, k ASC", false)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +265,7 @@ const topN = 10
 func (s *Store) TenantAnalysis(ctx context.Context, q analytics.Query) (*analytics.TenantAnalysis, error) {
 	c := logCond(q)
 	ta := &analytics.TenantAnalysis{From: q.From, To: q.To}
-	total, err := s.aggregate(ctx, c, "''", "")
+	total, err := s.aggregate(ctx, c, "", "", true)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +278,13 @@ func (s *Store) TenantAnalysis(ctx context.Context, q analytics.Query) (*analyti
 		key string
 		dst *[]analytics.Group
 	}{{"gateway_id", &ta.TopGateways}, {"user_id", &ta.TopUsers}, {"model", &ta.TopModels}} {
-		rows, err := s.aggregate(ctx, c, top.key, "ORDER BY cost DESC, k ASC LIMIT "+itoa(topN))
+		// The top keys first (a cheap sum per key), then the full
+		// aggregate of those only: the latency histograms of every user
+		// (say) would make a hash table of users × latencies.
+		tc := &cond{parts: slices.Clone(c.parts), args: slices.Clone(c.args)}
+		tc.add(top.key+" IN (SELECT "+top.key+" FROM request_logs "+c.sql()+" GROUP BY "+top.key+
+			" ORDER BY sum(cost_usd) DESC, "+top.key+" ASC LIMIT "+itoa(topN)+")", c.args...)
+		rows, err := s.aggregate(ctx, tc, top.key, "ORDER BY cost DESC, k ASC LIMIT "+itoa(topN), false)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/apierr"
@@ -191,23 +192,57 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 }
 
 // Log reads one log with its bodies; nil when there is none.
+//
+// Request ids are UUIDv7s made when the request arrived, and a log's ts is
+// that moment: for such an id Log first looks within an hour of the id's
+// time, which prunes the search to one or two daily partitions, and only
+// when that finds nothing does it scan every partition.
 func (s *Store) Log(ctx context.Context, id string) (*analytics.Record, error) {
-	rows, err := s.conn.Query(ctx, "SELECT "+listColumns+", request_body, response_body FROM request_logs WHERE id = ? LIMIT 1", id)
+	if at, ok := uuidV7Time(id); ok {
+		c := &cond{}
+		c.timeRange(logTime, at.Add(-time.Hour), at.Add(time.Hour))
+		c.add("id = ?", id)
+		r, err := s.readLog(ctx, c)
+		if r != nil || err != nil {
+			return r, err
+		}
+	}
+	c := &cond{}
+	c.add("id = ?", id)
+	return s.readLog(ctx, c)
+}
+
+func (s *Store) readLog(ctx context.Context, c *cond) (*analytics.Record, error) {
+	rows, err := s.conn.Query(ctx, "SELECT "+listColumns+", request_body, response_body FROM request_logs "+c.sql()+" LIMIT 1", c.args...)
 	if err != nil {
-		return nil, fmt.Errorf("read log %s: %w", id, err)
+		return nil, fmt.Errorf("read log: %w", err)
 	}
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read log %s: %w", id, err)
+			return nil, fmt.Errorf("read log: %w", err)
 		}
 		return nil, nil
 	}
 	r, err := scanRecord(rows, true)
 	if err != nil {
-		return nil, fmt.Errorf("read log %s: %w", id, err)
+		return nil, fmt.Errorf("read log: %w", err)
 	}
 	return &r, nil
+}
+
+// uuidV7Time returns the time in a UUIDv7 (its first 48 bits, Unix
+// milliseconds).
+func uuidV7Time(id string) (time.Time, bool) {
+	u, err := uuid.Parse(id)
+	if err != nil || u.Version() != 7 {
+		return time.Time{}, false
+	}
+	var ms int64
+	for _, b := range u[:6] {
+		ms = ms<<8 | int64(b)
+	}
+	return time.UnixMilli(ms).UTC(), true
 }
 
 // scanRecord reads a row of listColumns (and the bodies with bodies).

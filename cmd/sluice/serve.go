@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/providers"
 	"github.com/sluicehq/sluice/proxy"
 	"github.com/sluicehq/sluice/snapshot"
+	"github.com/sluicehq/sluice/tokenize"
 	"github.com/sluicehq/sluice/web"
 )
 
@@ -103,6 +104,7 @@ func serve(ctx context.Context, c *config, which parts) error {
 			Limiter:   limiter,
 			Budgets:   budgets,
 			Cache:     respCache,
+			Tokenizer: tokenize.New(),
 		})
 		opts.Inference, opts.EndStreams = inf.Handle, inf.EndStreams
 		svc.SetBreakerStates(inf)
