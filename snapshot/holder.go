@@ -63,14 +63,17 @@ type Holder struct {
 	running   atomic.Bool
 	listening atomic.Bool
 
-	mu         sync.Mutex // guards the fields below; never taken on the hot path
-	rebuilds   int64
-	failures   int64
-	lastErr    string
-	lastErrAt  time.Time
-	lastLogged time.Time
-	suppressed int
-	failing    bool
+	mu       sync.Mutex // guards the fields below; never taken on the hot path
+	rebuilds int64
+	// startSeq numbers rebuilds as they start; doneSeq is the number of the
+	// last one put in service. Sync waits on them.
+	startSeq, doneSeq int64
+	failures          int64
+	lastErr           string
+	lastErrAt         time.Time
+	lastLogged        time.Time
+	suppressed        int
+	failing           bool
 }
 
 // HolderStats describe a Holder for /healthz.
@@ -114,6 +117,33 @@ func NewHolder(cfg HolderConfig) *Holder {
 // Load returns the snapshot in service, or nil before the first successful
 // build. It is one atomic load.
 func (h *Holder) Load() *Snapshot { return h.cur.Load() }
+
+// Sync asks for a rebuild and waits until a snapshot whose build started
+// after the call is in service, or ctx ends. The in-process admin calls it
+// after each write, so that what an admin request just wrote (a playground
+// token, a key) is served by the next inference request: read-your-writes
+// within one process. Other processes learn of it within 2 s.
+func (h *Holder) Sync(ctx context.Context) error {
+	h.mu.Lock()
+	after := h.startSeq
+	h.mu.Unlock()
+	h.Refresh()
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		h.mu.Lock()
+		done := h.doneSeq > after
+		h.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
 
 // Ready reports whether a snapshot is in service.
 func (h *Holder) Ready() bool { return h.cur.Load() != nil }
@@ -236,6 +266,10 @@ func (h *Holder) checkVersion(ctx context.Context) {
 // rebuild builds a snapshot and puts it in service. On failure the
 // snapshot in service stays.
 func (h *Holder) rebuild(ctx context.Context) error {
+	h.mu.Lock()
+	h.startSeq++
+	seq := h.startSeq
+	h.mu.Unlock()
 	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
 	s, err := Build(bctx, h.cfg.Store, h.cfg.Keys, h.cfg.Now())
@@ -248,6 +282,7 @@ func (h *Holder) rebuild(ctx context.Context) error {
 	prev := h.cur.Swap(s)
 	h.mu.Lock()
 	h.rebuilds++
+	h.doneSeq = max(h.doneSeq, seq)
 	h.mu.Unlock()
 	h.recovered()
 	if prev == nil {

@@ -84,7 +84,12 @@ func serve(ctx context.Context, c *config, which parts) error {
 			return err
 		}
 		holder = snapshot.NewHolder(snapshot.HolderConfig{Store: svc.Store(), Keys: svc, Logger: log})
-		refresh = holder.Refresh
+		// Admin writes wait (≤ 2 s) until this process's proxy serves them.
+		refresh = func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = holder.Sync(ctx)
+		}
 		g.Go(func() error { return holder.Run(gctx) })
 		client := providers.NewClient(providers.ClientConfig{AllowPrivate: c.AllowPrivateUpstream, UserAgent: "sluice/" + version})
 		// The response cache: shared through Redis when it is set, else
