@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,7 +18,10 @@ import (
 // records per second. Target: ≥ 100,000 records/s.
 func BenchmarkIngest(b *testing.B) {
 	s := open(b)
-	const size = 10_000
+	size := 10_000
+	if v, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_BATCH")); err == nil && v > 0 {
+		size = v // e.g. 50000: the pipeline's BatchSize can be raised for bulk ingest
+	}
 	var (
 		n       int
 		elapsed time.Duration
