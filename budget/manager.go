@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/internal/redisguard"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -178,7 +179,7 @@ type Manager struct {
 	cfg      Config
 	local    *localCounters // the counters without Redis, the fallback with it
 	redis    *redisCounters // nil without Redis
-	guard    guard
+	guard    *redisguard.Guard
 	loads    singleflight.Group
 	reloads  sync.Map // counter name → time of the next persisted-spend read
 	pending  pendingSettles
@@ -194,8 +195,8 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.Redis != nil {
 		m.redis = &redisCounters{c: cfg.Redis, timeout: cfg.Timeout}
 		m.local = newLocalCounters(cfg.FallbackReplicas)
-		m.guard = guard{log: cfg.Logger, retry: cfg.RetryInterval,
-			what: "budgets are counted per process, each spending 1/" + strconv.Itoa(cfg.FallbackReplicas) + " of what remained,"}
+		m.guard = redisguard.New(cfg.Logger, cfg.RetryInterval,
+			"budgets are counted per process, each spending 1/"+strconv.Itoa(cfg.FallbackReplicas)+" of what remained,", "budgets")
 	} else {
 		m.local = newLocalCounters(1)
 	}
@@ -210,7 +211,7 @@ func NewLocal(spend SpendSource) *Manager {
 }
 
 // Fallbacks returns how many Redis calls were answered by the fallback.
-func (m *Manager) Fallbacks() int64 { return m.guard.fallbacks.Load() }
+func (m *Manager) Fallbacks() int64 { return m.guard.Fallbacks() }
 
 // Reserve holds cost against every limit for a request admitted at now.
 // It refuses when a hard limit has not enough left: then nothing stays
@@ -259,14 +260,14 @@ func (m *Manager) Settle(ctx context.Context, r *Reservation, actual money.USD) 
 		switch {
 		case !h.onRedis:
 			out, err = m.local.settle(ctx, h.key, sr)
-		case m.guard.skip():
+		case m.guard.Skip():
 			err = errSkipped
 		default:
 			out, err = m.redis.settle(ctx, h.key, sr)
 			if err != nil {
-				m.guard.failed(err)
+				m.guard.Failed(err)
 			} else {
-				m.guard.ok()
+				m.guard.OK()
 			}
 		}
 		if err != nil {
@@ -297,17 +298,17 @@ func (m *Manager) State(ctx context.Context, scope string, periodStart time.Time
 	k := counterKey{name: m.cfg.Prefix + scope + ":" + strconv.FormatInt(startUnix(periodStart), 10),
 		scope: scope, start: periodStart}
 	nowMS := m.cfg.Now().UnixMilli()
-	if m.redis != nil && !m.guard.skip() {
+	if m.redis != nil && !m.guard.Skip() {
 		s, r, found, err := m.redis.state(ctx, k, nowMS)
 		if err == nil {
-			m.guard.ok()
+			m.guard.OK()
 			if found {
 				return money.USD(s), money.USD(r), nil
 			}
 			v, err := m.load(ctx, k)
 			return money.USD(v), 0, err
 		}
-		m.guard.failed(err)
+		m.guard.Failed(err)
 	}
 	if s, r, found := m.local.state(k, nowMS); found {
 		return money.USD(s), money.USD(r), nil
@@ -319,14 +320,14 @@ func (m *Manager) State(ctx context.Context, scope string, periodStart time.Time
 // reserve runs one reservation on Redis or, failing that, the local
 // counters, initialising an absent counter from the persisted spend.
 func (m *Manager) reserve(ctx context.Context, k counterKey, req reserveReq) (reserveOut, bool) {
-	if m.redis != nil && !m.guard.skip() {
+	if m.redis != nil && !m.guard.Skip() {
 		out, err := m.initialised(ctx, m.redis, k, req)
 		if err == nil {
-			m.guard.ok()
+			m.guard.OK()
 			m.flushPending(ctx)
 			return out, true
 		}
-		m.guard.failed(err)
+		m.guard.Failed(err)
 	}
 	out, _ := m.initialised(ctx, m.local, k, req) // local counters never fail
 	return out, false
@@ -421,7 +422,7 @@ func (m *Manager) flushPending(ctx context.Context) {
 	for _, p := range m.pending.take(pendingBatch) {
 		if _, err := m.redis.settle(ctx, p.key, p.req); err != nil {
 			m.pending.add(p, m.cfg.Logger)
-			m.guard.failed(err)
+			m.guard.Failed(err)
 			return
 		}
 	}

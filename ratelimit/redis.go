@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/internal/redisguard"
 	"log/slog"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,8 +17,6 @@ const (
 	DefaultPrefix        = "sluice:rl:"
 	DefaultTimeout       = 50 * time.Millisecond
 	DefaultRetryInterval = time.Second
-	// fallbackLogEvery bounds the fallback's log lines to one a minute.
-	fallbackLogEvery = time.Minute
 )
 
 // RedisConfig configures a Redis limiter.
@@ -87,7 +84,7 @@ func (c *RedisConfig) Validate() error {
 type Redis struct {
 	cfg      RedisConfig
 	fallback *Local
-	guard    guard
+	guard    *redisguard.Guard
 }
 
 var _ Limiter = (*Redis)(nil)
@@ -97,12 +94,12 @@ func NewRedis(cfg RedisConfig) (*Redis, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Redis{cfg: cfg, fallback: NewLocal(), guard: guard{log: cfg.Logger, retry: cfg.RetryInterval,
-		what: "rate limits are counted per process at limit/" + strconv.Itoa(cfg.FallbackReplicas)}}, nil
+	return &Redis{cfg: cfg, fallback: NewLocal(), guard: redisguard.New(cfg.Logger, cfg.RetryInterval,
+		"rate limits are counted per process at limit/"+strconv.Itoa(cfg.FallbackReplicas), "rate limits")}, nil
 }
 
 // Fallbacks returns how many calls the fallback answered.
-func (r *Redis) Fallbacks() int64 { return r.guard.fallbacks.Load() }
+func (r *Redis) Fallbacks() int64 { return r.guard.Fallbacks() }
 
 // windowScript is Allow and Add in one: KEYS[1] is the window, a hash of
 // unix second → count. ARGV: limit, cost, now (ms), window (s), TTL (ms),
@@ -179,15 +176,15 @@ var ttlMS = strconv.FormatInt((Window + time.Second).Milliseconds(), 10)
 // Allow implements Limiter. It never returns an error: a Redis failure is
 // answered by the fallback.
 func (r *Redis) Allow(ctx context.Context, key string, limit int, cost int, now time.Time) (Decision, error) {
-	if r.guard.skip() {
+	if r.guard.Skip() {
 		return r.fallback.Allow(ctx, key, r.fallbackLimit(limit), cost, now)
 	}
 	d, err := r.run(ctx, key, limit, cost, now, "allow")
 	if err != nil {
-		r.guard.failed(err)
+		r.guard.Failed(err)
 		return r.fallback.Allow(ctx, key, r.fallbackLimit(limit), cost, now)
 	}
-	r.guard.ok()
+	r.guard.OK()
 	return d, nil
 }
 
@@ -196,14 +193,14 @@ func (r *Redis) Add(ctx context.Context, key string, cost int, now time.Time) er
 	if cost == 0 {
 		return nil
 	}
-	if r.guard.skip() {
+	if r.guard.Skip() {
 		return r.fallback.Add(ctx, key, cost, now)
 	}
 	if _, err := r.run(ctx, key, 0, cost, now, "add"); err != nil {
-		r.guard.failed(err)
+		r.guard.Failed(err)
 		return r.fallback.Add(ctx, key, cost, now)
 	}
-	r.guard.ok()
+	r.guard.OK()
 	return nil
 }
 
@@ -224,53 +221,4 @@ func (r *Redis) run(ctx context.Context, key string, limit, cost int, now time.T
 
 func (r *Redis) fallbackLimit(limit int) int {
 	return max(limit/r.cfg.FallbackReplicas, 1)
-}
-
-// guard decides when to skip Redis and logs the fallback at most once a
-// minute. It uses the wall clock: it is about Redis, not about windows.
-type guard struct {
-	log       *slog.Logger
-	retry     time.Duration
-	what      string
-	fallbacks atomic.Int64
-	down      atomic.Int64 // unix ns until which Redis is skipped; 0 when up
-
-	mu      sync.Mutex
-	lastLog time.Time
-	failing bool
-}
-
-func (g *guard) skip() bool {
-	until := g.down.Load()
-	if until == 0 || time.Now().UnixNano() >= until {
-		return false
-	}
-	g.fallbacks.Add(1)
-	return true
-}
-
-func (g *guard) failed(err error) {
-	g.fallbacks.Add(1)
-	now := time.Now()
-	g.down.Store(now.Add(g.retry).UnixNano())
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.failing = true
-	if now.Sub(g.lastLog) >= fallbackLogEvery {
-		g.lastLog = now
-		g.log.Warn("redis unreachable; "+g.what+" until it answers again", "err", err)
-	}
-}
-
-func (g *guard) ok() {
-	if g.down.Load() == 0 {
-		return
-	}
-	g.down.Store(0)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.failing {
-		g.failing = false
-		g.log.Info("redis answers again; rate limits are shared again")
-	}
 }
