@@ -161,19 +161,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			StreamModel: model + streamDirective, RequestBytes: len(chatBody("openai/"+model, false)),
 		},
 	}
-	other, err := startOtherMeter(gw.pid())
-	if err != nil {
-		return nil, err
-	}
 	m := measurer{cfg: cfg, gw: gw, direct: directTargets(mockURL), gateway: gatewayTargets(gw.base, token)}
 	if err := m.run(ctx, r); err != nil {
 		return nil, err
 	}
-	whole, err := other.stop()
-	if err != nil {
-		return nil, err
-	}
-	r.OtherProcesses.CPUS, r.OtherProcesses.Seconds, r.OtherProcesses.Share = whole.CPUS, whole.Seconds, whole.Share
+	r.OtherProcesses.sum()
 	if r.Gateway.PeakRSSBytes, err = peakRSS(gw.pid()); err != nil {
 		return nil, err
 	}
@@ -207,7 +199,7 @@ func (m *measurer) run(ctx context.Context, r *Report) error {
 			return err
 		}
 		o, err := other.stop()
-		r.OtherProcesses.Phases = append(r.OtherProcesses.Phases, PhaseShare{Phase: name, Share: o.Share})
+		r.OtherProcesses.Phases = append(r.OtherProcesses.Phases, PhaseShare{Phase: name, Share: o.Share, Seconds: o.Seconds})
 		return err
 	}
 	// The gateway is idle while the direct phases run: its CPU time then

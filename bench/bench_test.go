@@ -125,3 +125,11 @@ func TestTail(t *testing.T) {
 		t.Errorf("kept %q, want the last 8 bytes", got)
 	}
 }
+
+func TestOtherProcessesSum(t *testing.T) {
+	o := OtherProcesses{Phases: []PhaseShare{{Phase: "a", Share: 0, Seconds: 10}, {Phase: "b", Share: 0.5, Seconds: 10}}}
+	o.sum()
+	if o.CPUS != 5 || o.Seconds != 20 || o.Share != 0.25 {
+		t.Errorf("got %+v, want 5 CPU-seconds over 20 s, share 0.25", o)
+	}
+}

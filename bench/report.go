@@ -101,8 +101,26 @@ type OtherProcesses struct {
 
 // PhaseShare is the share of one CPU other processes used in one phase.
 type PhaseShare struct {
-	Phase string  `json:"phase"`
-	Share float64 `json:"share_of_one_cpu"`
+	Phase   string  `json:"phase"`
+	Share   float64 `json:"share_of_one_cpu"`
+	Seconds float64 `json:"seconds"`
+}
+
+// sum sets the totals from the phases. Each phase's figure is clamped at
+// zero: per-process and machine-wide CPU accounting differ a little (in
+// how interrupt time on loopback traffic is counted), which can make a
+// phase where only the benchmark runs read slightly negative; summing the
+// clamped phases keeps that error from hiding another phase's neighbours.
+func (o *OtherProcesses) sum() {
+	o.CPUS, o.Seconds = 0, 0
+	for _, p := range o.Phases {
+		o.CPUS += p.Share * p.Seconds
+		o.Seconds += p.Seconds
+	}
+	o.Share = 0
+	if o.Seconds > 0 {
+		o.Share = o.CPUS / o.Seconds
+	}
 }
 
 // noisyShare is the share of a CPU used by other processes above which the
