@@ -56,6 +56,7 @@ All traffic stays on loopback; a run takes about six times --duration.`,
 	f.IntVar(&o.cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "connections of the closed-loop phases")
 	f.BoolVar(&o.json, "json", false, "print the figures as JSON instead of tables")
 	f.BoolVar(&o.cfg.NoPin, "no-pin", false, "do not pin the gateway and the load generator to separate CPUs")
+	f.StringArrayVar(&o.cfg.GatewayEnv, "gateway-env", nil, "KEY=VALUE added to the gateway's environment, e.g. SLUICE_CLICKHOUSE_URL=clickhouse://127.0.0.1:9000/default to log to ClickHouse (repeatable)")
 	f.StringVar(&o.gatewayBinary, "gateway-binary", "", "sluice binary to run as the gateway (default: this one)")
 	_ = f.MarkHidden("gateway-binary")
 	return cmd
