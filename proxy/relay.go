@@ -110,6 +110,11 @@ func (h *Inference) attemptStream(c *call, prov providers.Provider, req *provide
 	ctx2.SetContentType("text/event-stream")
 	ctx2.Response.Header.Set("Cache-Control", "no-cache")
 	ctx2.Response.Header.Set("X-Accel-Buffering", "no")
+	if c.gw.LogBodies {
+		// Copied now: the stream outlives the handler, and the request's
+		// buffer is not ours once the client is gone.
+		c.rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
+	}
 	h.streams.Add(1)
 	// fasthttp starts the writer at once, while forward still records the
 	// attempt in c.rec: the writer waits for that before touching c.
@@ -249,7 +254,9 @@ func (h *Inference) finish(c *call, u llm.Usage, respBody []byte, status int, co
 	c.closeRootSpan(end)
 	h.release(c, u)
 	if c.gw.LogBodies {
-		rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
+		if rec.RequestBody == "" {
+			rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
+		}
 		rec.ResponseBody = truncate(respBody, c.gw.BodyLogLimitBytes)
 	}
 	h.cfg.Sink.Enqueue(rec)
