@@ -341,18 +341,12 @@ func (s *Service) DeleteGateway(ctx context.Context, p *auth.Principal, id strin
 	c := &change{Action: "gateway.delete", ResourceType: "gateway", ResourceID: id, TenantID: g.TenantID, Config: true,
 		Changes: store.Changes{"slug": g.Slug}}
 	return s.write(ctx, p, c, func(tx bun.Tx) error {
-		for _, del := range []func() (int64, error){
+		return deleteInOrder("gateway "+id,
 			func() (int64, error) { return store.Delete[store.Token](ctx, tx, store.Eq("gateway_id", id)) },
 			func() (int64, error) { return store.Delete[store.UserGateway](ctx, tx, store.Eq("gateway_id", id)) },
 			func() (int64, error) { return store.Delete[store.Rule](ctx, tx, store.Eq("gateway_id", id)) },
 			func() (int64, error) { return store.Delete[store.ProviderKey](ctx, tx, store.Eq("gateway_id", id)) },
-			func() (int64, error) { return store.Delete[store.Gateway](ctx, tx, store.Eq("id", id)) },
-		} {
-			if _, err := del(); err != nil {
-				return fmt.Errorf("delete gateway %s: %w", id, err)
-			}
-		}
-		return nil
+			func() (int64, error) { return store.Delete[store.Gateway](ctx, tx, store.Eq("id", id)) })
 	})
 }
 

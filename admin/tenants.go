@@ -210,7 +210,7 @@ func (s *Service) DeleteTenant(ctx context.Context, p *auth.Principal, id string
 // purgeTenant deletes every row of a tenant, children first. The audit log
 // is the platform's record and keeps its rows.
 func purgeTenant(ctx context.Context, tx bun.Tx, id string) error {
-	steps := []func() (int64, error){
+	return deleteInOrder("tenant "+id,
 		func() (int64, error) { return store.Delete[store.Token](ctx, tx, store.Eq("tenant_id", id)) },
 		func() (int64, error) { return store.Delete[store.UserGateway](ctx, tx, store.Eq("tenant_id", id)) },
 		func() (int64, error) { return store.Delete[store.Rule](ctx, tx, store.Eq("tenant_id", id)) },
@@ -218,11 +218,15 @@ func purgeTenant(ctx context.Context, tx bun.Tx, id string) error {
 		func() (int64, error) { return store.Delete[store.Gateway](ctx, tx, store.Eq("tenant_id", id)) },
 		func() (int64, error) { return store.Delete[store.User](ctx, tx, store.Eq("tenant_id", id)) },
 		func() (int64, error) { return store.Delete[store.ClientError](ctx, tx, store.Eq("tenant_id", id)) },
-		func() (int64, error) { return store.Delete[store.Tenant](ctx, tx, store.Eq("id", id)) },
-	}
+		func() (int64, error) { return store.Delete[store.Tenant](ctx, tx, store.Eq("id", id)) })
+}
+
+// deleteInOrder runs deletes in order (children before their parents, for
+// the foreign keys) and names what was being deleted in an error.
+func deleteInOrder(what string, steps ...func() (int64, error)) error {
 	for _, step := range steps {
 		if _, err := step(); err != nil {
-			return fmt.Errorf("purge tenant %s: %w", id, err)
+			return fmt.Errorf("delete %s: %w", what, err)
 		}
 	}
 	return nil

@@ -337,16 +337,10 @@ func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id string) 
 	c := &change{Action: "user.delete", ResourceType: "user", ResourceID: u.ID, TenantID: u.TenantID, Config: true,
 		Changes: store.Changes{"email": u.Email}}
 	return s.write(ctx, p, c, func(tx bun.Tx) error {
-		for _, del := range []func() (int64, error){
+		return deleteInOrder("user "+id,
 			func() (int64, error) { return store.Delete[store.Token](ctx, tx, store.Eq("user_id", id)) },
 			func() (int64, error) { return store.Delete[store.UserGateway](ctx, tx, store.Eq("user_id", id)) },
-			func() (int64, error) { return store.Delete[store.User](ctx, tx, store.Eq("id", id)) },
-		} {
-			if _, err := del(); err != nil {
-				return fmt.Errorf("delete user %s: %w", id, err)
-			}
-		}
-		return nil
+			func() (int64, error) { return store.Delete[store.User](ctx, tx, store.Eq("id", id)) })
 	})
 }
 
