@@ -362,27 +362,7 @@ func (s *Service) Log(ctx context.Context, p *auth.Principal, id string) (*analy
 
 // GatewayTraces lists the traces of a gateway over a range, newest first.
 func (s *Service) GatewayTraces(ctx context.Context, p *auth.Principal, gatewayID string, r Range, pg Page) (*List[analytics.TraceSummary], error) {
-	if err := s.can(ctx, p, auth.OpTraceList); err != nil {
-		return nil, err
-	}
-	g, err := s.gateway(ctx, s.db, p, gatewayID)
-	if err != nil {
-		return nil, err
-	}
-	if pg, err = checkFigurePage(pg); err != nil {
-		return nil, err
-	}
-	if r, err = s.checkRange(r); err != nil {
-		return nil, err
-	}
-	rows, next, err := s.cfg.Analytics.Traces(ctx, analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To}, pg.Limit, pg.Cursor)
-	if err != nil {
-		return nil, fmt.Errorf("read traces: %w", err)
-	}
-	if rows == nil {
-		rows = []analytics.TraceSummary{}
-	}
-	return &List[analytics.TraceSummary]{Data: rows, NextCursor: next}, nil
+	return gatewayListing(ctx, s, p, auth.OpTraceList, gatewayID, r, pg, "traces", s.cfg.Analytics.Traces)
 }
 
 // Trace reads the span tree of one trace.
@@ -430,27 +410,7 @@ func (s *Service) GuardrailStats(ctx context.Context, p *auth.Principal, gateway
 
 // GuardrailEvents lists the rule hits of a gateway over a range, newest first.
 func (s *Service) GuardrailEvents(ctx context.Context, p *auth.Principal, gatewayID string, r Range, pg Page) (*List[analytics.GuardrailEvent], error) {
-	if err := s.can(ctx, p, auth.OpGuardrailEvents); err != nil {
-		return nil, err
-	}
-	g, err := s.gateway(ctx, s.db, p, gatewayID)
-	if err != nil {
-		return nil, err
-	}
-	if pg, err = checkFigurePage(pg); err != nil {
-		return nil, err
-	}
-	if r, err = s.checkRange(r); err != nil {
-		return nil, err
-	}
-	rows, next, err := s.cfg.Analytics.GuardrailEvents(ctx, analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To}, pg.Limit, pg.Cursor)
-	if err != nil {
-		return nil, fmt.Errorf("read guardrail events: %w", err)
-	}
-	if rows == nil {
-		rows = []analytics.GuardrailEvent{}
-	}
-	return &List[analytics.GuardrailEvent]{Data: rows, NextCursor: next}, nil
+	return gatewayListing(ctx, s, p, auth.OpGuardrailEvents, gatewayID, r, pg, "guardrail events", s.cfg.Analytics.GuardrailEvents)
 }
 
 // CircuitBreaker lists the circuit-breaker state of every provider key of
@@ -481,4 +441,32 @@ func (s *Service) CircuitBreaker(ctx context.Context, p *auth.Principal, gateway
 		out = append(out, st)
 	}
 	return &List[BreakerState]{Data: out}, nil
+}
+
+// gatewayListing is a paged analytics listing of one gateway over a range:
+// the policy check, the gateway's tenant scope, page and range checks,
+// then read, with an empty list rather than null.
+func gatewayListing[T any](ctx context.Context, s *Service, p *auth.Principal, op auth.Op, gatewayID string, r Range, pg Page, what string,
+	read func(ctx context.Context, q analytics.Query, limit int, cursor string) ([]T, *string, error)) (*List[T], error) {
+	if err := s.can(ctx, p, op); err != nil {
+		return nil, err
+	}
+	g, err := s.gateway(ctx, s.db, p, gatewayID)
+	if err != nil {
+		return nil, err
+	}
+	if pg, err = checkFigurePage(pg); err != nil {
+		return nil, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, err
+	}
+	rows, next, err := read(ctx, analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To}, pg.Limit, pg.Cursor)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if rows == nil {
+		rows = []T{}
+	}
+	return &List[T]{Data: rows, NextCursor: next}, nil
 }
