@@ -18,37 +18,14 @@ import (
 // Stream translation.
 
 // anthropicStream is an Anthropic event stream presented as OpenAI
-// chunks.
-type anthropicStream struct {
-	resp   *StreamResponse
-	t      anthropicTranslator
-	closed bool
-}
+// chunks; Close before message_stop closes the connection, so that
+// Anthropic stops generating.
+type anthropicStream = translatedStream[anthropicTranslator, *anthropicTranslator]
 
-// Next returns the next OpenAI chunk; io.EOF after message_stop.
-func (s *anthropicStream) Next() ([]byte, error) {
-	if s.closed {
-		return nil, &Error{Err: errStreamClosed}
-	}
-	return s.t.next()
-}
-
-// Usage returns the usage seen so far.
-func (s *anthropicStream) Usage() llm.Usage { return s.t.usage }
-
-// Close releases the upstream connection; before message_stop it closes
-// it, so that Anthropic stops generating.
-func (s *anthropicStream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	bodyParsers.Put(s.t.parser)
-	s.t.parser = nil
-	if s.t.done {
-		return s.resp.Finish()
-	}
-	return s.resp.Close()
+func (t *anthropicTranslator) seenUsage() llm.Usage { return t.usage }
+func (t *anthropicTranslator) terminated() bool     { return t.done }
+func (t *anthropicTranslator) parserOf() **fastjson.Parser {
+	return &t.parser
 }
 
 // anthropicStreamContext is what translating a stream needs besides its events.

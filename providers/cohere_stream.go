@@ -18,37 +18,15 @@ import (
 
 // Stream translation.
 
-// cohereStream is a v2 Chat event stream presented as OpenAI chunks.
-type cohereStream struct {
-	resp   *StreamResponse
-	t      cohereTranslator
-	closed bool
-}
+// cohereStream is a v2 Chat event stream presented as OpenAI chunks;
+// Close before message-end closes the connection, so that Cohere stops
+// generating. Cohere reports the usage at message-end.
+type cohereStream = translatedStream[cohereTranslator, *cohereTranslator]
 
-// Next returns the next OpenAI chunk; io.EOF after message-end.
-func (s *cohereStream) Next() ([]byte, error) {
-	if s.closed {
-		return nil, &Error{Err: errStreamClosed}
-	}
-	return s.t.next()
-}
-
-// Usage returns the usage seen so far (Cohere reports it at message-end).
-func (s *cohereStream) Usage() llm.Usage { return s.t.usage }
-
-// Close releases the upstream connection; before message-end it closes
-// it, so that Cohere stops generating.
-func (s *cohereStream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	bodyParsers.Put(s.t.parser)
-	s.t.parser = nil
-	if s.t.ended {
-		return s.resp.Finish()
-	}
-	return s.resp.Close()
+func (t *cohereTranslator) seenUsage() llm.Usage { return t.usage }
+func (t *cohereTranslator) terminated() bool     { return t.ended }
+func (t *cohereTranslator) parserOf() **fastjson.Parser {
+	return &t.parser
 }
 
 // cohereStreamContext is what translating a stream needs besides its events.
