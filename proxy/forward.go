@@ -208,25 +208,38 @@ func (h *Inference) forward(c *call) {
 
 	bs := breaker.Settings{FailureThreshold: c.gw.CircuitBreaker.FailureThreshold,
 		Cooldown: time.Duration(c.gw.CircuitBreaker.CooldownSeconds) * time.Second}
-	keyByID := map[string]*snapshot.Key{}
-	probes := map[string]bool{}
+	// seen holds the keys the plan was given, with the probe flag the
+	// breaker granted each; a request touches a handful of keys, so a slice
+	// searched in order costs less than maps.
+	var seen []seenKey
+	find := func(id string) *seenKey {
+		for i := range seen {
+			if seen[i].key.ID == id {
+				return &seen[i]
+			}
+		}
+		return nil
+	}
 	keys := func(provider string) []routing.Key {
 		ks := c.gw.Keys[provider]
 		out := make([]routing.Key, len(ks))
 		for i, k := range ks {
-			keyByID[k.ID] = k
+			if find(k.ID) == nil {
+				seen = append(seen, seenKey{key: k})
+			}
 			out[i] = routing.Key{ID: k.ID, Alias: k.Alias, Weight: k.Weight}
 		}
 		return out
 	}
 	skip := func(cand routing.Candidate) bool {
+		sk := find(cand.Key.ID)
 		// A key limited to some models is passed over for the others; that
 		// counts no attempt.
-		if k := keyByID[cand.Key.ID]; len(k.Models) > 0 && !contains(k.Models, cand.Target.Model) {
+		if k := sk.key; len(k.Models) > 0 && !contains(k.Models, cand.Target.Model) {
 			return true
 		}
 		ok, probe := h.cfg.Breakers.Get(c.gw.ID, cand.Key.ID, bs).Allow()
-		probes[cand.Key.ID] = probe
+		sk.probe = probe
 		return !ok
 	}
 	pl := routing.NewPlan(p.strategy, p.targets, keys, maxAttempts, randUint64, skip)
@@ -238,9 +251,9 @@ func (h *Inference) forward(c *call) {
 		if !ok {
 			break
 		}
-		key := keyByID[cand.Key.ID]
+		sk := find(cand.Key.ID)
+		key, probe := sk.key, sk.probe
 		br := h.cfg.Breakers.Get(c.gw.ID, key.ID, bs)
-		probe := probes[key.ID]
 		if attempts > 0 {
 			var ra time.Duration
 			if pe := providers.AsError(last); pe != nil {
@@ -289,6 +302,13 @@ func (h *Inference) forward(c *call) {
 	}
 	c.rec.Attempts = attempts
 	h.fail(c, h.exhausted(c, pl, last, attempts))
+}
+
+// seenKey is a key a request's plan may use, with the breaker's probe
+// grant for it.
+type seenKey struct {
+	key   *snapshot.Key
+	probe bool
 }
 
 // exhausted maps the last failure to the answer once no attempt is left.
