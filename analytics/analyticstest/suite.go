@@ -54,6 +54,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) analytics.Backend) {
 		s := &suite{b: b, ref: want}
 		s.checkAll(t)
 	})
+	t.Run("SharedTraceID", func(t *testing.T) { sharedTraceID(t, newBackend(t)) })
 	t.Run("Retain", func(t *testing.T) {
 		b := newBackend(t)
 		write(t, b, batches)
@@ -584,5 +585,53 @@ func (s *suite) checkGone(t *testing.T, recs []*analytics.Record, gone func(*ana
 		check(t, "Log of a kept record", got, err, s.ref.log(rec.ID))
 		tr, err := s.b.Trace(ctx, rec.TraceID)
 		check(t, "Trace of a kept record", tr, err, s.ref.trace(rec.TraceID), cmpopts.EquateEmpty())
+	}
+}
+
+// sharedTraceID writes two requests of different tenants under one trace id
+// (a client may send the same traceparent anywhere): Trace shows the
+// request whose root starts first, with its spans only; a span whose parent
+// is missing hangs under the root; each request is its own summary.
+func sharedTraceID(t *testing.T, b analytics.Backend) {
+	const trace = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
+	at := Base.Add(time.Hour)
+	mk := func(id, tenant string, ts time.Time, spans ...analytics.Span) *analytics.Record {
+		for i := range spans {
+			spans[i].TraceID = trace
+			spans[i].Start = ts.Add(spans[i].Start.Sub(time.Time{}))
+			if spans[i].Attributes == nil {
+				spans[i].Attributes = map[string]string{}
+			}
+		}
+		return &analytics.Record{ID: id, TS: ts, TenantID: tenant, GatewayID: "gw-" + tenant, Provider: "openai",
+			Model: "gpt-4o", Status: 200, TraceID: trace, Attempts: 1, Spans: spans, RuleHits: []string{}, Flags: []string{}}
+	}
+	us := func(n int) time.Time { return time.Time{}.Add(time.Duration(n) * time.Microsecond) }
+	first := mk("req_shared_1", "t-one", at,
+		analytics.Span{SpanID: "r1", Name: "POST chat/completions", Start: us(0), DurationMS: 5, Status: "ok"},
+		analytics.Span{SpanID: "a1", ParentID: "r1", Name: "upstream openai", Start: us(100), DurationMS: 4, Status: "ok"},
+		analytics.Span{SpanID: "o1", ParentID: "gone", Name: "orphan", Start: us(50), DurationMS: 1, Status: "ok"})
+	second := mk("req_shared_2", "t-two", at.Add(time.Second),
+		analytics.Span{SpanID: "r2", Name: "POST chat/completions", Start: us(0), DurationMS: 7, Status: "ok"},
+		analytics.Span{SpanID: "a2", ParentID: "r1", Name: "upstream openai", Start: us(10), DurationMS: 6, Status: "ok"})
+	write(t, b, []*analytics.Batch{{ID: "shared-2", Records: []*analytics.Record{second}}, {ID: "shared-1", Records: []*analytics.Record{first}}})
+
+	got, err := b.Trace(t.Context(), trace)
+	if err != nil || got == nil {
+		t.Fatalf("Trace: %v, %v", got, err)
+	}
+	root := first.Spans[0]
+	orphan, attempt := first.Spans[2], first.Spans[1]
+	root.Children = []*analytics.Span{&orphan, &attempt}
+	want := &analytics.Trace{ID: trace, TenantID: "t-one", GatewayID: "gw-t-one", RequestID: "req_shared_1",
+		Start: root.Start, DurationMS: 5, Root: &root}
+	check(t, "Trace of a shared trace id", got, nil, want, cmpopts.EquateEmpty())
+
+	for _, r := range []*analytics.Record{first, second} {
+		q := analytics.Query{TenantID: r.TenantID, GatewayID: r.GatewayID, From: at.Add(-time.Hour), To: at.Add(time.Hour)}
+		sums, _, err := b.Traces(t.Context(), q, 10, "")
+		want := []analytics.TraceSummary{{ID: trace, RequestID: r.ID, Start: r.Spans[0].Start,
+			DurationMS: r.Spans[0].DurationMS, Status: 200, Model: "gpt-4o", Spans: len(r.Spans)}}
+		check(t, "Traces of tenant "+r.TenantID, sums, err, want)
 	}
 }

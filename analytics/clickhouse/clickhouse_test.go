@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/analytics/analyticstest"
 	"github.com/sluicehq/sluice/analytics/clickhouse"
 	"github.com/sluicehq/sluice/internal/testenv"
+	chmigrations "github.com/sluicehq/sluice/migrations/clickhouse"
 )
 
 // open returns a migrated store on a fresh database, closed at cleanup.
@@ -76,7 +77,7 @@ func TestMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	want := []string{"0001_request_logs", "0002_trace_spans", "0003_guardrail_events"}
+	want := []string{"0001_request_logs", "0002_trace_spans", "0003_guardrail_events", "0004_request_spans"}
 	if d := cmp.Diff(want, applied); d != "" {
 		t.Errorf("first Migrate applied (-want +got):\n%s", d)
 	}
@@ -90,7 +91,7 @@ func TestMigrate(t *testing.T) {
 	if err := s.QueryRow(ctx, "SELECT groupArray(version) FROM (SELECT version FROM schema_migrations ORDER BY version)").Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]uint32{1, 2, 3}, versions); d != "" {
+	if d := cmp.Diff([]uint32{1, 2, 3, 4}, versions); d != "" {
 		t.Errorf("schema_migrations (-want +got):\n%s", d)
 	}
 }
@@ -132,10 +133,10 @@ func countRows(t *testing.T, s *clickhouse.Store) counts {
 	t.Helper()
 	var c counts
 	for _, q := range []struct {
-		table string
+		table string // what to count, from which table
 		dst   *uint64
-	}{{"request_logs", &c.logs}, {"trace_spans", &c.spans}, {"guardrail_events", &c.events}} {
-		if err := s.QueryRow(t.Context(), "SELECT count() FROM "+q.table).Scan(q.dst); err != nil {
+	}{{"count() FROM request_logs", &c.logs}, {"toUInt64(sum(span_count)) FROM request_logs", &c.spans}, {"count() FROM guardrail_events", &c.events}} {
+		if err := s.QueryRow(t.Context(), "SELECT "+q.table).Scan(q.dst); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -170,13 +171,14 @@ func TestPartialBatchRetry(t *testing.T) {
 	s := open(t)
 	recs := fresh(500, "partial")
 	// The first attempt stored only some rows (e.g. the parts of some
-	// partitions, or the logs but not the spans).
+	// partitions, or the logs but not the guardrail events). A log and its
+	// spans are one row: they land together.
 	var part []*analytics.Record
 	for i, r := range recs {
 		if i%3 == 0 {
 			cp := *r
 			if i%2 == 0 {
-				cp.Spans, cp.Events = nil, nil
+				cp.Events = nil
 			}
 			part = append(part, &cp)
 		}
@@ -272,5 +274,85 @@ func TestLogByUUIDv7(t *testing.T) {
 	}
 	if got, err := s.Log(t.Context(), uuid.Must(uuid.NewV7()).String()); err != nil || got != nil {
 		t.Errorf("Log(unknown UUIDv7): got %v, %v; want nil, nil", got, err)
+	}
+}
+
+// TestMigrateKeepsEarlierRows upgrades a database written before the
+// spans moved onto the request row (schema 3): its logs stay readable and
+// new records carry their traces. It then repeats 0004 as if the process
+// had stopped before recording it: Migrate takes the existing columns as
+// applied.
+func TestMigrateKeepsEarlierRows(t *testing.T) {
+	ctx := t.Context()
+	s, err := clickhouse.Open(ctx, clickhouse.Config{URL: testenv.ClickHouseDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ms, err := chmigrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:3] {
+		for _, stmt := range m.Statements {
+			if err := s.Exec(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", m.Name, err)
+			}
+		}
+	}
+	old := fresh(1, "old")[0]
+	err = s.Exec(ctx, `INSERT INTO request_logs (tenant_id, ts, ts_ms, id, gateway_id, status, model, trace_id)
+SELECT ?, toDateTime(?), toUInt16(?), ?, ?, toInt32(200), 'gpt-4o', ?`,
+		old.TenantID, old.TS.Unix(), old.TS.Nanosecond()/1e6, old.ID, old.GatewayID, old.TraceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, "CREATE TABLE schema_migrations (version UInt32, applied DateTime) ENGINE = ReplacingMergeTree ORDER BY version"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, "INSERT INTO schema_migrations (version, applied) SELECT arrayJoin([1, 2, 3]), now()"); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := s.Migrate(ctx)
+	if err != nil || len(applied) != 1 || applied[0] != "0004_request_spans" {
+		t.Fatalf("Migrate: applied %v, %v; want 0004_request_spans", applied, err)
+	}
+	got, err := s.Log(ctx, old.ID)
+	if err != nil || got == nil || got.Model != "gpt-4o" {
+		t.Fatalf("Log of a row from before 0004: %+v, %v", got, err)
+	}
+	q := analytics.Query{TenantID: old.TenantID, GatewayID: old.GatewayID, From: old.TS.Add(-time.Hour), To: old.TS.Add(time.Hour)}
+	if trs, _, err := s.Traces(ctx, q, 10, ""); err != nil || len(trs) != 0 {
+		t.Errorf("Traces over a row from before 0004: %v, %v; want none (its spans were in trace_spans)", trs, err)
+	}
+	rec := fresh(1, "new")[0]
+	rec.TenantID, rec.GatewayID = old.TenantID, old.GatewayID
+	if err := s.Write(ctx, &analytics.Batch{ID: "after-0004", Records: []*analytics.Record{rec}}); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := s.Trace(ctx, rec.TraceID); err != nil || tr == nil || tr.RequestID != rec.ID {
+		t.Errorf("Trace of a record written after 0004: %+v, %v", tr, err)
+	}
+
+	// 0004 ran but was not recorded.
+	if err := s.Exec(ctx, "ALTER TABLE schema_migrations DELETE WHERE version = 4"); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		var n uint64
+		if err := s.QueryRow(ctx, "SELECT count() FROM schema_migrations WHERE version = 4").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	applied, err = s.Migrate(ctx)
+	if err != nil || len(applied) != 1 {
+		t.Fatalf("Migrate after an unrecorded 0004: applied %v, %v; want it taken as applied", applied, err)
+	}
+	if again, err := s.Migrate(ctx); err != nil || len(again) != 0 {
+		t.Errorf("Migrate again: %v, %v; want nothing", again, err)
 	}
 }

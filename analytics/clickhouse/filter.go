@@ -40,7 +40,8 @@ func (c *cond) sql() string {
 }
 
 // timeCols names a table's time columns: the DateTime of the second and the
-// sub-second count in units of 1/per second.
+// sub-second count in units of 1/per second; or, with no sec, one integer
+// column (sub) counting those units since the epoch.
 type timeCols struct {
 	sec, sub string
 	per      int64
@@ -48,9 +49,18 @@ type timeCols struct {
 
 var (
 	logTime   = timeCols{"ts", "ts_ms", 1000}
-	spanTime  = timeCols{"start", "start_us", 1_000_000}
 	eventTime = logTime
+	// rootTime is the start of a request's root span (traces).
+	rootTime = timeCols{"", "root_start_us", 1_000_000}
 )
+
+// units is the SQL of the time in units of 1/per second.
+func (tc timeCols) units() string {
+	if tc.sec == "" {
+		return tc.sub
+	}
+	return "(toUInt64(" + tc.sec + ") * " + itoa(tc.per) + " + " + tc.sub + ")"
+}
 
 // ceilUnits is t in units of 1/per second, rounded up: a stored time r (a
 // whole number of units) is >= t exactly when r >= ceilUnits(t), and < t
@@ -70,7 +80,16 @@ func ceilUnits(t time.Time, per int64) int64 {
 // primary key use) is exact when a bound is a whole second; otherwise a
 // second condition on the combined value decides within the bound's second.
 func (c *cond) timeRange(tc timeCols, from, to time.Time) {
-	combined := "(toUInt64(" + tc.sec + ") * " + itoa(tc.per) + " + " + tc.sub + ")"
+	combined := tc.units()
+	if tc.sec == "" {
+		if !from.IsZero() {
+			c.add(combined+" >= ?", ceilUnits(from, tc.per))
+		}
+		if !to.IsZero() {
+			c.add(combined+" < ?", ceilUnits(to, tc.per))
+		}
+		return
+	}
 	if !from.IsZero() {
 		u := ceilUnits(from, tc.per)
 		sec := floorDiv(u, tc.per)

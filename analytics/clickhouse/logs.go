@@ -71,8 +71,10 @@ func (c *cond) before(tc timeCols, keyExpr string, cursor string) error {
 	if err != nil {
 		return err
 	}
-	combined := "(toUInt64(" + tc.sec + ") * " + itoa(tc.per) + " + " + tc.sub + ")"
-	c.add(tc.sec+" <= toDateTime(?)", floorDiv(units, tc.per))
+	combined := tc.units()
+	if tc.sec != "" {
+		c.add(tc.sec+" <= toDateTime(?)", floorDiv(units, tc.per))
+	}
 	c.add("("+combined+" < ? OR ("+combined+" = ? AND "+keyExpr+" < ?))", units, units, id)
 	return nil
 }

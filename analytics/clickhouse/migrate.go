@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
@@ -58,7 +59,7 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 			continue
 		}
 		for i, stmt := range m.Statements {
-			if err := s.conn.Exec(ctx, stmt); err != nil {
+			if err := s.conn.Exec(ctx, stmt); err != nil && !columnsAdded(stmt, err) {
 				return done, fmt.Errorf("migration %s, statement %d: %w", m.Name, i+1, err)
 			}
 		}
@@ -96,4 +97,21 @@ func (s *Store) ensureDatabase(ctx context.Context) error {
 		return fmt.Errorf("create database %s: %w", s.database, err)
 	}
 	return nil
+}
+
+// The codes ALTER TABLE … ADD COLUMN raises for a column that exists:
+// ILLEGAL_COLUMN on 18.16, DUPLICATE_COLUMN on current releases.
+const (
+	codeDuplicateColumn = 15
+	codeIllegalColumn   = 44
+)
+
+// columnsAdded reports whether err is an ADD COLUMN statement finding its
+// columns there: a migration that ran before its version was recorded (the
+// process stopped in between). 18.16 has no ADD COLUMN IF NOT EXISTS; one
+// ALTER's commands are checked together before any applies, so "exists"
+// means the whole statement ran.
+func columnsAdded(stmt string, err error) bool {
+	code := exceptionCode(err)
+	return (code == codeIllegalColumn || code == codeDuplicateColumn) && strings.Contains(strings.ToUpper(stmt), "ADD COLUMN")
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/sluicehq/sluice/analytics"
 )
 
@@ -59,7 +61,7 @@ func (s *Store) Write(ctx context.Context, b *analytics.Batch) error {
 }
 
 func (s *Store) write(ctx context.Context, batchID string, recs []*analytics.Record, check bool) error {
-	spans, events := spansAndEvents(recs)
+	events := eventsOf(recs)
 	if check {
 		p := presence{batchScope: newScope(recs), batchID: batchID}
 		var err error
@@ -67,29 +69,23 @@ func (s *Store) write(ctx context.Context, batchID string, recs []*analytics.Rec
 		if recs, err = missing(ctx, s, p, recs, func(r *analytics.Record) string { return r.ID }); err != nil {
 			return err
 		}
-		p.table, p.key = "trace_spans", "concat(trace_id, ' ', span_id)"
-		if spans, err = missing(ctx, s, p, spans, func(sp spanRow) string { return sp.TraceID + " " + sp.SpanID }); err != nil {
-			return err
-		}
 		p.table, p.key = "guardrail_events", "concat(request_id, ' ', id)"
 		if events, err = missing(ctx, s, p, events, func(e eventRow) string { return e.RequestID + " " + e.ID }); err != nil {
 			return err
 		}
 	}
-	// The three inserts run at once, each on its own connection: the
-	// server writes each table's parts in its own thread, so a batch takes
-	// about as long as its largest table. Write waits for all three; a
-	// failure of any leaves the batch to be retried, which the check above
-	// makes safe.
+	// The two inserts run at once, each on its own connection: the server
+	// writes each table's parts in its own thread. Write waits for both; a
+	// failure of either leaves the batch to be retried, which the check
+	// above makes safe. A record's spans travel on its row.
 	var (
-		wg                        sync.WaitGroup
-		logErr, spanErr, eventErr error
+		wg             sync.WaitGroup
+		logErr, evtErr error
 	)
 	wg.Go(func() { logErr = s.insertLogs(ctx, batchID, recs) })
-	wg.Go(func() { spanErr = s.insertSpans(ctx, batchID, spans) })
-	wg.Go(func() { eventErr = s.insertEvents(ctx, batchID, events) })
+	wg.Go(func() { evtErr = s.insertEvents(ctx, batchID, events) })
 	wg.Wait()
-	return errors.Join(logErr, spanErr, eventErr)
+	return errors.Join(logErr, evtErr)
 }
 
 // recentIDs is a set of the last n ids added (first in, first out).
@@ -134,35 +130,24 @@ func uniqueRecords(recs []*analytics.Record) []*analytics.Record {
 	return out
 }
 
-// spanRow is a span with the request it belongs to.
-type spanRow struct {
-	*analytics.Span
-	rec *analytics.Record
-}
-
 // eventRow is a guardrail event with the request it belongs to.
 type eventRow struct {
 	*analytics.GuardrailEvent
 	rec *analytics.Record
 }
 
-func spansAndEvents(recs []*analytics.Record) ([]spanRow, []eventRow) {
-	var spans []spanRow
+func eventsOf(recs []*analytics.Record) []eventRow {
 	var events []eventRow
 	for _, r := range recs {
-		for i := range r.Spans {
-			spans = append(spans, spanRow{&r.Spans[i], r})
-		}
 		for i := range r.Events {
 			events = append(events, eventRow{&r.Events[i], r})
 		}
 	}
-	return spans, events
+	return events
 }
 
 // batchScope bounds where a batch's rows can be: its tenants and the seconds
-// from its earliest to its latest time (of records and events; spans are
-// stored at their record's time).
+// from its earliest to its latest time (of records and events).
 type batchScope struct {
 	tenants  []string
 	from, to int64 // unix seconds, inclusive
@@ -188,7 +173,7 @@ func newScope(recs []*analytics.Record) batchScope {
 }
 
 // presence selects the stored rows of a batch in one table: key is the SQL
-// of a row's identity. Every table has ts (spans carry their record's).
+// of a row's identity. Every table has ts.
 type presence struct {
 	batchScope
 	batchID    string
@@ -238,10 +223,10 @@ func missing[T any](ctx context.Context, s *Store, p presence, rows []T, key fun
 const logColumns = "tenant_id, ts, ts_ms, id, gateway_id, token_id, user_id, provider, model, route, " +
 	"status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out, cached_tokens, cost_usd, cache, attempts, " +
 	"rule_hits, metadata_keys, metadata_values, trace_id, client_ip, user_agent, request_body, response_body, " +
-	"flags, cache_saved_usd, batch_id"
+	"flags, cache_saved_usd, batch_id, span_count, trace_root, root_start_us, root_duration_us, spans"
 
 // insertLogs inserts records column by column (one slice per column: far
-// fewer conversions than row-wise Append).
+// fewer conversions than row-wise Append), each with its spans.
 func (s *Store) insertLogs(ctx context.Context, batchID string, recs []*analytics.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -254,6 +239,12 @@ func (s *Store) insertLogs(ctx context.Context, batchID string, recs []*analytic
 		tsMS                                                     = make([]uint16, n)
 		status, attempts                                         = make([]int32, n), make([]int32, n)
 		ruleHits, mdKeys, mdValues, flags                        = mkArr(n), mkArr(n), mkArr(n), mkArr(n)
+		spanCount                                                = make([]uint32, n)
+		traceRoot                                                = make([]uint8, n)
+		rootStart                                                = mkI64(n)
+		rootDur                                                  = make([]uint64, n)
+		spans                                                    = mkStr(n)
+		enc                                                      spanEncoder
 	)
 	for i, r := range recs {
 		tenant[i], id[i], gateway[i], token[i], user[i] = r.TenantID, r.ID, r.GatewayID, r.TokenID, r.UserID
@@ -265,38 +256,16 @@ func (s *Store) insertLogs(ctx context.Context, batchID string, recs []*analytic
 		cost[i], saved[i] = int64(r.CostUSD), int64(r.CacheSavedUSD)
 		ruleHits[i], flags[i] = nonNil(r.RuleHits), nonNil(r.Flags)
 		mdKeys[i], mdValues[i] = splitMap(r.Metadata)
+		spanCount[i] = uint32(len(r.Spans))
+		if root := rootSpan(r.Spans); root != nil {
+			traceRoot[i], rootStart[i], rootDur[i] = 1, root.Start.UnixMicro(), durationUS(root.DurationMS)
+		}
+		spans[i] = enc.encode(r.Spans)
 	}
 	return s.insert(ctx, "request_logs", logColumns, n, tenant, ts, tsMS, id, gateway, token, user, provider, model, route,
 		status, errCode, latency, ttfb, tin, tout, tcached, cost, cache, attempts,
-		ruleHits, mdKeys, mdValues, trace, ip, ua, reqBody, respBody, flags, saved, batch)
-}
-
-const spanColumns = "tenant_id, gateway_id, user_id, ts, ts_ms, start, start_us, trace_id, span_id, parent_id, " +
-	"request_id, name, duration_us, status, attr_keys, attr_values, batch_id"
-
-func (s *Store) insertSpans(ctx context.Context, batchID string, spans []spanRow) error {
-	if len(spans) == 0 {
-		return nil
-	}
-	n := len(spans)
-	var (
-		tenant, gateway, user, trace, span, parent, req, name, status, batch = mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n)
-		ts, start                                                            = mkI64(n), mkI64(n)
-		tsMS                                                                 = make([]uint16, n)
-		startUS                                                              = make([]uint32, n)
-		dur                                                                  = make([]uint64, n)
-		keys, values                                                         = mkArr(n), mkArr(n)
-	)
-	for i, sp := range spans {
-		tenant[i], gateway[i], user[i], req[i], batch[i] = sp.rec.TenantID, sp.rec.GatewayID, sp.rec.UserID, sp.rec.ID, batchID
-		ts[i], tsMS[i] = splitMS(sp.rec.TS)
-		trace[i], span[i], parent[i], name[i], status[i] = sp.TraceID, sp.SpanID, sp.ParentID, sp.Name, sp.Status
-		start[i], startUS[i] = splitUS(sp.Start)
-		dur[i] = durationUS(sp.DurationMS)
-		keys[i], values[i] = splitMap(sp.Attributes)
-	}
-	return s.insert(ctx, "trace_spans", spanColumns, n, tenant, gateway, user, ts, tsMS, start, startUS, trace, span, parent, req, name,
-		dur, status, keys, values, batch)
+		ruleHits, mdKeys, mdValues, trace, ip, ua, reqBody, respBody, flags, saved, batch,
+		spanCount, traceRoot, rootStart, rootDur, spans)
 }
 
 const eventColumns = "tenant_id, gateway_id, user_id, ts, ts_ms, id, request_id, rule_id, rule_name, kind, action, direction, excerpt, batch_id"
@@ -321,7 +290,9 @@ func (s *Store) insertEvents(ctx context.Context, batchID string, events []event
 }
 
 // insert sends one INSERT of n rows given as one slice per column, in the
-// order of columns.
+// order of columns. An Array(String) column comes as [][]string and is
+// appended row by row: the driver's Append takes a [][]string through
+// reflection, its AppendRow a []string without.
 func (s *Store) insert(ctx context.Context, table, columns string, n int, cols ...any) error {
 	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+columns+")")
 	if err != nil {
@@ -329,12 +300,25 @@ func (s *Store) insert(ctx context.Context, table, columns string, n int, cols .
 	}
 	defer b.Close()
 	for i, c := range cols {
-		if err := b.Column(i).Append(c); err != nil {
+		if err := appendColumn(b.Column(i), c); err != nil {
 			return fmt.Errorf("insert into %s: column %d: %w", table, i, err)
 		}
 	}
 	if err := b.Send(); err != nil {
 		return fmt.Errorf("insert %d rows into %s: %w", n, table, err)
+	}
+	return nil
+}
+
+func appendColumn(col driver.BatchColumn, values any) error {
+	rows, ok := values.([][]string)
+	if !ok {
+		return col.Append(values)
+	}
+	for _, r := range rows {
+		if err := col.AppendRow(r); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -370,12 +354,6 @@ func splitMap(m map[string]string) (keys, values []string) {
 func splitMS(t time.Time) (int64, uint16) {
 	ms := t.UnixMilli()
 	return floorDiv(ms, 1000), uint16(ms - floorDiv(ms, 1000)*1000)
-}
-
-// splitUS splits a time into unix seconds and microseconds.
-func splitUS(t time.Time) (int64, uint32) {
-	us := t.UnixMicro()
-	return floorDiv(us, 1e6), uint32(us - floorDiv(us, 1e6)*1e6)
 }
 
 // durationUS converts a span duration to whole microseconds (spans measure

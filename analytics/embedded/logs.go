@@ -176,8 +176,9 @@ func (s *Store) Log(ctx context.Context, id string) (*analytics.Record, error) {
 }
 
 // Traces lists the traces of q's records newest first, one summary each,
-// from the record (status, model) and the root span (start, duration).
-// The root span starts at the record's ts.
+// from the record (status, model) and its root span (start, duration);
+// spans counts the record's spans (a trace id shared by several requests
+// gives each its own summary). The root span starts at the record's ts.
 func (s *Store) Traces(ctx context.Context, q analytics.Query, limit int, cur string) ([]analytics.TraceSummary, *string, error) {
 	c, err := parseCursor(cur)
 	if err != nil {
@@ -188,8 +189,8 @@ func (s *Store) Traces(ctx context.Context, q analytics.Query, limit int, cur st
 	w.add("l.trace_id != ''")
 	w.after(c, "l.ts", "l.trace_id")
 	rows, err := s.r.QueryContext(ctx, `SELECT l.trace_id, l.id, l.ts, r.start, r.duration_ms, l.status, l.model,
-			(SELECT COUNT(*) FROM trace_spans c WHERE c.trace_id = l.trace_id)
-		FROM request_logs l JOIN trace_spans r ON r.trace_id = l.trace_id AND r.parent_id = ''`+w.String()+`
+			(SELECT COUNT(*) FROM trace_spans c WHERE c.trace_id = l.trace_id AND c.request_id = l.id)
+		FROM request_logs l JOIN trace_spans r ON r.trace_id = l.trace_id AND r.request_id = l.id AND r.parent_id = ''`+w.String()+`
 		ORDER BY l.ts DESC, l.trace_id DESC LIMIT `+strconv.Itoa(limit+1), w.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list traces: %w", err)
@@ -221,8 +222,11 @@ func (s *Store) Traces(ctx context.Context, q analytics.Query, limit int, cur st
 }
 
 // Trace reads the span tree of a trace; nil when it has no root span.
-// Children are ordered by start, then span id; a span whose parent is
-// missing hangs under the root, so that no span is hidden.
+// Should several requests share the trace id (a client's traceparent), it
+// is the tree of the request whose root starts first (then least span id):
+// requests of other tenants never show in it. Children are ordered by
+// start, then span id; a span whose parent is missing hangs under the root,
+// so that no span is hidden.
 func (s *Store) Trace(ctx context.Context, id string) (*analytics.Trace, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT span_id, parent_id, name, start, duration_ms, status, attributes,
 		tenant_id, gateway_id, request_id FROM trace_spans WHERE trace_id = ? ORDER BY start, span_id`, id)
@@ -230,14 +234,17 @@ func (s *Store) Trace(ctx context.Context, id string) (*analytics.Trace, error) 
 		return nil, fmt.Errorf("read trace %s: %w", id, err)
 	}
 	defer rows.Close()
-	tr := &analytics.Trace{ID: id}
-	var spans []*analytics.Span
+	type spanOf struct {
+		*analytics.Span
+		tenant, gateway, request string
+	}
+	var all []spanOf
 	for rows.Next() {
-		sp := &analytics.Span{TraceID: id}
+		sp := spanOf{Span: &analytics.Span{TraceID: id}}
 		var start int64
 		var attrs string
 		if err := rows.Scan(&sp.SpanID, &sp.ParentID, &sp.Name, &start, &sp.DurationMS, &sp.Status, &attrs,
-			&tr.TenantID, &tr.GatewayID, &tr.RequestID); err != nil {
+			&sp.tenant, &sp.gateway, &sp.request); err != nil {
 			return nil, fmt.Errorf("read trace %s: %w", id, err)
 		}
 		sp.Start = time.Unix(0, start).UTC()
@@ -245,32 +252,34 @@ func (s *Store) Trace(ctx context.Context, id string) (*analytics.Trace, error) 
 		if err := json.Unmarshal([]byte(attrs), &sp.Attributes); err != nil {
 			return nil, fmt.Errorf("decode span %s of trace %s: %w", sp.SpanID, id, err)
 		}
-		spans = append(spans, sp)
+		all = append(all, sp)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read trace %s: %w", id, err)
 	}
-	byID := make(map[string]*analytics.Span, len(spans))
-	for _, sp := range spans {
-		byID[sp.SpanID] = sp
-		if sp.ParentID == "" && tr.Root == nil {
-			tr.Root = sp
-		}
-	}
-	if tr.Root == nil {
+	rootAt := slices.IndexFunc(all, func(sp spanOf) bool { return sp.ParentID == "" })
+	if rootAt < 0 {
 		return nil, nil
 	}
-	for _, sp := range spans { // in (start, span id) order: children come out sorted
-		if sp == tr.Root {
+	root := all[rootAt]
+	tr := &analytics.Trace{ID: id, TenantID: root.tenant, GatewayID: root.gateway, RequestID: root.request,
+		Start: root.Start, DurationMS: root.DurationMS, Root: root.Span}
+	byID := make(map[string]*analytics.Span, len(all))
+	for _, sp := range all {
+		if sp.request == root.request {
+			byID[sp.SpanID] = sp.Span
+		}
+	}
+	for _, sp := range all { // in (start, span id) order: children come out sorted
+		if sp.request != root.request || sp.Span == tr.Root {
 			continue
 		}
 		parent := byID[sp.ParentID]
-		if parent == nil || parent == sp {
+		if parent == nil || parent == sp.Span {
 			parent = tr.Root
 		}
-		parent.Children = append(parent.Children, sp)
+		parent.Children = append(parent.Children, sp.Span)
 	}
-	tr.Start, tr.DurationMS = tr.Root.Start, tr.Root.DurationMS
 	return tr, nil
 }
 
