@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/apierr"
 	"github.com/sluicehq/sluice/auth"
 	"github.com/sluicehq/sluice/ids"
+	"github.com/sluicehq/sluice/rules"
 	"github.com/sluicehq/sluice/store"
 )
 
@@ -131,6 +132,14 @@ func checkPattern(param, pat string, regex, caseSensitive bool) error {
 		}
 		if _, err := regexp.Compile(expr); err != nil {
 			return apierr.Invalid(param, "%s is not a valid RE2 regular expression: %v", param, err)
+		}
+		n, err := rules.RegexProgramSize(pat, caseSensitive)
+		if err != nil {
+			return apierr.Invalid(param, "%s is not a valid RE2 regular expression: %v", param, err)
+		}
+		if n > rules.MaxRegexInstructions {
+			return apierr.Invalid(param, "%s compiles to %d instructions, more than %d (a large counted repetition such as \\w{500}, or a long alternation: use a keyword rule for word lists)",
+				param, n, rules.MaxRegexInstructions)
 		}
 	}
 	return nil

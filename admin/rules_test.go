@@ -41,6 +41,8 @@ func TestRuleValidation(t *testing.T) {
 			{"long pattern", RuleInput{Name: "x", Kind: "keyword", Patterns: []string{"ok", strings.Repeat("p", 1025)}, Action: "block"}, "patterns[1]"},
 			{"bad regex", RuleInput{Name: "x", Kind: "regex", Patterns: []string{"(unclosed"}, Action: "block"}, "patterns[0]"},
 			{"backreference is not RE2", RuleInput{Name: "x", Kind: "regex", Patterns: []string{`(a)\1`}, Action: "block"}, "patterns[0]"},
+			{"regex program too large", RuleInput{Name: "x", Kind: "regex", Patterns: []string{`ok`, `\w{500}z`}, Action: "block"}, "patterns[1]"},
+			{"regex program at the cap", RuleInput{Name: "x", Kind: "regex", Patterns: []string{`\w{250}`}, Action: "block", CaseSensitive: true}, ""},
 			{"pii without kinds", RuleInput{Name: "x", Kind: "pii", Action: "redact"}, "pii"},
 			{"pii unknown kind", RuleInput{Name: "x", Kind: "pii", PII: []string{"dna"}, Action: "redact"}, "pii"},
 			{"pii with patterns", RuleInput{Name: "x", Kind: "pii", PII: []string{"email"}, Patterns: []string{"x"}, Action: "redact"}, "patterns"},
