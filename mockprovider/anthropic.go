@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/internal/jsonstr"
 )
 
 // The Anthropic Messages API wire format: POST /v1/messages, plain and
@@ -188,7 +190,7 @@ func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
 
 // toolInput is the input of the mock's tool call.
 func (r *anthropicReply) toolInput() string {
-	return `{"text":` + string(appendString(nil, r.text)) + `}`
+	return `{"text":` + string(jsonstr.Append(nil, r.text)) + `}`
 }
 
 func (r *anthropicReply) stopReason() string {
@@ -210,9 +212,9 @@ func (r *anthropicReply) appendUsage(b []byte, input, output int) []byte {
 // content array's opening bracket.
 func (r *anthropicReply) appendHead(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, r.id)
+	b = jsonstr.Append(b, r.id)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = appendString(b, r.model)
+	b = jsonstr.Append(b, r.model)
 	return append(b, `,"content":[`...)
 }
 
@@ -221,13 +223,13 @@ func (r *anthropicReply) appendBody(b []byte) []byte {
 	b = r.appendHead(b)
 	if r.tool != "" {
 		b = append(b, `{"type":"tool_use","id":"toolu_mock_1","name":`...)
-		b = appendString(b, r.tool)
+		b = jsonstr.Append(b, r.tool)
 		b = append(b, `,"input":`...)
 		b = append(b, r.toolInput()...)
 		b = append(b, '}')
 	} else {
 		b = append(b, `{"type":"text","text":"`+answerPrefix...)
-		b = appendEscaped(b, r.text)
+		b = jsonstr.AppendEscaped(b, r.text)
 		b = append(b, `"}`...)
 	}
 	b = append(b, `],"stop_reason":"`...)
@@ -269,7 +271,7 @@ func (r *anthropicReply) stream(chunks int) *stream {
 	event("content_block_start")
 	if r.tool != "" {
 		sm.buf = append(sm.buf, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_mock_1","name":`...)
-		sm.buf = appendString(sm.buf, r.tool)
+		sm.buf = jsonstr.Append(sm.buf, r.tool)
 		sm.buf = append(sm.buf, `,"input":{}}}`...)
 	} else {
 		sm.buf = append(sm.buf, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`...)
@@ -286,7 +288,7 @@ func (r *anthropicReply) stream(chunks int) *stream {
 	pieces(content, chunks, func(p string) {
 		event("content_block_delta")
 		sm.buf = append(sm.buf, `{"type":"content_block_delta","index":0,"delta":{"type":"`+deltaType+`","`+field+`":`...)
-		sm.buf = appendString(sm.buf, p)
+		sm.buf = jsonstr.Append(sm.buf, p)
 		sm.buf = append(sm.buf, "}}"...)
 		endEvent()
 	})
@@ -378,7 +380,7 @@ func writeAnthropicError(ctx *fasthttp.RequestCtx, status int, msg string) {
 	b = append(b, `{"type":"error","error":{"type":"`...)
 	b = append(b, anthropicErrorType(status)...)
 	b = append(b, `","message":`...)
-	b = appendString(b, msg)
+	b = jsonstr.Append(b, msg)
 	b = append(b, `},"request_id":"req_mock"}`...)
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")

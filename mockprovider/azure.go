@@ -8,6 +8,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fastjson"
+
+	"github.com/sluicehq/sluice/internal/jsonstr"
 )
 
 // The Azure OpenAI wire format: the OpenAI format under deployment paths,
@@ -137,9 +139,9 @@ const azureContentFilterError = `{"error":{"message":"The response was filtered 
 func writeAzureError(ctx *fasthttp.RequestCtx, status int, code, msg string) {
 	b := make([]byte, 0, 64+len(code)+len(msg))
 	b = append(b, `{"error":{"code":`...)
-	b = appendString(b, code)
+	b = jsonstr.Append(b, code)
 	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
+	b = jsonstr.Append(b, msg)
 	b = append(b, "}}"...)
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")

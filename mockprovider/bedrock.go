@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/internal/jsonstr"
 )
 
 // The Bedrock runtime wire format:
@@ -203,7 +205,7 @@ func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
 
 // toolInput is the input of the mock's tool call: the echoed text.
 func (r *bedrockReply) toolInput() string {
-	return string(appendString([]byte(`{"text":`), r.text)) + "}"
+	return string(jsonstr.Append([]byte(`{"text":`), r.text)) + "}"
 }
 
 func (r *bedrockReply) appendUsage(b []byte) []byte {
@@ -222,16 +224,16 @@ func (r *bedrockReply) appendBody(b []byte) []byte {
 	stop := "end_turn"
 	if r.tool != "" {
 		b = append(b, `{"toolUse":{"toolUseId":`...)
-		b = appendString(b, r.toolID)
+		b = jsonstr.Append(b, r.toolID)
 		b = append(b, `,"name":`...)
-		b = appendString(b, r.tool)
+		b = jsonstr.Append(b, r.tool)
 		b = append(b, `,"input":`...)
 		b = append(b, r.toolInput()...)
 		b = append(b, "}}"...)
 		stop = "tool_use"
 	} else {
 		b = append(b, `{"text":"`+answerPrefix...)
-		b = appendEscaped(b, r.text)
+		b = jsonstr.AppendEscaped(b, r.text)
 		b = append(b, `"}`...)
 	}
 	b = append(b, `]}},"stopReason":"`...)
@@ -274,9 +276,9 @@ func (r *bedrockReply) stream(chunks int) *stream {
 	if r.tool != "" {
 		content, stop = r.toolInput(), "tool_use"
 		p := []byte(`{"contentBlockIndex":0,"p":"abcd","start":{"toolUse":{"name":`)
-		p = appendString(p, r.tool)
+		p = jsonstr.Append(p, r.tool)
 		p = append(p, `,"toolUseId":`...)
-		p = appendString(p, r.toolID)
+		p = jsonstr.Append(p, r.toolID)
 		event("contentBlockStart", append(p, "}}}"...))
 	}
 	sm.first = len(sm.ends)
@@ -284,11 +286,11 @@ func (r *bedrockReply) stream(chunks int) *stream {
 		p := []byte(`{"contentBlockIndex":0,"delta":{`)
 		if r.tool != "" {
 			p = append(p, `"toolUse":{"input":`...)
-			p = appendString(p, piece)
+			p = jsonstr.Append(p, piece)
 			p = append(p, '}')
 		} else {
 			p = append(p, `"text":`...)
-			p = appendString(p, piece)
+			p = jsonstr.Append(p, piece)
 		}
 		event("contentBlockDelta", append(p, `},"p":"abcdefghijklm"}`...))
 	})
@@ -368,7 +370,7 @@ func (s *Server) serveBedrockInvoke(ctx *fasthttp.RequestCtx, model string, st S
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, strings.ToLower(t))
+			b = jsonstr.Append(b, strings.ToLower(t))
 		}
 		b = append(b, ']')
 	}
@@ -495,6 +497,6 @@ func writeBedrockError(ctx *fasthttp.RequestCtx, status int, typ, msg string) {
 	ctx.SetStatusCode(status)
 	ctx.Response.Header.Set("X-Amzn-ErrorType", typ+":http://internal.amazon.com/coral/com.amazon.bedrock/")
 	ctx.SetContentType("application/json")
-	b := append([]byte(`{"message":`), appendString(nil, msg)...)
+	b := append([]byte(`{"message":`), jsonstr.Append(nil, msg)...)
 	ctx.Response.SetBodyRaw(append(b, '}'))
 }

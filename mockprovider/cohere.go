@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/internal/jsonstr"
 )
 
 // The Cohere v2 wire format: POST /v2/chat, plain and streamed, and
@@ -195,7 +197,7 @@ func (r *cohereReply) toolPlan() string { return "I will call " + r.tool + "." }
 
 // toolArguments is the arguments of the mock's tool call, a JSON text.
 func (r *cohereReply) toolArguments() string {
-	return `{"text":` + string(appendString(nil, r.text)) + `}`
+	return `{"text":` + string(jsonstr.Append(nil, r.text)) + `}`
 }
 
 func (r *cohereReply) appendUsage(b []byte) []byte {
@@ -216,28 +218,28 @@ func (r *cohereReply) appendUsage(b []byte) []byte {
 // appendToolCall appends the tool call object with the given arguments.
 func (r *cohereReply) appendToolCall(b []byte, args string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, r.tool+"_mock_1")
+	b = jsonstr.Append(b, r.tool+"_mock_1")
 	b = append(b, `,"type":"function","function":{"name":`...)
-	b = appendString(b, r.tool)
+	b = jsonstr.Append(b, r.tool)
 	b = append(b, `,"arguments":`...)
-	b = appendString(b, args)
+	b = jsonstr.Append(b, args)
 	return append(b, "}}"...)
 }
 
 // appendBody appends the non-streamed answer.
 func (r *cohereReply) appendBody(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, r.id)
+	b = jsonstr.Append(b, r.id)
 	b = append(b, `,"message":{"role":"assistant",`...)
 	if r.tool != "" {
 		b = append(b, `"tool_plan":`...)
-		b = appendString(b, r.toolPlan())
+		b = jsonstr.Append(b, r.toolPlan())
 		b = append(b, `,"tool_calls":[`...)
 		b = r.appendToolCall(b, r.toolArguments())
 		b = append(b, ']')
 	} else {
 		b = append(b, `"content":[{"type":"text","text":"`+answerPrefix...)
-		b = appendEscaped(b, r.text)
+		b = jsonstr.AppendEscaped(b, r.text)
 		b = append(b, `"}]`...)
 	}
 	b = append(b, `},"finish_reason":"`...)
@@ -265,12 +267,12 @@ func (r *cohereReply) stream(chunks int) *stream {
 		sm.end()
 	}
 	event("message-start", `{"id":`)
-	sm.buf = appendString(sm.buf, r.id)
+	sm.buf = jsonstr.Append(sm.buf, r.id)
 	sm.buf = append(sm.buf, `,"type":"message-start","delta":{"message":{"role":"assistant","content":[],"tool_plan":"","tool_calls":[],"citations":[]}}}`...)
 	endEvent()
 	if r.tool != "" {
 		event("tool-plan-delta", `{"type":"tool-plan-delta","delta":{"message":{"tool_plan":`)
-		sm.buf = appendString(sm.buf, r.toolPlan())
+		sm.buf = jsonstr.Append(sm.buf, r.toolPlan())
 		sm.buf = append(sm.buf, "}}}"...)
 		endEvent()
 		event("tool-call-start", `{"type":"tool-call-start","index":0,"delta":{"message":{"tool_calls":`)
@@ -285,14 +287,14 @@ func (r *cohereReply) stream(chunks int) *stream {
 	if r.tool != "" {
 		pieces(r.toolArguments(), chunks, func(p string) {
 			event("tool-call-delta", `{"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{"function":{"arguments":`)
-			sm.buf = appendString(sm.buf, p)
+			sm.buf = jsonstr.Append(sm.buf, p)
 			sm.buf = append(sm.buf, "}}}}}"...)
 			endEvent()
 		})
 	} else {
 		pieces(answerPrefix+r.text, chunks, func(p string) {
 			event("content-delta", `{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":`)
-			sm.buf = appendString(sm.buf, p)
+			sm.buf = jsonstr.Append(sm.buf, p)
 			sm.buf = append(sm.buf, "}}}}"...)
 			endEvent()
 		})
@@ -379,7 +381,7 @@ func (s *Server) serveCohereEmbed(ctx *fasthttp.RequestCtx, st Step) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, t)
+		b = jsonstr.Append(b, t)
 	}
 	b = append(b, `],"meta":{"api_version":{"version":"2"}`...)
 	if !st.NoUsage {
@@ -439,7 +441,7 @@ func cohereMessageFor(status int) string {
 func writeCohereError(ctx *fasthttp.RequestCtx, status int, msg string) {
 	b := make([]byte, 0, 96+len(msg))
 	b = append(b, `{"id":"00000000-0000-4000-8000-mock00000000","message":`...)
-	b = appendString(b, msg)
+	b = jsonstr.Append(b, msg)
 	b = append(b, '}')
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")

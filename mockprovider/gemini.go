@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/internal/jsonstr"
 )
 
 // The Gemini API wire format (provider "google"):
@@ -231,7 +233,7 @@ func (r *geminiReply) appendResponse(b []byte, text string, prefix, final bool) 
 		if prefix {
 			b = append(b, answerPrefix...)
 		}
-		b = appendEscaped(b, text)
+		b = jsonstr.AppendEscaped(b, text)
 		b = append(b, `"}],"role":"model"}`...)
 		if final {
 			b = append(b, `,"finishReason":"STOP"`...)
@@ -258,7 +260,7 @@ func (r *geminiReply) appendResponse(b []byte, text string, prefix, final bool) 
 		b = append(b, `}]}`...)
 	}
 	b = append(b, `,"modelVersion":`...)
-	b = appendString(b, r.model)
+	b = jsonstr.Append(b, r.model)
 	b = append(b, `,"responseId":"mock-`...)
 	b = strconv.AppendUint(b, r.seq, 10)
 	return append(b, `"}`...)
@@ -393,7 +395,7 @@ func writeGeminiError(ctx *fasthttp.RequestCtx, status int, msg string) {
 	b = append(b, `{"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
+	b = jsonstr.Append(b, msg)
 	b = append(b, `,"status":"`...)
 	b = append(b, geminiStatus(status)...)
 	b = append(b, `"}}`...)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/internal/jsonstr"
 )
 
 // The OpenAI wire format: chat completions, legacy completions and
@@ -300,7 +302,7 @@ func (r *openAIReply) appendHead(b []byte, object string) []byte {
 	b = append(b, `","created":`...)
 	b = strconv.AppendInt(b, r.created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, r.model)
+	b = jsonstr.Append(b, r.model)
 	return append(b, ',')
 }
 
@@ -329,12 +331,12 @@ func (r *openAIReply) appendBody(b []byte) []byte {
 	case openAIChat:
 		b = r.appendHead(b, "chat.completion")
 		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`+answerPrefix...)
-		b = appendEscaped(b, r.text)
+		b = jsonstr.AppendEscaped(b, r.text)
 		b = append(b, `"},"logprobs":null,"finish_reason":"stop"}]`...)
 	case openAICompletion:
 		b = r.appendHead(b, "text_completion")
 		b = append(b, `"choices":[{"text":"`+answerPrefix...)
-		b = appendEscaped(b, r.text)
+		b = jsonstr.AppendEscaped(b, r.text)
 		b = append(b, `","index":0,"logprobs":null,"finish_reason":"stop"}]`...)
 	case openAIEmbedding:
 		b = append(b, `{"object":"list","data":[`...)
@@ -349,7 +351,7 @@ func (r *openAIReply) appendBody(b []byte) []byte {
 			b = append(b, '}')
 		}
 		b = append(b, `],"model":`...)
-		b = appendString(b, r.model)
+		b = jsonstr.Append(b, r.model)
 	}
 	if !r.noUsage {
 		b = append(b, ',')
@@ -393,11 +395,11 @@ func (r *openAIReply) streamBody(chunks int) *stream {
 	pieces(answerPrefix+r.text, chunks, func(p string) {
 		if r.kind == openAIChat {
 			event(`"choices":[{"index":0,"delta":{"content":`)
-			sm.buf = appendString(sm.buf, p)
+			sm.buf = jsonstr.Append(sm.buf, p)
 			sm.buf = append(sm.buf, `},"logprobs":null,"finish_reason":null}]`...)
 		} else {
 			event(`"choices":[{"text":`)
-			sm.buf = appendString(sm.buf, p)
+			sm.buf = jsonstr.Append(sm.buf, p)
 			sm.buf = append(sm.buf, `,"index":0,"logprobs":null,"finish_reason":null}]`...)
 		}
 		endEvent()
@@ -501,14 +503,14 @@ func openAIErrorFor(status int) (msg, typ, code string) {
 func writeOpenAIError(ctx *fasthttp.RequestCtx, status int, msg, typ, code string) {
 	b := make([]byte, 0, 96+len(msg))
 	b = append(b, `{"error":{"message":`...)
-	b = appendString(b, msg)
+	b = jsonstr.Append(b, msg)
 	b = append(b, `,"type":`...)
-	b = appendString(b, typ)
+	b = jsonstr.Append(b, typ)
 	b = append(b, `,"param":null,"code":`...)
 	if code == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, code)
+		b = jsonstr.Append(b, code)
 	}
 	b = append(b, "}}"...)
 	ctx.SetStatusCode(status)

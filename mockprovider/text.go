@@ -121,57 +121,6 @@ func appendEmbedding(b []byte, vec [embeddingDims]float32, asBase64 bool) []byte
 	return append(b, ']')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	b = appendEscaped(b, s)
-	return append(b, '"')
-}
-
-// appendEscaped appends s escaped for the inside of a JSON string. Invalid
-// UTF-8 becomes U+FFFD, as encoding/json does; HTML characters are not
-// escaped, as OpenAI does not.
-func appendEscaped(b []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, s[start:i]...)
-				b = append(b, `\ufffd`...)
-				i++
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		i++
-		start = i
-	}
-	return append(b, s[start:]...)
-}
-
 // setRawBody answers body as is, typed by its first byte.
 func setRawBody(ctx *fasthttp.RequestCtx, body string) {
 	ct := "text/plain; charset=utf-8"

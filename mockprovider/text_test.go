@@ -1,28 +1,10 @@
 package mockprovider
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-func TestAppendString(t *testing.T) {
-	for _, s := range []string{"plain", `q"uote\back`, "line\nbreak\ttab\r", "\x00\x1f", "héllo 世界 🙂", "bad \xff utf8", "<html>&"} {
-		got := appendString(nil, s)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Errorf("appendString(%q) = %s: invalid JSON: %v", s, got, err)
-			continue
-		}
-		want, _ := json.Marshal(s)
-		var wantBack string
-		_ = json.Unmarshal(want, &wantBack)
-		if back != wantBack {
-			t.Errorf("appendString(%q) decodes to %q, want %q", s, back, wantBack)
-		}
-	}
-}
 
 func TestPieces(t *testing.T) {
 	for _, tt := range []struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/llm"
 	"github.com/sluicehq/sluice/secret"
 	"github.com/sluicehq/sluice/sse"
@@ -83,11 +84,11 @@ func (t *anthropicTranslator) setHead(id, model []byte) {
 		model = []byte(t.sc.model)
 	}
 	b := append(t.head[:0], `{"id":`...)
-	b = appendJSONString(b, id)
+	b = jsonstr.Append(b, id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, t.sc.created, 10)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, model)
+	b = jsonstr.Append(b, model)
 	t.head = append(b, ',')
 }
 
@@ -113,7 +114,7 @@ func (t *anthropicTranslator) end(b []byte, finish string) []byte {
 
 func (t *anthropicTranslator) content(text []byte) []byte {
 	b := append(t.begin(), `{"content":`...)
-	b = appendJSONString(b, text)
+	b = jsonstr.Append(b, text)
 	return t.end(append(b, '}'), "")
 }
 
@@ -121,7 +122,7 @@ func (t *anthropicTranslator) arguments(tool int, args []byte) []byte {
 	b := append(t.begin(), `{"tool_calls":[{"index":`...)
 	b = strconv.AppendInt(b, int64(tool), 10)
 	b = append(b, `,"function":{"arguments":`...)
-	b = appendJSONString(b, args)
+	b = jsonstr.Append(b, args)
 	return t.end(append(b, "}}]}"...), "")
 }
 
@@ -258,9 +259,9 @@ func (t *anthropicTranslator) blockStart(v *fastjson.Value) []byte {
 		b := append(t.begin(), `{"tool_calls":[{"index":`...)
 		b = strconv.AppendInt(b, int64(t.tools), 10)
 		b = append(b, `,"id":`...)
-		b = appendJSONString(b, cb.GetStringBytes("id"))
+		b = jsonstr.Append(b, cb.GetStringBytes("id"))
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = appendJSONString(b, name)
+		b = jsonstr.Append(b, name)
 		b = append(b, `,"arguments":""}}]}`...)
 		t.tools++
 		return t.end(b, "")

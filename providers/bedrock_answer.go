@@ -6,6 +6,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/llm"
 )
 
@@ -51,13 +52,13 @@ func bedrockUsage(v *fastjson.Value) llm.Usage {
 // to and including the comma before "choices".
 func bedrockAppendHead(b []byte, m bedrockMeta, object string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, []byte(m.id))
+	b = jsonstr.Append(b, []byte(m.id))
 	b = append(b, `,"object":"`...)
 	b = append(b, object...)
 	b = append(b, `","created":`...)
 	b = strconv.AppendInt(b, m.created, 10)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, []byte(m.model))
+	b = jsonstr.Append(b, []byte(m.model))
 	return append(b, ',')
 }
 
@@ -94,7 +95,7 @@ func bedrockChatAnswer(p *fastjson.Parser, body []byte, m bedrockMeta) ([]byte, 
 	if !hasText && len(calls) > 0 {
 		out = append(out, "null"...)
 	} else {
-		out = appendJSONString(out, text)
+		out = jsonstr.Append(out, text)
 	}
 	if len(calls) > 0 {
 		out = append(out, `,"tool_calls":[`...)
@@ -103,15 +104,15 @@ func bedrockChatAnswer(p *fastjson.Parser, body []byte, m bedrockMeta) ([]byte, 
 				out = append(out, ',')
 			}
 			out = append(out, `{"id":`...)
-			out = appendJSONString(out, tu.GetStringBytes("toolUseId"))
+			out = jsonstr.Append(out, tu.GetStringBytes("toolUseId"))
 			out = append(out, `,"type":"function","function":{"name":`...)
-			out = appendJSONString(out, tu.GetStringBytes("name"))
+			out = jsonstr.Append(out, tu.GetStringBytes("name"))
 			out = append(out, `,"arguments":`...)
 			args := []byte("{}")
 			if in := tu.Get("input"); in != nil {
 				args = in.MarshalTo(nil)
 			}
-			out = appendJSONString(out, args)
+			out = jsonstr.Append(out, args)
 			out = append(out, "}}"...)
 		}
 		out = append(out, ']')

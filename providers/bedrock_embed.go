@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fastjson"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/llm"
 )
 
@@ -157,7 +158,7 @@ func (b *Bedrock) Embed(ctx context.Context, req *Request) (*Response, error) {
 		out = append(out, '}')
 	}
 	out = append(out, `],"model":`...)
-	out = appendJSONString(out, []byte(req.Model))
+	out = jsonstr.Append(out, []byte(req.Model))
 	if usage.Present {
 		out = append(out, `,"usage":{"prompt_tokens":`...)
 		out = strconv.AppendInt(out, usage.PromptTokens, 10)
@@ -177,7 +178,7 @@ func (b *Bedrock) embedTitan(ctx context.Context, req *Request, job *bedrockEmbe
 	g.SetLimit(bedrockTitanParallel)
 	for i, text := range job.texts {
 		g.Go(func() error {
-			body := appendJSONString([]byte(`{"inputText":`), []byte(text))
+			body := jsonstr.Append([]byte(`{"inputText":`), []byte(text))
 			if job.dimensions > 0 {
 				body = append(body, `,"dimensions":`...)
 				body = strconv.AppendInt(body, job.dimensions, 10)
@@ -231,7 +232,7 @@ func (b *Bedrock) embedCohere(ctx context.Context, req *Request, job *bedrockEmb
 			if i > 0 {
 				body = append(body, ',')
 			}
-			body = appendJSONString(body, []byte(t))
+			body = jsonstr.Append(body, []byte(t))
 		}
 		body = append(body, `],"input_type":"search_document"`...)
 		if job.dimensions > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/valyala/fastjson"
 
+	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/llm"
 )
 
@@ -230,9 +231,9 @@ func (s *bedrockStream) translate(msg eventstream.Message) ([]byte, error) {
 		d := append(s.delta[:0], `{"tool_calls":[{"index":`...)
 		d = strconv.AppendInt(d, int64(k), 10)
 		d = append(d, `,"id":`...)
-		d = appendJSONString(d, tu.GetStringBytes("toolUseId"))
+		d = jsonstr.Append(d, tu.GetStringBytes("toolUseId"))
 		d = append(d, `,"type":"function","function":{"name":`...)
-		d = appendJSONString(d, tu.GetStringBytes("name"))
+		d = jsonstr.Append(d, tu.GetStringBytes("name"))
 		s.delta = append(d, `,"arguments":""}}]}`...)
 		return s.chunk(s.delta, ""), nil
 	case "contentBlockDelta":
@@ -246,7 +247,7 @@ func (s *bedrockStream) translate(msg eventstream.Message) ([]byte, error) {
 				return nil, nil
 			}
 			d := append(s.delta[:0], `{"content":`...)
-			d = appendJSONString(d, text)
+			d = jsonstr.Append(d, text)
 			s.delta = append(d, '}')
 			return s.chunk(s.delta, ""), nil
 		}
@@ -262,7 +263,7 @@ func (s *bedrockStream) translate(msg eventstream.Message) ([]byte, error) {
 			d := append(s.delta[:0], `{"tool_calls":[{"index":`...)
 			d = strconv.AppendInt(d, int64(k), 10)
 			d = append(d, `,"function":{"arguments":`...)
-			d = appendJSONString(d, args)
+			d = jsonstr.Append(d, args)
 			s.delta = append(d, "}}]}"...)
 			return s.chunk(s.delta, ""), nil
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/llm"
 	"github.com/sluicehq/sluice/secret"
 	"github.com/sluicehq/sluice/sse"
@@ -60,11 +61,11 @@ func (t *cohereTranslator) init(r io.Reader, p *fastjson.Parser, sc cohereStream
 
 func (t *cohereTranslator) setHead(id []byte) {
 	b := append(t.head[:0], `{"id":`...)
-	b = appendJSONString(b, id)
+	b = jsonstr.Append(b, id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, t.sc.created, 10)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, []byte(t.sc.model))
+	b = jsonstr.Append(b, []byte(t.sc.model))
 	t.head = append(b, ',')
 }
 
@@ -90,7 +91,7 @@ func (t *cohereTranslator) end(b []byte, finish string) []byte {
 
 func (t *cohereTranslator) content(text []byte) []byte {
 	b := append(t.begin(), `{"content":`...)
-	b = appendJSONString(b, text)
+	b = jsonstr.Append(b, text)
 	return t.end(append(b, '}'), "")
 }
 
@@ -101,15 +102,15 @@ func (t *cohereTranslator) toolCall(index int, id, name, args []byte, begin bool
 	b = strconv.AppendInt(b, int64(index), 10)
 	if begin {
 		b = append(b, `,"id":`...)
-		b = appendJSONString(b, id)
+		b = jsonstr.Append(b, id)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = appendJSONString(b, name)
+		b = jsonstr.Append(b, name)
 		b = append(b, ',')
 	} else {
 		b = append(b, `,"function":{`...)
 	}
 	b = append(b, `"arguments":`...)
-	b = appendJSONString(b, args)
+	b = jsonstr.Append(b, args)
 	return t.end(append(b, "}}]}"...), "")
 }
 

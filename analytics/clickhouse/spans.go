@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/internal/jsonstr"
 )
 
 // A request's spans are stored on its row (migration 0004): a JSON array in
@@ -48,20 +48,20 @@ func (e *spanEncoder) encode(spans []analytics.Span) string {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = appendJSONString(b, sp.SpanID)
+		b = jsonstr.Append(b, sp.SpanID)
 		if sp.ParentID != "" {
 			b = append(b, `,"parent":`...)
-			b = appendJSONString(b, sp.ParentID)
+			b = jsonstr.Append(b, sp.ParentID)
 		}
 		b = append(b, `,"name":`...)
-		b = appendJSONString(b, sp.Name)
+		b = jsonstr.Append(b, sp.Name)
 		b = append(b, `,"start_us":`...)
 		b = strconv.AppendInt(b, sp.Start.UnixMicro(), 10)
 		b = append(b, `,"duration_us":`...)
 		b = strconv.AppendUint(b, durationUS(sp.DurationMS), 10)
 		if sp.Status != "" {
 			b = append(b, `,"status":`...)
-			b = appendJSONString(b, sp.Status)
+			b = jsonstr.Append(b, sp.Status)
 		}
 		if len(sp.Attributes) > 0 {
 			e.keys = e.keys[:0]
@@ -74,9 +74,9 @@ func (e *spanEncoder) encode(spans []analytics.Span) string {
 				if j > 0 {
 					b = append(b, ',')
 				}
-				b = appendJSONString(b, k)
+				b = jsonstr.Append(b, k)
 				b = append(b, ':')
-				b = appendJSONString(b, sp.Attributes[k])
+				b = jsonstr.Append(b, sp.Attributes[k])
 			}
 			b = append(b, '}')
 		}
@@ -85,50 +85,6 @@ func (e *spanEncoder) encode(spans []analytics.Span) string {
 	b = append(b, ']')
 	e.buf = b
 	return string(b)
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD (as
-// encoding/json does).
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	plain := 0 // s[plain:i] needs no escaping
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-		}
-		b = append(b, s[plain:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			if c < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			} else {
-				b = append(b, `\ufffd`...) // a byte of invalid UTF-8
-			}
-		}
-		i++
-		plain = i
-	}
-	b = append(b, s[plain:]...)
-	return append(b, '"')
 }
 
 // decodeSpans reads the spans column of a request of trace traceID.

@@ -60,29 +60,6 @@ func TestRootSpanEarliest(t *testing.T) {
 	}
 }
 
-// FuzzAppendJSONString checks that any string encodes as valid JSON that
-// decodes to what encoding/json would store for it.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "quote\" back\\slash", "\x00\x1f\x7f", "é✓\U0001F600", "\xff\xfe", "\u2028"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		b := appendJSONString(nil, s)
-		var got string
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatalf("%q encoded as %s: %v", s, b, err)
-		}
-		ref, _ := json.Marshal(s)
-		var want string
-		if err := json.Unmarshal(ref, &want); err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Errorf("%q: decoded %q, encoding/json gives %q", s, got, want)
-		}
-	})
-}
-
 func BenchmarkSpanEncode(b *testing.B) {
 	at := time.Now()
 	spans := []analytics.Span{
