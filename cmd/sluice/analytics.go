@@ -95,15 +95,23 @@ func (w *migratingWriter) Write(ctx context.Context, b *analytics.Batch) error {
 	return w.Writer.Write(ctx, b)
 }
 
+// maxAnalyticsBatch bounds --analytics-batch-size: a batch is held in
+// memory (and retried) whole.
+const maxAnalyticsBatch = 1_000_000
+
 // newPipeline is the proxy's analytics pipeline, spilling to
 // <data-dir>/spool. The directory belongs to one process: two proxies must
 // not share a data dir.
 func newPipeline(c *config, w analytics.Writer, log *slog.Logger, set *metrics.Set) (*analytics.Pipeline, error) {
+	if c.AnalyticsBatchSize < 1 || c.AnalyticsBatchSize > maxAnalyticsBatch {
+		return nil, fmt.Errorf("--analytics-batch-size must be between 1 and %d, got %d", maxAnalyticsBatch, c.AnalyticsBatchSize)
+	}
 	return analytics.NewPipeline(analytics.PipelineConfig{
-		Writer:  w,
-		Dir:     filepath.Join(c.DataDir, "spool"),
-		Logger:  log,
-		Metrics: set,
+		Writer:    w,
+		Dir:       filepath.Join(c.DataDir, "spool"),
+		BatchSize: c.AnalyticsBatchSize,
+		Logger:    log,
+		Metrics:   set,
 	})
 }
 

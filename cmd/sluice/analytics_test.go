@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/mockprovider"
@@ -191,4 +193,29 @@ func closedPort(t *testing.T) string {
 	addr := freePort(t)
 	_, port, _ := strings.Cut(addr, ":")
 	return port
+}
+
+// --analytics-batch-size (or SLUICE_ANALYTICS_BATCH_SIZE) sets the
+// pipeline's batch size; out-of-range values are refused at start.
+func TestAnalyticsBatchSizeFlag(t *testing.T) {
+	var c config
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	c.bindFlags(fs)
+	if c.AnalyticsBatchSize != analytics.DefaultBatchSize {
+		t.Errorf("default: %d, want %d", c.AnalyticsBatchSize, analytics.DefaultBatchSize)
+	}
+	t.Setenv("SLUICE_ANALYTICS_BATCH_SIZE", "20000")
+	if err := applyEnv(fs); err != nil || c.AnalyticsBatchSize != 20000 {
+		t.Fatalf("from the environment: %d, %v; want 20000", c.AnalyticsBatchSize, err)
+	}
+	for _, n := range []int{0, -1, maxAnalyticsBatch + 1} {
+		c.AnalyticsBatchSize, c.DataDir = n, t.TempDir()
+		if p, err := newPipeline(&c, downWriter{}, slog.New(slog.DiscardHandler), nil); err == nil || p != nil {
+			t.Errorf("batch size %d: accepted", n)
+		}
+	}
+	c.AnalyticsBatchSize, c.DataDir = 20000, t.TempDir()
+	if _, err := newPipeline(&c, downWriter{}, slog.New(slog.DiscardHandler), nil); err != nil {
+		t.Errorf("batch size 20000: %v", err)
+	}
 }
