@@ -19,7 +19,7 @@ type Analytics interface {
 	Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Record, *string, error)
 	Log(ctx context.Context, id string) (*analytics.Record, error)
 	Traces(ctx context.Context, q analytics.Query, limit int, cursor string) ([]analytics.TraceSummary, *string, error)
-	Trace(ctx context.Context, id string) (*analytics.Trace, error)
+	Trace(ctx context.Context, id, tenantID string) (*analytics.Trace, error)
 	GuardrailStats(ctx context.Context, q analytics.Query) (*analytics.GuardrailStats, error)
 	GuardrailEvents(ctx context.Context, q analytics.Query, limit int, cursor string) ([]analytics.GuardrailEvent, *string, error)
 	// PurgeTenant removes every analytics row of a tenant.
@@ -73,7 +73,7 @@ func (noAnalytics) Log(context.Context, string) (*analytics.Record, error) { ret
 func (noAnalytics) Traces(context.Context, analytics.Query, int, string) ([]analytics.TraceSummary, *string, error) {
 	return []analytics.TraceSummary{}, nil, nil
 }
-func (noAnalytics) Trace(context.Context, string) (*analytics.Trace, error) { return nil, nil }
+func (noAnalytics) Trace(context.Context, string, string) (*analytics.Trace, error) { return nil, nil }
 func (noAnalytics) GuardrailStats(_ context.Context, q analytics.Query) (*analytics.GuardrailStats, error) {
 	return &analytics.GuardrailStats{From: q.From, To: q.To, ByRule: []analytics.RuleHits{}, Points: []analytics.Point{}}, nil
 }

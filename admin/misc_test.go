@@ -27,6 +27,8 @@ type recordingAnalytics struct {
 	logs     map[string]*analytics.Record
 	traces   map[string]*analytics.Trace
 	filter   analytics.LogFilter
+	// traceTenant is the tenant of the last Trace call.
+	traceTenant string
 }
 
 func (a *recordingAnalytics) record(q analytics.Query) {
@@ -75,8 +77,12 @@ func (a *recordingAnalytics) Log(_ context.Context, id string) (*analytics.Recor
 	return a.logs[id], nil
 }
 
-func (a *recordingAnalytics) Trace(_ context.Context, id string) (*analytics.Trace, error) {
-	return a.traces[id], nil
+func (a *recordingAnalytics) Trace(_ context.Context, id, tenantID string) (*analytics.Trace, error) {
+	a.traceTenant = tenantID
+	if tr := a.traces[id]; tr != nil && (tenantID == "" || tr.TenantID == tenantID) {
+		return tr, nil
+	}
+	return nil, nil
 }
 
 // fakeBreakers reports fixed circuit-breaker states.
@@ -309,8 +315,11 @@ func TestPlayground(t *testing.T) {
 			"tr_acme": {ID: "tr_acme", TenantID: "acme"}, "tr_other": {ID: "tr_other", TenantID: "other"},
 		}}
 		s.cfg.Analytics = fake
-		if tr, err := s.PlaygroundTrace(ctx, ta, "tr_acme"); err != nil || tr.ID != "tr_acme" {
-			t.Fatalf("trace: %v %+v", err, tr)
+		if tr, err := s.PlaygroundTrace(ctx, ta, "tr_acme"); err != nil || tr.ID != "tr_acme" || fake.traceTenant != "acme" {
+			t.Fatalf("trace: %v %+v, read within tenant %q (want acme)", err, tr, fake.traceTenant)
+		}
+		if tr, err := s.PlaygroundTrace(ctx, admin, "tr_other"); err != nil || tr.ID != "tr_other" || fake.traceTenant != "" {
+			t.Fatalf("trace as Administrator: %v %+v, read within tenant %q (want any)", err, tr, fake.traceTenant)
 		}
 		_, err = s.PlaygroundTrace(ctx, ta, "tr_other")
 		wantCode(t, err, 404, "not_found")

@@ -41,7 +41,9 @@ type Backend interface {
 	Logs(ctx context.Context, f LogFilter) ([]Record, *string, error)
 	Log(ctx context.Context, id string) (*Record, error)
 	Traces(ctx context.Context, q Query, limit int, cursor string) ([]TraceSummary, *string, error)
-	Trace(ctx context.Context, id string) (*Trace, error)
+	// Trace reads a trace within a tenant ("" for any): a client may send
+	// one traceparent to gateways of several tenants.
+	Trace(ctx context.Context, id, tenantID string) (*Trace, error)
 	GuardrailStats(ctx context.Context, q Query) (*GuardrailStats, error)
 	GuardrailEvents(ctx context.Context, q Query, limit int, cursor string) ([]GuardrailEvent, *string, error)
 	// PurgeTenant removes every row of a tenant.

@@ -435,7 +435,7 @@ func testPipelineWithBackend(t *testing.T, st analytics.Backend) {
 	}
 	for _, i := range []int{0, 150, 399, 420, 499} {
 		want := analytics.NewTestRecord(i)
-		tr, err := st.Trace(ctx, want.TraceID)
+		tr, err := st.Trace(ctx, want.TraceID, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -406,7 +406,7 @@ func (s *suite) trace(t *testing.T) {
 			continue
 		}
 		n++
-		got, err := s.b.Trace(t.Context(), rec.TraceID)
+		got, err := s.b.Trace(t.Context(), rec.TraceID, "")
 		check(t, "Trace "+rec.TraceID, got, err, s.ref.trace(rec.TraceID), cmpopts.EquateEmpty())
 		if got != nil {
 			checkUTC(t, "Trace "+rec.TraceID, got.Start, got.Root.Start)
@@ -415,7 +415,7 @@ func (s *suite) trace(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no trace checked")
 	}
-	got, err := s.b.Trace(t.Context(), "0123456789abcdef0123456789abcdef")
+	got, err := s.b.Trace(t.Context(), "0123456789abcdef0123456789abcdef", "")
 	if err != nil || got != nil {
 		t.Errorf("Trace(unknown): got %v, %v; want nil, nil", got, err)
 	}
@@ -567,7 +567,7 @@ func (s *suite) checkGone(t *testing.T, recs []*analytics.Record, gone func(*ana
 			t.Errorf("Log(%s) of a removed record: got %v, %v; want nil, nil", rec.ID, got != nil, err)
 		}
 		if rec.TraceID != "" {
-			if got, err := s.b.Trace(ctx, rec.TraceID); err != nil || got != nil {
+			if got, err := s.b.Trace(ctx, rec.TraceID, ""); err != nil || got != nil {
 				t.Errorf("Trace(%s) of a removed record: got %v, %v; want nil, nil", rec.TraceID, got != nil, err)
 			}
 		}
@@ -583,15 +583,16 @@ func (s *suite) checkGone(t *testing.T, recs []*analytics.Record, gone func(*ana
 		kept[rec.TenantID] = true
 		got, err := s.b.Log(ctx, rec.ID)
 		check(t, "Log of a kept record", got, err, s.ref.log(rec.ID))
-		tr, err := s.b.Trace(ctx, rec.TraceID)
+		tr, err := s.b.Trace(ctx, rec.TraceID, "")
 		check(t, "Trace of a kept record", tr, err, s.ref.trace(rec.TraceID), cmpopts.EquateEmpty())
 	}
 }
 
 // sharedTraceID writes two requests of different tenants under one trace id
 // (a client may send the same traceparent anywhere): Trace shows the
-// request whose root starts first, with its spans only; a span whose parent
-// is missing hangs under the root; each request is its own summary.
+// request whose root starts first (within the tenant asked for), with its
+// spans only; a span whose parent is missing hangs under the root; each
+// request is its own summary.
 func sharedTraceID(t *testing.T, b analytics.Backend) {
 	const trace = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
 	at := Base.Add(time.Hour)
@@ -616,7 +617,7 @@ func sharedTraceID(t *testing.T, b analytics.Backend) {
 		analytics.Span{SpanID: "a2", ParentID: "r1", Name: "upstream openai", Start: us(10), DurationMS: 6, Status: "ok"})
 	write(t, b, []*analytics.Batch{{ID: "shared-2", Records: []*analytics.Record{second}}, {ID: "shared-1", Records: []*analytics.Record{first}}})
 
-	got, err := b.Trace(t.Context(), trace)
+	got, err := b.Trace(t.Context(), trace, "")
 	if err != nil || got == nil {
 		t.Fatalf("Trace: %v, %v", got, err)
 	}
@@ -626,6 +627,20 @@ func sharedTraceID(t *testing.T, b analytics.Backend) {
 	want := &analytics.Trace{ID: trace, TenantID: "t-one", GatewayID: "gw-t-one", RequestID: "req_shared_1",
 		Start: root.Start, DurationMS: 5, Root: &root}
 	check(t, "Trace of a shared trace id", got, nil, want, cmpopts.EquateEmpty())
+
+	// Within a tenant: that tenant's request, even when another tenant's
+	// starts first.
+	got, err = b.Trace(t.Context(), trace, "t-two")
+	root2, attempt2 := second.Spans[0], second.Spans[1]
+	root2.Children = []*analytics.Span{&attempt2} // its parent r1 is not in this request
+	check(t, "Trace within tenant t-two", got, err, &analytics.Trace{ID: trace, TenantID: "t-two", GatewayID: "gw-t-two",
+		RequestID: "req_shared_2", Start: root2.Start, DurationMS: 7, Root: &root2}, cmpopts.EquateEmpty())
+	if got, err := b.Trace(t.Context(), trace, "t-one"); err != nil || got == nil || got.RequestID != "req_shared_1" {
+		t.Errorf("Trace within tenant t-one: %+v, %v", got, err)
+	}
+	if got, err := b.Trace(t.Context(), trace, "t-none"); err != nil || got != nil {
+		t.Errorf("Trace within a tenant without it: %+v, %v; want nil, nil", got, err)
+	}
 
 	for _, r := range []*analytics.Record{first, second} {
 		q := analytics.Query{TenantID: r.TenantID, GatewayID: r.GatewayID, From: at.Add(-time.Hour), To: at.Add(time.Hour)}

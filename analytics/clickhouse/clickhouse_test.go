@@ -330,7 +330,7 @@ SELECT ?, toDateTime(?), toUInt16(?), ?, ?, toInt32(200), 'gpt-4o', ?`,
 	if err := s.Write(ctx, &analytics.Batch{ID: "after-0004", Records: []*analytics.Record{rec}}); err != nil {
 		t.Fatal(err)
 	}
-	if tr, err := s.Trace(ctx, rec.TraceID); err != nil || tr == nil || tr.RequestID != rec.ID {
+	if tr, err := s.Trace(ctx, rec.TraceID, ""); err != nil || tr == nil || tr.RequestID != rec.ID {
 		t.Errorf("Trace of a record written after 0004: %+v, %v", tr, err)
 	}
 

@@ -58,14 +58,20 @@ ORDER BY root_start_us DESC, trace_id DESC LIMIT `+itoa(int64(limit+1)), c.args.
 	return out, next, nil
 }
 
-// Trace reads the span tree of a trace; nil when no request of it has a
-// root span. Should several requests share the trace (a client's
-// traceparent), it is the tree of the one whose root starts first: requests
-// of other tenants never show in it. Children are ordered by start, then
+// Trace reads the span tree of a trace within a tenant ("" for any); nil
+// when no request of it has a root span. Should several requests share the
+// trace (a client's traceparent), it is the tree of the one whose root
+// starts first: requests of other tenants never show in it. Children are ordered by start, then
 // span id; a span whose parent is missing hangs under the root.
-func (s *Store) Trace(ctx context.Context, id string) (*analytics.Trace, error) {
-	rows, err := s.conn.Query(ctx, `SELECT tenant_id, gateway_id, id, spans FROM request_logs
-WHERE trace_id = ? AND trace_root = 1 ORDER BY root_start_us, id LIMIT 1`, id)
+func (s *Store) Trace(ctx context.Context, id, tenantID string) (*analytics.Trace, error) {
+	c := &cond{}
+	if tenantID != "" {
+		c.add("tenant_id = ?", tenantID)
+	}
+	c.add("trace_id = ?", id)
+	c.add("trace_root = 1")
+	rows, err := s.conn.Query(ctx, "SELECT tenant_id, gateway_id, id, spans FROM request_logs "+c.sql()+
+		" ORDER BY root_start_us, id LIMIT 1", c.args...)
 	if err != nil {
 		return nil, fmt.Errorf("read trace %s: %w", id, err)
 	}

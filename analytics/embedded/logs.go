@@ -221,15 +221,17 @@ func (s *Store) Traces(ctx context.Context, q analytics.Query, limit int, cur st
 	return out, nc, nil
 }
 
-// Trace reads the span tree of a trace; nil when it has no root span.
+// Trace reads the span tree of a trace within a tenant ("" for any); nil
+// when it has no root span there.
 // Should several requests share the trace id (a client's traceparent), it
 // is the tree of the request whose root starts first (then least span id):
 // requests of other tenants never show in it. Children are ordered by
 // start, then span id; a span whose parent is missing hangs under the root,
 // so that no span is hidden.
-func (s *Store) Trace(ctx context.Context, id string) (*analytics.Trace, error) {
+func (s *Store) Trace(ctx context.Context, id, tenantID string) (*analytics.Trace, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT span_id, parent_id, name, start, duration_ms, status, attributes,
-		tenant_id, gateway_id, request_id FROM trace_spans WHERE trace_id = ? ORDER BY start, span_id`, id)
+		tenant_id, gateway_id, request_id FROM trace_spans WHERE trace_id = ? AND (? = '' OR tenant_id = ?)
+		ORDER BY start, span_id`, id, tenantID, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("read trace %s: %w", id, err)
 	}
