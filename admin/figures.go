@@ -375,11 +375,11 @@ func (s *Service) Trace(ctx context.Context, p *auth.Principal, id string) (*ana
 
 // readTrace reads a trace the principal may see, or answers 404.
 func (s *Service) readTrace(ctx context.Context, p *auth.Principal, id string) (*analytics.Trace, error) {
-	tenantID := p.TenantID // "" for an Administrator: any tenant
-	if p.Role == auth.Administrator {
-		tenantID = ""
+	q, err := s.scope(ctx, p, "", false) // an Administrator: any tenant
+	if err != nil {
+		return nil, err
 	}
-	tr, err := s.cfg.Analytics.Trace(ctx, id, tenantID)
+	tr, err := s.cfg.Analytics.Trace(ctx, id, q.TenantID)
 	if err != nil {
 		return nil, fmt.Errorf("read trace: %w", err)
 	}

@@ -28,9 +28,11 @@ import (
 //   - Spend by day lists the UTC days with requests, ascending (YYYY-MM-DD).
 //   - Logs are listed newest first by (ts, id); the cursor is opaque.
 //     Listings leave the bodies out; Log returns them.
-//   - A trace is the spans sharing a trace id; its root is the span without
-//     a parent in the trace. Traces lists one summary per trace of the
-//     gateway, newest first.
+//   - A trace is a request's spans; its root is the span without a parent
+//     (the earliest, then least span id). Traces lists one summary per
+//     request with a root starting in the range, newest first by (root
+//     start, trace id). Trace reads, among the requests of the tenant asked
+//     for that carry the trace id, the one whose root starts first.
 type Backend interface {
 	Writer
 	Stats(ctx context.Context, q Query) (*Stats, error)
