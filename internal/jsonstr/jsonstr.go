@@ -10,6 +10,15 @@ import "unicode/utf8"
 
 const hex = "0123456789abcdef"
 
+// plain marks the bytes that stand for themselves inside a JSON string:
+// printable ASCII but for the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // Append appends s to dst as a quoted JSON string.
 func Append[S ~string | ~[]byte](dst []byte, s S) []byte {
 	dst = append(dst, '"')
@@ -23,11 +32,11 @@ func AppendEscaped[S ~string | ~[]byte](dst []byte, s S) []byte {
 	start := 0 // s[start:i] needs no escaping
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
