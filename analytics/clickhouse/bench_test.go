@@ -4,24 +4,30 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/analyticstest"
+	"github.com/sluicehq/sluice/analytics/clickhouse"
+	"github.com/sluicehq/sluice/ids"
 )
 
-// BenchmarkIngest writes batches of 10,000 records (with their spans and
-// guardrail events, about 2.5 spans and 0.2 events per record) through
-// Store.Write and reports requests/s (request logs) and records/s (request
-// logs, spans and guardrail events: the proxy's records, as the pipeline
-// counts them). SLUICE_BENCH_BATCH sets the batch size.
+// BenchmarkIngest writes batches of clickhouse.DefaultBatchSize records
+// (with their spans and guardrail events, about 2.5 spans and 0.2 events
+// per record) through Store.Write and reports requests/s (request logs)
+// and records/s (request logs, spans and guardrail events: the proxy's
+// records, as the pipeline counts them). SLUICE_BENCH_BATCH sets the batch
+// size.
 func BenchmarkIngest(b *testing.B) {
 	s := open(b)
-	size := benchBatch(10_000)
+	size := benchBatch(clickhouse.DefaultBatchSize)
 	var (
 		n, records int
 		elapsed    time.Duration
@@ -44,22 +50,37 @@ func BenchmarkIngest(b *testing.B) {
 }
 
 // BenchmarkPipelineIngest is the sustained rate of the analytics pipeline
-// into ClickHouse: a producer enqueues 200,000 requests' records as fast as
-// the queue takes them (never into the spill), and the clock stops when the
-// pipeline has written the last one. Batches of SLUICE_BENCH_BATCH records
-// (default 20,000; the pipeline's BatchSize), a queue of four batches,
-// nothing spilled.
+// into ClickHouse. SLUICE_BENCH_REQUESTS requests (default 1,000,000) are
+// made before the clock starts, as the proxy would make them: copies of
+// 20,000 generated requests (analyticstest.Generate: bodies, metadata, a
+// root span and 1–3 attempt spans, guardrail events), each with a fresh
+// UUIDv7 id and the current time. They are then enqueued as fast as the
+// queue takes them (never into the spill), and the clock stops when the
+// pipeline has written the last one.
+// Batches of SLUICE_BENCH_BATCH records (default the ClickHouse default,
+// clickhouse.DefaultBatchSize), a queue of four batches.
+//
+// Besides requests/s and records/s it reports the CPU time per request of
+// this process (producer, pipeline and client) and, when
+// SLUICE_TEST_CLICKHOUSE_PIDFILE names the server's pid file (the test
+// command's private server), of the ClickHouse server, merges included.
 func BenchmarkPipelineIngest(b *testing.B) {
 	s := open(b)
-	size := benchBatch(20_000)
-	const total = 200_000
+	size := benchBatch(clickhouse.DefaultBatchSize)
+	total := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_REQUESTS")); err == nil && v > 0 {
+		total = v
+	}
+	templates := analyticstest.Generate(42, 20_000)
+	server := serverPID()
 	var (
-		n, records int
-		elapsed    time.Duration
+		n, records           int
+		elapsed              time.Duration
+		clientCPU, serverCPU time.Duration
+		serverMeasured       = server > 0
 	)
 	b.StopTimer() // the clock is elapsed: from the first Enqueue to the last record written
 	for i := range b.N {
-		recs := fresh(total, fmt.Sprintf("pipe%d", i))
 		// FsyncInterval is also how long a write may run before the
 		// pipeline deems the store stalled and moves the queue to disk: a
 		// batch this size can take longer than the default second here.
@@ -71,30 +92,108 @@ func BenchmarkPipelineIngest(b *testing.B) {
 		ctx, cancel := context.WithCancel(b.Context())
 		done := make(chan error, 1)
 		go func() { done <- p.Run(ctx) }()
+		recs := make([]*analytics.Record, total)
+		for j := range recs {
+			recs[j] = copyRequest(templates[j%len(templates)], time.Now())
+			records += 1 + len(recs[j].Spans) + len(recs[j].Events)
+		}
+		runtime.GC() // making them is not the pipeline's work
+		c0, s0 := processCPU(os.Getpid()), processCPU(server)
 		start := time.Now()
-		for _, r := range recs {
-			for p.Stats().Queued >= int64(4*size-1) {
+		for j, r := range recs {
+			for j%256 == 0 && p.Stats().Queued >= int64(4*size-256) {
 				time.Sleep(100 * time.Microsecond)
 			}
+			recs[j] = nil // the pipeline owns it now, as it owns the proxy's
 			p.Enqueue(r)
 		}
-		for p.Stats().WrittenRecords < total {
+		for p.Stats().WrittenRecords < int64(total) {
 			time.Sleep(time.Millisecond)
 		}
 		elapsed += time.Since(start)
+		clientCPU += processCPU(os.Getpid()) - c0
+		if sc := processCPU(server); sc > 0 {
+			serverCPU += sc - s0
+		} else {
+			serverMeasured = false
+		}
 		st := p.Stats()
 		cancel()
 		if err := <-done; err != nil {
 			b.Fatal(err)
 		}
 		if st.SpilledRecords != 0 || st.DroppedRecords != 0 {
-			b.Fatalf("records went to the spill (the producer outran the queue, or a write was deemed stalled): %+v", st)
+			b.Fatalf("run %d: records went to the spill (the producer outran the queue, or a write was deemed stalled): %+v", i, st)
 		}
 		n += total
-		records += countRecords(recs)
 	}
 	b.ReportMetric(float64(n)/elapsed.Seconds(), "requests/s")
 	b.ReportMetric(float64(records)/elapsed.Seconds(), "records/s")
+	b.ReportMetric(float64(clientCPU.Microseconds())/float64(n), "client-µs/req")
+	if serverMeasured {
+		b.ReportMetric(float64(serverCPU.Microseconds())/float64(n), "server-µs/req")
+	}
+}
+
+// copyRequest is a new request like t at now, as the proxy hands it over:
+// its own id, spans and guardrail events, shifted to now.
+func copyRequest(t *analytics.Record, now time.Time) *analytics.Record {
+	r := *t
+	r.ID = ids.UUIDv7()
+	r.TS = now.UTC().Truncate(time.Millisecond)
+	shift := r.TS.Sub(t.TS)
+	r.Spans = slices.Clone(t.Spans)
+	for i := range r.Spans {
+		r.Spans[i].Start = r.Spans[i].Start.Add(shift)
+		if r.Spans[i].ParentID == "" {
+			r.Spans[i].Attributes = map[string]string{"request_id": r.ID, "status": strconv.Itoa(r.Status), "route": r.Route}
+		}
+	}
+	r.Events = slices.Clone(t.Events)
+	for i := range r.Events {
+		r.Events[i].ID, r.Events[i].RequestID, r.Events[i].TS = ids.UUIDv7(), r.ID, r.TS
+	}
+	return &r
+}
+
+// serverPID is the pid of the test command's ClickHouse server, 0 when
+// unknown.
+func serverPID() int {
+	b, err := os.ReadFile(os.Getenv("SLUICE_TEST_CLICKHOUSE_PIDFILE"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+// processCPU is the user and system CPU time process pid has used (from
+// /proc), 0 when it cannot be read.
+func processCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command (which may hold spaces) start after ')':
+	// utime and stime are the 12th and 13th of them, in clock ticks.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(utime+stime) * tick
 }
 
 func benchBatch(def int) int {

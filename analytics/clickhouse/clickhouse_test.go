@@ -222,6 +222,71 @@ func TestDuplicateRecordInBatch(t *testing.T) {
 	}
 }
 
+// TestLargeBatch writes a batch big enough to go as concurrent INSERTs of
+// several blocks each (the writer's buffers reused from block to block):
+// every row lands once, whole, and each INSERT makes one part.
+func TestLargeBatch(t *testing.T) {
+	s := open(t)
+	recs := fresh(60_000, "large")
+	if err := s.Write(t.Context(), &analytics.Batch{ID: "b-large", Records: slices.Clone(recs)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := countRows(t, s), expected(recs); got != want {
+		t.Errorf("rows: got %+v, want %+v", got, want)
+	}
+	var inserted uint64
+	if err := s.QueryRow(t.Context(), `SELECT count() FROM system.parts
+WHERE database = currentDatabase() AND table = 'request_logs' AND level = 0`).Scan(&inserted); err != nil {
+		t.Fatal(err)
+	}
+	if inserted != 2 {
+		t.Errorf("request_logs parts made by the write: %d, want 2 (one per INSERT, whatever its blocks)", inserted)
+	}
+	// Rows from every block of both INSERTs read back as written.
+	for _, i := range []int{0, 8191, 8192, 20_000, 29_999, 30_000, 45_000, 59_999} {
+		r := recs[i]
+		got, err := s.Log(t.Context(), r.ID)
+		if err != nil || got == nil {
+			t.Fatalf("Log(%s): %v, %v", r.ID, got, err)
+		}
+		if got.TenantID != r.TenantID || got.RequestBody != r.RequestBody || got.Model != r.Model ||
+			len(got.Metadata) != len(r.Metadata) || !got.TS.Equal(r.TS) {
+			t.Errorf("record %d read back as %+v, want %+v", i, got, r)
+		}
+		for k, v := range r.Metadata {
+			if got.Metadata[k] != v {
+				t.Errorf("record %d: metadata %s = %q, want %q", i, k, got.Metadata[k], v)
+			}
+		}
+		if r.TraceID == "" {
+			continue
+		}
+		tr, err := s.Trace(t.Context(), r.TraceID, r.TenantID)
+		if err != nil || tr == nil {
+			t.Fatalf("Trace(%s): %v, %v", r.TraceID, tr, err)
+		}
+		spans := map[string]*analytics.Span{}
+		var walk func(sp *analytics.Span)
+		walk = func(sp *analytics.Span) {
+			spans[sp.SpanID] = sp
+			for _, c := range sp.Children {
+				walk(c)
+			}
+		}
+		walk(tr.Root)
+		if len(spans) != len(r.Spans) {
+			t.Errorf("record %d: %d spans read back, want %d", i, len(spans), len(r.Spans))
+		}
+		for _, want := range r.Spans {
+			got := spans[want.SpanID]
+			if got == nil || got.Name != want.Name || !got.Start.Equal(want.Start) || len(got.Attributes) != len(want.Attributes) ||
+				got.Attributes["model"] != want.Attributes["model"] || got.Attributes["request_id"] != want.Attributes["request_id"] {
+				t.Errorf("record %d: span %s read back as %+v, want %+v", i, want.SpanID, got, want)
+			}
+		}
+	}
+}
+
 // TestRetainWithoutRowsStartsNoMutation: a mutation rewrites the parts it
 // touches, so Retain and PurgeTenant start none when nothing matches.
 func TestRetainWithoutRowsStartsNoMutation(t *testing.T) {

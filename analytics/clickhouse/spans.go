@@ -2,9 +2,11 @@ package clickhouse
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
@@ -14,8 +16,29 @@ import (
 // A request's spans are stored on its row (migration 0004): a JSON array in
 // the spans column, plus the root's start and duration and the span count
 // as plain columns for the trace listing. A span's trace is its request's.
+//
+// The spans column holds one array per span, positional to keep the row
+// small (as objects with named fields, the spans were more than half of a
+// row's bytes, and the server's insert and merge work grows with them):
+//
+//	[id, parent, name, start_us, duration_us, status, [attrs]]
+//
+//   - parent is the index of the parent span in the same array when it is
+//     there, else the parent's id as a string ("" for none);
+//   - start_us is in microseconds from the row's root_start_us (the root
+//     span's start; 0, so since the epoch, for a row without a root);
+//   - attrs is a flat array of keys and values, [k1, v1, k2, v2, …], left
+//     out when empty; a key the proxy sets on its spans is written as its
+//     index in spanKeys (these first, in index order), any other as a string
+//     (after them, in key order). A value written as the number 0 is the
+//     row's own: its id for request_id, its status for status, its route
+//     for route (the proxy's root span repeats them).
+//
+// Rows written before this format (builds from migration 0004 to this
+// change) hold an array of objects, spanJSON; decodeSpans reads both.
 
-// spanJSON is a span as stored: times in whole microseconds.
+// spanJSON is a span as stored by earlier builds: times in whole
+// microseconds.
 type spanJSON struct {
 	ID         string            `json:"id"`
 	Parent     string            `json:"parent,omitempty"`
@@ -26,72 +49,289 @@ type spanJSON struct {
 	Attrs      map[string]string `json:"attrs,omitempty"`
 }
 
+// spanKeys are the attribute keys of the proxy's spans (proxy/forward.go),
+// written as their index. Rows keep these indexes: the list may grow at
+// its end, and nothing in it may ever move or change.
+var spanKeys = [...]string{"attempt", "key_alias", "model", "provider", "upstream_status", "request_id", "route", "status"}
+
+// spanKeyIndex is the index of k in spanKeys, -1 when it is not there (a
+// switch: faster than a map on the writer's path; a test holds the two
+// together).
+func spanKeyIndex(k string) int {
+	switch k {
+	case "attempt":
+		return 0
+	case "key_alias":
+		return 1
+	case "model":
+		return 2
+	case "provider":
+		return 3
+	case "upstream_status":
+		return 4
+	case "request_id":
+		return 5
+	case "route":
+		return 6
+	case "status":
+		return 7
+	}
+	return -1
+}
+
+// maxParentScan bounds the spans searched for a parent's index; a parent
+// beyond it is written as its id.
+const maxParentScan = 32
+
 // spanEncoder encodes the spans of one request after another, reusing its
 // buffers: the writer encodes every span of a batch, and encoding/json's
 // reflection and map sorting cost more than the rest of the row together.
 // (fastjson's encoder is no substitute: it escapes control characters the
 // Go way, \x07, which is not JSON.)
 type spanEncoder struct {
-	keys []string
-	buf  []byte
+	attrs []attr
+	buf   []byte
+	num   []byte
 }
 
-// encode returns spans as the JSON of the spans column ("" for none): the
-// fields of spanJSON, attributes in key order.
-func (e *spanEncoder) encode(spans []analytics.Span) string {
-	if len(spans) == 0 {
-		return ""
+type attr struct{ key, value string }
+
+// spanRow is what a request's row holds besides its spans column, which
+// the column refers to rather than repeats.
+type spanRow struct {
+	id, route string
+	status    int
+	rootStart int64 // root_start_us
+}
+
+// rowOf is the row of a request whose root span is root (nil for none).
+func rowOf(r *analytics.Record, root *analytics.Span) spanRow {
+	row := spanRow{id: r.ID, route: r.Route, status: r.Status}
+	if root != nil {
+		row.rootStart = root.Start.UnixMicro()
 	}
-	b := append(e.buf[:0], '[')
+	return row
+}
+
+// encode returns spans as the JSON of the spans column of row ("" for
+// none).
+func (e *spanEncoder) encode(spans []analytics.Span, row spanRow) string {
+	e.buf = e.appendSpans(e.buf[:0], spans, row)
+	return string(e.buf)
+}
+
+// appendSpans appends the encoding of spans to b (nothing for none).
+func (e *spanEncoder) appendSpans(b []byte, spans []analytics.Span, row spanRow) []byte {
+	if len(spans) == 0 {
+		return b
+	}
+	b = append(b, '[')
 	for i, sp := range spans {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"id":`...)
+		b = append(b, '[')
 		b = jsonstr.Append(b, sp.SpanID)
-		if sp.ParentID != "" {
-			b = append(b, `,"parent":`...)
+		b = append(b, ',')
+		if p := parentIndex(spans, sp.ParentID); p >= 0 {
+			b = strconv.AppendInt(b, int64(p), 10)
+		} else {
 			b = jsonstr.Append(b, sp.ParentID)
 		}
-		b = append(b, `,"name":`...)
+		b = append(b, ',')
 		b = jsonstr.Append(b, sp.Name)
-		b = append(b, `,"start_us":`...)
-		b = strconv.AppendInt(b, sp.Start.UnixMicro(), 10)
-		b = append(b, `,"duration_us":`...)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, sp.Start.UnixMicro()-row.rootStart, 10)
+		b = append(b, ',')
 		b = strconv.AppendUint(b, durationUS(sp.DurationMS), 10)
-		if sp.Status != "" {
-			b = append(b, `,"status":`...)
-			b = jsonstr.Append(b, sp.Status)
-		}
+		b = append(b, ',')
+		b = jsonstr.Append(b, sp.Status)
 		if len(sp.Attributes) > 0 {
-			e.keys = e.keys[:0]
-			for k := range sp.Attributes {
-				e.keys = append(e.keys, k)
-			}
-			slices.Sort(e.keys)
-			b = append(b, `,"attrs":{`...)
-			for j, k := range e.keys {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = jsonstr.Append(b, k)
-				b = append(b, ':')
-				b = jsonstr.Append(b, sp.Attributes[k])
-			}
-			b = append(b, '}')
+			b = e.appendAttrs(append(b, ",["...), sp.Attributes, row)
+			b = append(b, ']')
 		}
-		b = append(b, '}')
+		b = append(b, ']')
 	}
-	b = append(b, ']')
-	e.buf = b
-	return string(b)
+	return append(b, ']')
 }
 
-// decodeSpans reads the spans column of a request of trace traceID.
-func decodeSpans(traceID, text string) ([]*analytics.Span, error) {
+// appendAttrs appends a span's attributes as keys and values: the keys of
+// spanKeys first, in its order and as their index, then any others in key
+// order. Looking the known keys up is cheaper than iterating and sorting
+// the map, and the proxy's spans have no others.
+func (e *spanEncoder) appendAttrs(b []byte, attrs map[string]string, row spanRow) []byte {
+	first, known := true, 0
+	for i, k := range spanKeys {
+		v, ok := attrs[k]
+		if !ok {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first, known = false, known+1
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, ',')
+		if e.rowValue(i, v, row) {
+			b = append(b, '0')
+		} else {
+			b = jsonstr.Append(b, v)
+		}
+	}
+	if known == len(attrs) {
+		return b
+	}
+	e.attrs = e.attrs[:0]
+	for k, v := range attrs {
+		if spanKeyIndex(k) < 0 {
+			e.attrs = append(e.attrs, attr{k, v})
+		}
+	}
+	slices.SortFunc(e.attrs, func(x, y attr) int { return strings.Compare(x.key, y.key) })
+	for _, a := range e.attrs {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = jsonstr.Append(b, a.key)
+		b = append(b, ',')
+		b = jsonstr.Append(b, a.value)
+	}
+	return b
+}
+
+// rowValue reports whether v, the value of attribute spanKeys[key], is the
+// row's own.
+func (e *spanEncoder) rowValue(key int, v string, row spanRow) bool {
+	switch spanKeys[key] {
+	case "request_id":
+		return v == row.id
+	case "route":
+		return v == row.route
+	case "status":
+		e.num = strconv.AppendInt(e.num[:0], int64(row.status), 10)
+		return v == string(e.num)
+	}
+	return false
+}
+
+// rowAttr is the row's own value of attribute key, false when the row has
+// none.
+func rowAttr(key string, row spanRow) (string, bool) {
+	switch key {
+	case "request_id":
+		return row.id, true
+	case "route":
+		return row.route, true
+	case "status":
+		return strconv.Itoa(row.status), true
+	}
+	return "", false
+}
+
+// parentIndex is the index of the span with id parent among the first
+// maxParentScan spans, -1 when none (or parent is "").
+func parentIndex(spans []analytics.Span, parent string) int {
+	if parent == "" {
+		return -1
+	}
+	for i := range spans[:min(len(spans), maxParentScan)] {
+		if spans[i].SpanID == parent {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeSpans reads the spans column of row, a request of trace traceID.
+func decodeSpans(traceID, text string, row spanRow) ([]*analytics.Span, error) {
 	if text == "" {
 		return nil, nil
 	}
+	if strings.HasPrefix(text, "[{") {
+		return decodeSpanObjects(traceID, text)
+	}
+	var stored [][]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &stored); err != nil {
+		return nil, fmt.Errorf("decode the spans of trace %s: %w", traceID, err)
+	}
+	out := make([]*analytics.Span, len(stored))
+	parents := make([]json.RawMessage, len(stored))
+	for i, f := range stored {
+		if len(f) != 6 && len(f) != 7 {
+			return nil, fmt.Errorf("decode the spans of trace %s: span %d has %d fields", traceID, i, len(f))
+		}
+		sp := &analytics.Span{TraceID: traceID, Attributes: map[string]string{}}
+		var (
+			start int64
+			dur   uint64
+		)
+		err := errors.Join(json.Unmarshal(f[0], &sp.SpanID), json.Unmarshal(f[2], &sp.Name),
+			json.Unmarshal(f[3], &start), json.Unmarshal(f[4], &dur), json.Unmarshal(f[5], &sp.Status))
+		if err == nil && len(f) == 7 {
+			err = decodeAttrs(f[6], sp.Attributes, row)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decode the spans of trace %s: span %d: %w", traceID, i, err)
+		}
+		sp.Start, sp.DurationMS = time.UnixMicro(row.rootStart+start).UTC(), float64(dur)/1000
+		out[i], parents[i] = sp, f[1]
+	}
+	for i, raw := range parents {
+		if len(raw) > 0 && raw[0] == '"' {
+			if err := json.Unmarshal(raw, &out[i].ParentID); err != nil {
+				return nil, fmt.Errorf("decode the spans of trace %s: span %d: %w", traceID, i, err)
+			}
+			continue
+		}
+		var p int
+		if err := json.Unmarshal(raw, &p); err != nil || p < 0 || p >= len(out) {
+			return nil, fmt.Errorf("decode the spans of trace %s: span %d: parent %s", traceID, i, raw)
+		}
+		out[i].ParentID = out[p].SpanID
+	}
+	return out, nil
+}
+
+// decodeAttrs reads a span's flat array of keys and values into attrs.
+func decodeAttrs(raw json.RawMessage, attrs map[string]string, row spanRow) error {
+	var kv []json.RawMessage
+	if err := json.Unmarshal(raw, &kv); err != nil {
+		return err
+	}
+	if len(kv)%2 != 0 {
+		return fmt.Errorf("attributes: %d keys and values", len(kv))
+	}
+	for i := 0; i < len(kv); i += 2 {
+		var key, value string
+		if len(kv[i]) > 0 && kv[i][0] != '"' {
+			var k int
+			if err := json.Unmarshal(kv[i], &k); err != nil || k < 0 || k >= len(spanKeys) {
+				return fmt.Errorf("attributes: unknown key %s", kv[i])
+			}
+			key = spanKeys[k]
+		} else if err := json.Unmarshal(kv[i], &key); err != nil {
+			return fmt.Errorf("attributes: %w", err)
+		}
+		if string(kv[i+1]) == "0" {
+			v, ok := rowAttr(key, row)
+			if !ok {
+				return fmt.Errorf("attributes: %s refers to the row, which has no such value", key)
+			}
+			attrs[key] = v
+			continue
+		}
+		if err := json.Unmarshal(kv[i+1], &value); err != nil {
+			return fmt.Errorf("attributes: %w", err)
+		}
+		attrs[key] = value
+	}
+	return nil
+}
+
+// decodeSpanObjects reads the spans of a row written before the positional
+// format.
+func decodeSpanObjects(traceID, text string) ([]*analytics.Span, error) {
 	var stored []spanJSON
 	if err := json.Unmarshal([]byte(text), &stored); err != nil {
 		return nil, fmt.Errorf("decode the spans of trace %s: %w", traceID, err)

@@ -65,6 +65,9 @@ type Store struct {
 	// written remembers the ids of the batches this store attempted, in
 	// order, so that writing one again checks which of its rows landed.
 	written recentIDs
+
+	// blocks holds the writer's *logBlock buffers between inserts.
+	blocks sync.Pool
 }
 
 var _ analytics.Backend = (*Store)(nil)

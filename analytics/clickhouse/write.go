@@ -1,13 +1,16 @@
 package clickhouse
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
@@ -35,6 +38,13 @@ import (
 // keyed on the row's identity, so such a duplicate collapses at the next
 // merge; the figures read without FINAL and could count it until then.
 
+// DefaultBatchSize is the batch size the pipeline should take with this
+// backend (cmd/sluice's default for --analytics-batch-size with ClickHouse):
+// at high volume fewer, larger parts cost the server less, and a batch
+// this size goes as insertStreams INSERTs at once. At low volume the
+// pipeline's flush interval makes batches small anyway.
+const DefaultBatchSize = 100_000
+
 // maxRecentBatches is how many batch ids a store remembers: at the
 // pipeline's batch sizes, far more than a retry or a spill replay spans.
 const maxRecentBatches = 1 << 16
@@ -45,7 +55,7 @@ func (s *Store) Write(ctx context.Context, b *analytics.Batch) error {
 	if b == nil || len(b.Records) == 0 {
 		return nil
 	}
-	recs := uniqueRecords(b.Records)
+	recs := sortedRows(b.Records)
 	s.mu.Lock()
 	check := !s.written.add(b.ID)
 	s.mu.Unlock()
@@ -74,18 +84,59 @@ func (s *Store) write(ctx context.Context, batchID string, recs []*analytics.Rec
 			return err
 		}
 	}
-	// The two inserts run at once, each on its own connection: the server
-	// writes each table's parts in its own thread. Write waits for both; a
-	// failure of either leaves the batch to be retried, which the check
-	// above makes safe. A record's spans travel on its row.
-	var (
-		wg             sync.WaitGroup
-		logErr, evtErr error
-	)
-	wg.Go(func() { logErr = s.insertLogs(ctx, batchID, recs) })
-	wg.Go(func() { evtErr = s.insertEvents(ctx, batchID, events) })
+	// The inserts run at once, each on its own connection: the server
+	// writes each part in its own thread while the client builds the next
+	// (see insertStreams). Write waits for all; a failure of any leaves the
+	// batch to be retried, which the check above makes safe. A record's
+	// spans travel on its row.
+	sortEvents(events)
+	parts := splitRows(recs)
+	errs := make([]error, len(parts)+1)
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Go(func() { errs[i] = s.insertLogs(ctx, batchID, part) })
+	}
+	wg.Go(func() { errs[len(parts)] = s.insertEvents(ctx, batchID, events) })
 	wg.Wait()
-	return errors.Join(logErr, evtErr)
+	return errors.Join(errs...)
+}
+
+// Concurrent inserts. The server sorts, compresses and writes a part only
+// once its INSERT ends, while the client sits idle; and the client builds
+// the blocks of an INSERT while the server waits. A large batch therefore
+// goes as insertStreams INSERTs at once, so that the two sides overlap. A
+// part below minStreamRows is not worth its merge: smaller batches go whole.
+const (
+	insertStreams = 2
+	minStreamRows = 25_000
+)
+
+// splitRows cuts recs into up to insertStreams runs of at least
+// minStreamRows (one run when recs is shorter than two).
+func splitRows(recs []*analytics.Record) [][]*analytics.Record {
+	n := min(insertStreams, max(1, len(recs)/minStreamRows))
+	parts := make([][]*analytics.Record, 0, n)
+	for i := range n {
+		parts = append(parts, recs[i*len(recs)/n:(i+1)*len(recs)/n])
+	}
+	return parts
+}
+
+// sortEvents orders events as guardrail_events' sort key (tenant_id,
+// gateway_id, ts, ts_ms, id).
+func sortEvents(events []eventRow) {
+	slices.SortFunc(events, func(a, b eventRow) int {
+		if c := strings.Compare(a.TenantID, b.TenantID); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.GatewayID, b.GatewayID); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.TS.UnixMilli(), b.TS.UnixMilli()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 }
 
 // recentIDs is a set of the last n ids added (first in, first out).
@@ -113,19 +164,41 @@ func (r *recentIDs) add(id string) bool {
 	return true
 }
 
-// uniqueRecords drops records repeating an earlier id of the batch.
-func uniqueRecords(recs []*analytics.Record) []*analytics.Record {
-	seen := make(map[string]struct{}, len(recs))
-	out := recs[:0:0]
+// sortedRows returns the batch's records (nil ones left out) in the order
+// of request_logs' sort key (tenant_id, ts, ts_ms, id), each row once: a
+// record with the tenant, millisecond and id of another is the same
+// request, handed over twice. The server checks whether a block is sorted
+// before it sorts it, so rows that arrive in order skip the permutation of
+// every column. The sort is on a copy of the keys: comparing records in
+// place would chase a pointer per comparison.
+func sortedRows(recs []*analytics.Record) []*analytics.Record {
+	type key struct {
+		tenant string
+		ms     int64
+		id     string
+		r      *analytics.Record
+	}
+	keys := make([]key, 0, len(recs))
 	for _, r := range recs {
-		if r == nil {
+		if r != nil {
+			keys = append(keys, key{r.TenantID, r.TS.UnixMilli(), r.ID, r})
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := strings.Compare(a.tenant, b.tenant); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.ms, b.ms); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	out := make([]*analytics.Record, 0, len(keys))
+	for i, k := range keys {
+		if i > 0 && k.id == keys[i-1].id && k.ms == keys[i-1].ms && k.tenant == keys[i-1].tenant {
 			continue
 		}
-		if _, dup := seen[r.ID]; dup {
-			continue
-		}
-		seen[r.ID] = struct{}{}
-		out = append(out, r)
+		out = append(out, k.r)
 	}
 	return out
 }
@@ -225,47 +298,143 @@ const logColumns = "tenant_id, ts, ts_ms, id, gateway_id, token_id, user_id, pro
 	"rule_hits, metadata_keys, metadata_values, trace_id, client_ip, user_agent, request_body, response_body, " +
 	"flags, cache_saved_usd, batch_id, span_count, trace_root, root_start_us, root_duration_us, spans"
 
-// insertLogs inserts records column by column (one slice per column: far
-// fewer conversions than row-wise Append), each with its spans.
+// blockRows is how many rows the writer appends before it sends them as one
+// block of the INSERT. The server gathers an INSERT's blocks into one part
+// (min_insert_block_size_rows), so a batch still makes one part per table;
+// the client meanwhile reuses one block's buffers for the next instead of
+// growing them for the whole batch.
+const blockRows = 8192
+
+// logBlock holds the column values of up to blockRows request_logs rows,
+// reused from block to block and from batch to batch (Store.blocks).
+type logBlock struct {
+	tenant, id, gateway, token, user, provider, model, route      []string
+	errCode, cache, trace, ip, ua, reqBody, respBody, batch       []string
+	spans                                                         []string
+	ts, latency, ttfb, tin, tout, tcached, cost, saved, rootStart []int64
+	tsMS                                                          []uint16
+	status, attempts                                              []int32
+	spanCount                                                     []uint32
+	traceRoot                                                     []uint8
+	rootDur                                                       []uint64
+	ruleHits, mdKeys, mdValues, flags                             [][]string
+	// kv backs the metadata keys and values of the block's rows.
+	kv []string
+	// spanText backs the spans strings of the block's rows: the block
+	// appends them to the batch (which copies them) before reusing it.
+	spanText []byte
+	spanEnd  []int
+	enc      spanEncoder
+}
+
+// reset empties the block, keeping its buffers.
+func (k *logBlock) reset() {
+	for _, c := range []*[]string{&k.tenant, &k.id, &k.gateway, &k.token, &k.user, &k.provider, &k.model, &k.route,
+		&k.errCode, &k.cache, &k.trace, &k.ip, &k.ua, &k.reqBody, &k.respBody, &k.batch, &k.spans, &k.kv} {
+		clear(*c) // drop the references to the last batch's records
+		*c = (*c)[:0]
+	}
+	for _, c := range []*[]int64{&k.ts, &k.latency, &k.ttfb, &k.tin, &k.tout, &k.tcached, &k.cost, &k.saved, &k.rootStart} {
+		*c = (*c)[:0]
+	}
+	for _, c := range []*[][]string{&k.ruleHits, &k.mdKeys, &k.mdValues, &k.flags} {
+		clear(*c)
+		*c = (*c)[:0]
+	}
+	k.tsMS, k.status, k.attempts, k.spanCount, k.traceRoot, k.rootDur = k.tsMS[:0], k.status[:0], k.attempts[:0],
+		k.spanCount[:0], k.traceRoot[:0], k.rootDur[:0]
+	k.spanText, k.spanEnd = k.spanText[:0], k.spanEnd[:0]
+}
+
+// add appends a record's row.
+func (k *logBlock) add(r *analytics.Record, batchID string) {
+	k.tenant, k.id, k.gateway, k.token, k.user = append(k.tenant, r.TenantID), append(k.id, r.ID),
+		append(k.gateway, r.GatewayID), append(k.token, r.TokenID), append(k.user, r.UserID)
+	k.provider, k.model, k.route, k.errCode, k.cache = append(k.provider, r.Provider), append(k.model, r.Model),
+		append(k.route, r.Route), append(k.errCode, r.ErrorCode), append(k.cache, r.Cache)
+	k.trace, k.ip, k.ua, k.reqBody, k.respBody, k.batch = append(k.trace, r.TraceID), append(k.ip, r.ClientIP),
+		append(k.ua, r.UserAgent), append(k.reqBody, r.RequestBody), append(k.respBody, r.ResponseBody), append(k.batch, batchID)
+	sec, ms := splitMS(r.TS)
+	k.ts, k.tsMS = append(k.ts, sec), append(k.tsMS, ms)
+	k.status, k.attempts = append(k.status, int32(r.Status)), append(k.attempts, int32(r.Attempts))
+	k.latency, k.ttfb, k.tin, k.tout, k.tcached = append(k.latency, r.LatencyMS), append(k.ttfb, r.TTFBMS),
+		append(k.tin, r.TokensIn), append(k.tout, r.TokensOut), append(k.tcached, r.CachedTokens)
+	k.cost, k.saved = append(k.cost, int64(r.CostUSD)), append(k.saved, int64(r.CacheSavedUSD))
+	k.ruleHits, k.flags = append(k.ruleHits, nonNil(r.RuleHits)), append(k.flags, nonNil(r.Flags))
+	keys, values := k.splitMap(r.Metadata)
+	k.mdKeys, k.mdValues = append(k.mdKeys, keys), append(k.mdValues, values)
+	k.spanCount = append(k.spanCount, uint32(len(r.Spans)))
+	var (
+		hasRoot uint8
+		dur     uint64
+	)
+	root := rootSpan(r.Spans)
+	row := rowOf(r, root)
+	if root != nil {
+		hasRoot, dur = 1, durationUS(root.DurationMS)
+	}
+	k.traceRoot, k.rootStart, k.rootDur = append(k.traceRoot, hasRoot), append(k.rootStart, row.rootStart), append(k.rootDur, dur)
+	k.spanText = k.enc.appendSpans(k.spanText, r.Spans, row)
+	k.spanEnd = append(k.spanEnd, len(k.spanText))
+}
+
+// splitMap returns a map as parallel key and value arrays, keys sorted, so
+// that equal maps store equal rows. Both share the block's kv buffer.
+func (k *logBlock) splitMap(m map[string]string) (keys, values []string) {
+	if len(m) == 0 {
+		return []string{}, []string{}
+	}
+	from := len(k.kv)
+	for key := range m {
+		k.kv = append(k.kv, key)
+	}
+	keys = k.kv[from:len(k.kv):len(k.kv)]
+	slices.Sort(keys)
+	for _, key := range keys {
+		k.kv = append(k.kv, m[key])
+	}
+	// The append may have moved kv: take both from where they are now.
+	keys = k.kv[from : from+len(m) : from+len(m)]
+	values = k.kv[from+len(m) : from+2*len(m) : from+2*len(m)]
+	return keys, values
+}
+
+// columns returns the block's columns in the order of logColumns. The
+// spans strings point into spanText, which must not change until the
+// columns are appended.
+func (k *logBlock) columns() []any {
+	prev := 0
+	for _, end := range k.spanEnd {
+		k.spans = append(k.spans, unsafe.String(unsafe.SliceData(k.spanText[prev:end]), end-prev))
+		prev = end
+	}
+	return []any{k.tenant, k.ts, k.tsMS, k.id, k.gateway, k.token, k.user, k.provider, k.model, k.route,
+		k.status, k.errCode, k.latency, k.ttfb, k.tin, k.tout, k.tcached, k.cost, k.cache, k.attempts,
+		k.ruleHits, k.mdKeys, k.mdValues, k.trace, k.ip, k.ua, k.reqBody, k.respBody, k.flags, k.saved, k.batch,
+		k.spanCount, k.traceRoot, k.rootStart, k.rootDur, k.spans}
+}
+
+// insertLogs inserts records with their spans in one INSERT, block by
+// block (see blockRows).
 func (s *Store) insertLogs(ctx context.Context, batchID string, recs []*analytics.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	n := len(recs)
-	var (
-		tenant, id, gateway, token, user, provider, model, route = mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n)
-		errCode, cache, trace, ip, ua, reqBody, respBody, batch  = mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n), mkStr(n)
-		ts, latency, ttfb, tin, tout, tcached, cost, saved       = mkI64(n), mkI64(n), mkI64(n), mkI64(n), mkI64(n), mkI64(n), mkI64(n), mkI64(n)
-		tsMS                                                     = make([]uint16, n)
-		status, attempts                                         = make([]int32, n), make([]int32, n)
-		ruleHits, mdKeys, mdValues, flags                        = mkArr(n), mkArr(n), mkArr(n), mkArr(n)
-		spanCount                                                = make([]uint32, n)
-		traceRoot                                                = make([]uint8, n)
-		rootStart                                                = mkI64(n)
-		rootDur                                                  = make([]uint64, n)
-		spans                                                    = mkStr(n)
-		enc                                                      spanEncoder
-	)
-	for i, r := range recs {
-		tenant[i], id[i], gateway[i], token[i], user[i] = r.TenantID, r.ID, r.GatewayID, r.TokenID, r.UserID
-		provider[i], model[i], route[i], errCode[i], cache[i] = r.Provider, r.Model, r.Route, r.ErrorCode, r.Cache
-		trace[i], ip[i], ua[i], reqBody[i], respBody[i], batch[i] = r.TraceID, r.ClientIP, r.UserAgent, r.RequestBody, r.ResponseBody, batchID
-		ts[i], tsMS[i] = splitMS(r.TS)
-		status[i], attempts[i] = int32(r.Status), int32(r.Attempts)
-		latency[i], ttfb[i], tin[i], tout[i], tcached[i] = r.LatencyMS, r.TTFBMS, r.TokensIn, r.TokensOut, r.CachedTokens
-		cost[i], saved[i] = int64(r.CostUSD), int64(r.CacheSavedUSD)
-		ruleHits[i], flags[i] = nonNil(r.RuleHits), nonNil(r.Flags)
-		mdKeys[i], mdValues[i] = splitMap(r.Metadata)
-		spanCount[i] = uint32(len(r.Spans))
-		if root := rootSpan(r.Spans); root != nil {
-			traceRoot[i], rootStart[i], rootDur[i] = 1, root.Start.UnixMicro(), durationUS(root.DurationMS)
-		}
-		spans[i] = enc.encode(r.Spans)
+	k, _ := s.blocks.Get().(*logBlock)
+	if k == nil {
+		k = new(logBlock)
 	}
-	return s.insert(ctx, "request_logs", logColumns, n, tenant, ts, tsMS, id, gateway, token, user, provider, model, route,
-		status, errCode, latency, ttfb, tin, tout, tcached, cost, cache, attempts,
-		ruleHits, mdKeys, mdValues, trace, ip, ua, reqBody, respBody, flags, saved, batch,
-		spanCount, traceRoot, rootStart, rootDur, spans)
+	defer func() {
+		k.reset()
+		s.blocks.Put(k)
+	}()
+	return s.insertBlocks(ctx, "request_logs", logColumns, len(recs), func(from, to int) []any {
+		k.reset()
+		for _, r := range recs[from:to] {
+			k.add(r, batchID)
+		}
+		return k.columns()
+	})
 }
 
 const eventColumns = "tenant_id, gateway_id, user_id, ts, ts_ms, id, request_id, rule_id, rule_name, kind, action, direction, excerpt, batch_id"
@@ -286,22 +455,35 @@ func (s *Store) insertEvents(ctx context.Context, batchID string, events []event
 		rule[i], ruleName[i], kind[i], action[i], dir[i], excerpt[i] = e.RuleID, e.RuleName, e.Kind, e.Action, e.Direction, e.Excerpt
 		ts[i], tsMS[i] = splitMS(e.TS)
 	}
-	return s.insert(ctx, "guardrail_events", eventColumns, n, tenant, gateway, user, ts, tsMS, id, req, rule, ruleName, kind, action, dir, excerpt, batch)
+	return s.insertBlocks(ctx, "guardrail_events", eventColumns, n, func(from, to int) []any {
+		return []any{tenant[from:to], gateway[from:to], user[from:to], ts[from:to], tsMS[from:to], id[from:to], req[from:to],
+			rule[from:to], ruleName[from:to], kind[from:to], action[from:to], dir[from:to], excerpt[from:to], batch[from:to]}
+	})
 }
 
-// insert sends one INSERT of n rows given as one slice per column, in the
-// order of columns. An Array(String) column comes as [][]string and is
-// appended row by row: the driver's Append takes a [][]string through
-// reflection, its AppendRow a []string without.
-func (s *Store) insert(ctx context.Context, table, columns string, n int, cols ...any) error {
+// insertBlocks sends one INSERT of n rows in blocks of up to blockRows:
+// block(from, to) returns the columns of rows [from, to), one slice per
+// column in the order of columns, valid until the next call. An
+// Array(String) column comes as [][]string and is appended row by row: the
+// driver's Append takes a [][]string through reflection, its AppendRow a
+// []string without.
+func (s *Store) insertBlocks(ctx context.Context, table, columns string, n int, block func(from, to int) []any) error {
 	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+columns+")")
 	if err != nil {
 		return fmt.Errorf("prepare insert into %s: %w", table, err)
 	}
 	defer b.Close()
-	for i, c := range cols {
-		if err := appendColumn(b.Column(i), c); err != nil {
-			return fmt.Errorf("insert into %s: column %d: %w", table, i, err)
+	for from := 0; from < n; from += blockRows {
+		to := min(from+blockRows, n)
+		for i, c := range block(from, to) {
+			if err := appendColumn(b.Column(i), c); err != nil {
+				return fmt.Errorf("insert into %s: column %d: %w", table, i, err)
+			}
+		}
+		if to < n {
+			if err := b.Flush(); err != nil {
+				return fmt.Errorf("insert %d rows into %s: %w", n, table, err)
+			}
 		}
 	}
 	if err := b.Send(); err != nil {
@@ -323,30 +505,14 @@ func appendColumn(col driver.BatchColumn, values any) error {
 	return nil
 }
 
-func mkStr(n int) []string   { return make([]string, n) }
-func mkI64(n int) []int64    { return make([]int64, n) }
-func mkArr(n int) [][]string { return make([][]string, n) }
+func mkStr(n int) []string { return make([]string, n) }
+func mkI64(n int) []int64  { return make([]int64, n) }
 
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
 	return s
-}
-
-// splitMap returns a map as parallel key and value arrays, keys sorted, so
-// that equal maps store equal rows.
-func splitMap(m map[string]string) (keys, values []string) {
-	keys = make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	values = make([]string, len(keys))
-	for i, k := range keys {
-		values[i] = m[k]
-	}
-	return keys, values
 }
 
 // splitMS splits a time into unix seconds and milliseconds; the stored

@@ -99,17 +99,38 @@ func (w *migratingWriter) Write(ctx context.Context, b *analytics.Batch) error {
 // memory (and retried) whole.
 const maxAnalyticsBatch = 1_000_000
 
+// analyticsBatchSize is the pipeline's batch size: --analytics-batch-size,
+// or when that is 0 the backend's default, ClickHouse's large batches (its
+// parts are cheaper the larger they are, and a large batch goes as
+// concurrent INSERTs) or the embedded store's small ones (each write runs
+// inside the gateway process and holds its CPU while it lasts).
+func analyticsBatchSize(c *config) (int, error) {
+	switch n := c.AnalyticsBatchSize; {
+	case n == 0 && c.ClickHouseURL != "":
+		return clickhouse.DefaultBatchSize, nil
+	case n == 0:
+		return analytics.DefaultBatchSize, nil
+	case n < 1 || n > maxAnalyticsBatch:
+		return 0, fmt.Errorf("--analytics-batch-size must be between 1 and %d (or 0 for the backend's default), got %d", maxAnalyticsBatch, n)
+	default:
+		return n, nil
+	}
+}
+
 // newPipeline is the proxy's analytics pipeline, spilling to
 // <data-dir>/spool. The directory belongs to one process: two proxies must
-// not share a data dir.
+// not share a data dir. Its queue holds at least two batches, so that the
+// next one gathers in memory while one is written.
 func newPipeline(c *config, w analytics.Writer, log *slog.Logger, set *metrics.Set) (*analytics.Pipeline, error) {
-	if c.AnalyticsBatchSize < 1 || c.AnalyticsBatchSize > maxAnalyticsBatch {
-		return nil, fmt.Errorf("--analytics-batch-size must be between 1 and %d, got %d", maxAnalyticsBatch, c.AnalyticsBatchSize)
+	batch, err := analyticsBatchSize(c)
+	if err != nil {
+		return nil, err
 	}
 	return analytics.NewPipeline(analytics.PipelineConfig{
 		Writer:    w,
 		Dir:       filepath.Join(c.DataDir, "spool"),
-		BatchSize: c.AnalyticsBatchSize,
+		BatchSize: batch,
+		Queue:     max(analytics.DefaultPipelineQueue, 2*batch),
 		Logger:    log,
 		Metrics:   set,
 	})

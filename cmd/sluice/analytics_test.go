@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/clickhouse"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/mockprovider"
 	"github.com/sluicehq/sluice/proxy"
@@ -196,19 +197,27 @@ func closedPort(t *testing.T) string {
 }
 
 // --analytics-batch-size (or SLUICE_ANALYTICS_BATCH_SIZE) sets the
-// pipeline's batch size; out-of-range values are refused at start.
+// pipeline's batch size; unset, it is the backend's default; out-of-range
+// values are refused at start.
 func TestAnalyticsBatchSizeFlag(t *testing.T) {
 	var c config
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	c.bindFlags(fs)
-	if c.AnalyticsBatchSize != analytics.DefaultBatchSize {
-		t.Errorf("default: %d, want %d", c.AnalyticsBatchSize, analytics.DefaultBatchSize)
+	if n, err := analyticsBatchSize(&c); err != nil || n != analytics.DefaultBatchSize {
+		t.Errorf("default with the embedded store: %d, %v; want %d", n, err, analytics.DefaultBatchSize)
+	}
+	c.ClickHouseURL = "clickhouse://127.0.0.1:9000/default"
+	if n, err := analyticsBatchSize(&c); err != nil || n != clickhouse.DefaultBatchSize {
+		t.Errorf("default with ClickHouse: %d, %v; want %d", n, err, clickhouse.DefaultBatchSize)
 	}
 	t.Setenv("SLUICE_ANALYTICS_BATCH_SIZE", "20000")
 	if err := applyEnv(fs); err != nil || c.AnalyticsBatchSize != 20000 {
 		t.Fatalf("from the environment: %d, %v; want 20000", c.AnalyticsBatchSize, err)
 	}
-	for _, n := range []int{0, -1, maxAnalyticsBatch + 1} {
+	if n, err := analyticsBatchSize(&c); err != nil || n != 20000 {
+		t.Errorf("set with ClickHouse: %d, %v; want 20000", n, err)
+	}
+	for _, n := range []int{-1, maxAnalyticsBatch + 1} {
 		c.AnalyticsBatchSize, c.DataDir = n, t.TempDir()
 		if p, err := newPipeline(&c, downWriter{}, slog.New(slog.DiscardHandler), nil); err == nil || p != nil {
 			t.Errorf("batch size %d: accepted", n)

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/secret"
 	"github.com/sluicehq/sluice/store"
 )
@@ -35,7 +34,8 @@ type config struct {
 	// RedisFallbackReplicas divides rate limits and remaining budgets
 	// among the replicas while Redis is unreachable.
 	RedisFallbackReplicas int
-	// AnalyticsBatchSize is the most records one analytics write takes.
+	// AnalyticsBatchSize is the most records one analytics write takes; 0
+	// picks the backend's default (analyticsBatchSize).
 	AnalyticsBatchSize int
 	// From the environment only: secrets do not belong in process arguments.
 	MasterKey  string
@@ -50,7 +50,7 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ClickHouseURL, "clickhouse-url", "", "ClickHouse URL (clickhouse://…); empty: embedded analytics in the data dir")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis URL shared by proxy replicas; empty: in-process counters and cache")
 	fs.IntVar(&c.RedisFallbackReplicas, "redis-fallback-replicas", 1, "replicas expected to share limits: while Redis is unreachable each process enforces rate limits and remaining budgets divided by it")
-	fs.IntVar(&c.AnalyticsBatchSize, "analytics-batch-size", analytics.DefaultBatchSize, "most request records one analytics write takes (1–1000000): larger batches ingest faster into ClickHouse, smaller ones keep each embedded-store write short")
+	fs.IntVar(&c.AnalyticsBatchSize, "analytics-batch-size", 0, "most request records one analytics write takes (1–1000000); 0: 100000 with ClickHouse (larger batches ingest faster), 5000 with the embedded store (smaller ones keep each in-process write short)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.AllowPrivateUpstream, "allow-private-upstreams", false, "let provider base URLs point at loopback and private addresses (self-hosted models); link-local and metadata addresses stay refused")
