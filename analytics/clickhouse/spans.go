@@ -32,7 +32,9 @@ import (
 //     index in spanKeys (these first, in index order), any other as a string
 //     (after them, in key order). A value written as the number 0 is the
 //     row's own: its id for request_id, its status for status, its route
-//     for route (the proxy's root span repeats them).
+//     for route, its provider and model for provider and model (the
+//     proxy's root span repeats the first three, and its attempt spans
+//     the last two unless a fallback took another target).
 //
 // Rows written before this format (builds from migration 0004 to this
 // change) hold an array of objects, spanJSON; decodeSpans reads both.
@@ -99,14 +101,14 @@ type attr struct{ key, value string }
 // spanRow is what a request's row holds besides its spans column, which
 // the column refers to rather than repeats.
 type spanRow struct {
-	id, route string
-	status    int
-	rootStart int64 // root_start_us
+	id, route, provider, model string
+	status                     int
+	rootStart                  int64 // root_start_us
 }
 
 // rowOf is the row of a request whose root span is root (nil for none).
 func rowOf(r *analytics.Record, root *analytics.Span) spanRow {
-	row := spanRow{id: r.ID, route: r.Route, status: r.Status}
+	row := spanRow{id: r.ID, route: r.Route, provider: r.Provider, model: r.Model, status: r.Status}
 	if root != nil {
 		row.rootStart = root.Start.UnixMicro()
 	}
@@ -208,6 +210,10 @@ func (e *spanEncoder) rowValue(key int, v string, row spanRow) bool {
 		return v == row.id
 	case "route":
 		return v == row.route
+	case "provider":
+		return v == row.provider
+	case "model":
+		return v == row.model
 	case "status":
 		e.num = strconv.AppendInt(e.num[:0], int64(row.status), 10)
 		return v == string(e.num)
@@ -223,6 +229,10 @@ func rowAttr(key string, row spanRow) (string, bool) {
 		return row.id, true
 	case "route":
 		return row.route, true
+	case "provider":
+		return row.provider, true
+	case "model":
+		return row.model, true
 	case "status":
 		return strconv.Itoa(row.status), true
 	}

@@ -68,13 +68,13 @@ func TestSpansFormat(t *testing.T) {
 			Attributes: map[string]string{"request_id": "req_9", "status": "200", "route": "chat/completions"}},
 		{SpanID: "x9", ParentID: "elsewhere", Name: "orphan", Start: start.Add(-time.Second)},
 	}
-	row := rowOf(&analytics.Record{ID: "req_9", Route: "chat/completions", Status: 200}, rootSpan(spans))
+	row := rowOf(&analytics.Record{ID: "req_9", Route: "chat/completions", Status: 200, Provider: "openai", Model: "gpt-4o"}, rootSpan(spans))
 	if row.rootStart != start.UnixMicro() {
 		t.Fatalf("root start %d, want %d", row.rootStart, start.UnixMicro())
 	}
 	var e spanEncoder
 	got := e.encode(spans, row)
-	want := `[["a1",1,"upstream openai",2000,1500,"error",[0,"1",3,"openai",4,"503","zone","eu"]],` +
+	want := `[["a1",1,"upstream openai",2000,1500,"error",[0,"1",3,0,4,"503","zone","eu"]],` +
 		`["r0","","POST chat/completions",0,4000,"ok",[5,0,6,0,7,0]],` +
 		`["x9","elsewhere","orphan",-1000000,0,""]]`
 	if got != want {
@@ -188,7 +188,7 @@ func FuzzSpansRoundTrip(f *testing.F) {
 			{SpanID: id, ParentID: parent, Name: name, Start: start.Add(time.Duration(durUS) * time.Microsecond),
 				DurationMS: float64(durUS) / 1000, Attributes: map[string]string{key: value}},
 		}
-		row := rowOf(&analytics.Record{ID: value, Route: key, Status: 200}, &spans[0])
+		row := rowOf(&analytics.Record{ID: value, Route: key, Provider: value, Model: name, Status: 200}, &spans[0])
 		var e spanEncoder
 		text := e.encode(spans, row)
 		got, err := decodeSpans("t", text, row)

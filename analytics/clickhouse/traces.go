@@ -70,7 +70,7 @@ func (s *Store) Trace(ctx context.Context, id, tenantID string) (*analytics.Trac
 	}
 	c.add("trace_id = ?", id)
 	c.add("trace_root = 1")
-	rows, err := s.conn.Query(ctx, "SELECT tenant_id, gateway_id, id, route, status, root_start_us, spans FROM request_logs "+c.sql()+
+	rows, err := s.conn.Query(ctx, "SELECT tenant_id, gateway_id, id, route, provider, model, status, root_start_us, spans FROM request_logs "+c.sql()+
 		" ORDER BY root_start_us, id LIMIT 1", c.args...)
 	if err != nil {
 		return nil, fmt.Errorf("read trace %s: %w", id, err)
@@ -87,7 +87,7 @@ func (s *Store) Trace(ctx context.Context, id, tenantID string) (*analytics.Trac
 		row                   spanRow
 		status                int32
 	)
-	if err := rows.Scan(&tenant, &gateway, &row.id, &row.route, &status, &row.rootStart, &text); err != nil {
+	if err := rows.Scan(&tenant, &gateway, &row.id, &row.route, &row.provider, &row.model, &status, &row.rootStart, &text); err != nil {
 		return nil, fmt.Errorf("read trace %s: %w", id, err)
 	}
 	row.status = int(status)
