@@ -21,6 +21,7 @@ const (
 	DefaultFlushInterval   = 500 * time.Millisecond
 	DefaultMaxSpillBytes   = 1 << 30
 	DefaultFsyncInterval   = time.Second
+	DefaultStallTimeout    = 5 * time.Second
 	DefaultShutdownTimeout = 5 * time.Second
 	DefaultWriteTimeout    = 30 * time.Second
 	DefaultMaxBackoff      = 30 * time.Second
@@ -58,6 +59,11 @@ type PipelineConfig struct {
 	// FsyncInterval is how often the spill is fsync'd (default 1 s): the
 	// spilled records a power loss or kernel crash can take.
 	FsyncInterval time.Duration
+	// StallTimeout is how long a write may run before the writer counts as
+	// stalled (default 5 s): from then on, as while it fails, every fsync
+	// tick moves the queue to the spill. Longer than the writes of a large
+	// batch on a loaded server take, shorter than a SIGKILL should cost.
+	StallTimeout time.Duration
 	// ShutdownTimeout bounds the final flush when Run's context ends
 	// (default 5 s); what is not written by then is spilled.
 	ShutdownTimeout time.Duration
@@ -83,7 +89,7 @@ func (c *PipelineConfig) Validate() error {
 		return errors.New("analytics pipeline: a spill directory is required")
 	}
 	if c.Queue < 0 || c.BatchSize < 0 || c.MaxSpillBytes < 0 || c.FlushInterval < 0 || c.FsyncInterval < 0 ||
-		c.ShutdownTimeout < 0 || c.WriteTimeout < 0 || c.MaxBackoff < 0 {
+		c.StallTimeout < 0 || c.ShutdownTimeout < 0 || c.WriteTimeout < 0 || c.MaxBackoff < 0 {
 		return errors.New("analytics pipeline: sizes and durations must not be negative")
 	}
 	setDefault(&c.Queue, DefaultPipelineQueue)
@@ -91,6 +97,7 @@ func (c *PipelineConfig) Validate() error {
 	setDefault(&c.MaxSpillBytes, DefaultMaxSpillBytes)
 	setDefault(&c.FlushInterval, DefaultFlushInterval)
 	setDefault(&c.FsyncInterval, DefaultFsyncInterval)
+	setDefault(&c.StallTimeout, DefaultStallTimeout)
 	setDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
 	setDefault(&c.WriteTimeout, DefaultWriteTimeout)
 	setDefault(&c.MaxBackoff, DefaultMaxBackoff)
@@ -144,8 +151,10 @@ type PipelineStats struct {
 // in the spill, so an idempotent writer stores each record once. A
 // graceful stop writes what it can within ShutdownTimeout and spills the
 // rest. A SIGKILL loses what is only in memory: while the writer is
-// healthy, the records of the last FlushInterval and the batch being
-// written; while it fails or stalls, the records of the last FsyncInterval:
+// healthy, the batch being written and the records queued since it was
+// taken (the last FlushInterval's, or as long as a slow write has run, at
+// most StallTimeout + FsyncInterval); while it fails or stalls (a write
+// running past StallTimeout), the records of the last FsyncInterval:
 // on every fsync tick the queue is moved to disk and the batch being
 // retried is copied there (once, under its id; the copy is skipped on
 // replay when the batch is acknowledged in the same run, and deduplicated
@@ -435,7 +444,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 
 // syncLoop fsyncs the spill every FsyncInterval and after a rotation. On
 // each tick while the writer fails or a write has run longer than
-// FsyncInterval, it moves the in-memory queue to the spill, so that a
+// StallTimeout, it moves the in-memory queue to the spill, so that a
 // SIGKILL during an outage loses no more than one interval of records.
 func (p *Pipeline) syncLoop(stop <-chan struct{}) {
 	t := time.NewTicker(p.cfg.FsyncInterval)
@@ -517,7 +526,7 @@ func (p *Pipeline) stalled() bool {
 		return true
 	}
 	ws := p.writeStart.Load()
-	return ws != 0 && time.Since(time.Unix(0, ws)) > p.cfg.FsyncInterval
+	return ws != 0 && time.Since(time.Unix(0, ws)) > p.cfg.StallTimeout
 }
 
 // runner is the state of Run's writer loop; only that goroutine uses it.

@@ -203,6 +203,32 @@ func TestPipelineQueueOverflowSpillsAndReplays(t *testing.T) {
 	}
 }
 
+// A write that runs longer than the fsync interval but not StallTimeout is
+// slow, not stalled: the queue stays in memory (a large batch on a loaded
+// ClickHouse takes a second or more). Past StallTimeout every fsync tick
+// moves the queue to the spill, as during an outage.
+func TestPipelineSlowWriteIsNotAStall(t *testing.T) {
+	dir := t.TempDir()
+	w := analytics.NewFakeWriter()
+	w.Block()
+	p := newPipeline(t, analytics.PipelineConfig{Writer: w, Dir: dir, Queue: 1000, BatchSize: 10,
+		FlushInterval: time.Millisecond, FsyncInterval: 10 * time.Millisecond, StallTimeout: 500 * time.Millisecond})
+	analytics.StartPipeline(t, p)
+	enqueueRange(p, 0, 60) // a batch of 10 being written (blocked), 50 queued
+	time.Sleep(100 * time.Millisecond) // ten fsync ticks, well inside StallTimeout
+	if st := p.Stats(); st.SpilledRecords != 0 || st.Queued != 60 {
+		t.Errorf("stats %+v after 100 ms of a write: want all 60 in memory, nothing spilled", st)
+	}
+	analytics.WaitUntil(t, "the queue moves to disk once the write runs past StallTimeout", func() bool {
+		return p.Stats().SpilledRecords >= 50
+	})
+	w.Unblock()
+	analytics.WaitUntil(t, "everything is written and the spill is gone", func() bool {
+		return w.StoredCount() == 60 && spillDrained(t, p, dir)()
+	})
+	checkExactlyOnce(t, w, 60)
+}
+
 // (c) A graceful shutdown while the writer is down spills everything, and
 // a new pipeline on the same directory replays it all, the batch that was
 // being retried under its own id.
@@ -334,7 +360,7 @@ func TestPipelineConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Queue != 100_000 || cfg.BatchSize != 5_000 || cfg.FlushInterval != 500*time.Millisecond ||
-		cfg.MaxSpillBytes != 1<<30 || cfg.FsyncInterval != time.Second {
+		cfg.MaxSpillBytes != 1<<30 || cfg.FsyncInterval != time.Second || cfg.StallTimeout != 5*time.Second {
 		t.Errorf("defaults: %+v", cfg)
 	}
 }

@@ -58,7 +58,8 @@ func BenchmarkIngest(b *testing.B) {
 // queue takes them (never into the spill), and the clock stops when the
 // pipeline has written the last one.
 // Batches of SLUICE_BENCH_BATCH records (default the ClickHouse default,
-// clickhouse.DefaultBatchSize), a queue of four batches.
+// clickhouse.DefaultBatchSize), the pipeline's other settings as sluice
+// serve sets them.
 //
 // Besides requests/s and records/s it reports the CPU time per request of
 // this process (producer, pipeline and client) and, when
@@ -79,13 +80,12 @@ func BenchmarkPipelineIngest(b *testing.B) {
 		clientCPU, serverCPU time.Duration
 		serverMeasured       = server > 0
 	)
+	// The pipeline as sluice serve makes it (cmd/sluice newPipeline): its
+	// defaults, a queue of two batches.
+	queue := max(analytics.DefaultPipelineQueue, 2*size)
 	b.StopTimer() // the clock is elapsed: from the first Enqueue to the last record written
 	for i := range b.N {
-		// FsyncInterval is also how long a write may run before the
-		// pipeline deems the store stalled and moves the queue to disk: a
-		// batch this size can take longer than the default second here.
-		p, err := analytics.NewPipeline(analytics.PipelineConfig{Writer: s, Dir: b.TempDir(), BatchSize: size,
-			Queue: 4 * size, FlushInterval: 50 * time.Millisecond, FsyncInterval: 10 * time.Second})
+		p, err := analytics.NewPipeline(analytics.PipelineConfig{Writer: s, Dir: b.TempDir(), BatchSize: size, Queue: queue})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func BenchmarkPipelineIngest(b *testing.B) {
 		c0, s0 := processCPU(os.Getpid()), processCPU(server)
 		start := time.Now()
 		for j, r := range recs {
-			for j%256 == 0 && p.Stats().Queued >= int64(4*size-256) {
+			for j%256 == 0 && p.Stats().Queued >= int64(queue-256) {
 				time.Sleep(100 * time.Microsecond)
 			}
 			recs[j] = nil // the pipeline owns it now, as it owns the proxy's
