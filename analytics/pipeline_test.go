@@ -214,7 +214,7 @@ func TestPipelineSlowWriteIsNotAStall(t *testing.T) {
 	p := newPipeline(t, analytics.PipelineConfig{Writer: w, Dir: dir, Queue: 1000, BatchSize: 10,
 		FlushInterval: time.Millisecond, FsyncInterval: 10 * time.Millisecond, StallTimeout: 500 * time.Millisecond})
 	analytics.StartPipeline(t, p)
-	enqueueRange(p, 0, 60) // a batch of 10 being written (blocked), 50 queued
+	enqueueRange(p, 0, 60)             // a batch of 10 being written (blocked), 50 queued
 	time.Sleep(100 * time.Millisecond) // ten fsync ticks, well inside StallTimeout
 	if st := p.Stats(); st.SpilledRecords != 0 || st.Queued != 60 {
 		t.Errorf("stats %+v after 100 ms of a write: want all 60 in memory, nothing spilled", st)
