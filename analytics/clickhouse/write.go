@@ -405,7 +405,11 @@ func (k *logBlock) splitMap(m map[string]string) (keys, values []string) {
 func (k *logBlock) columns() []any {
 	prev := 0
 	for _, end := range k.spanEnd {
-		k.spans = append(k.spans, unsafe.String(unsafe.SliceData(k.spanText[prev:end]), end-prev))
+		text := ""
+		if end > prev {
+			text = unsafe.String(&k.spanText[prev], end-prev)
+		}
+		k.spans = append(k.spans, text)
 		prev = end
 	}
 	return []any{k.tenant, k.ts, k.tsMS, k.id, k.gateway, k.token, k.user, k.provider, k.model, k.route,
