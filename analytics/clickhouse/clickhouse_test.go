@@ -287,6 +287,23 @@ WHERE database = currentDatabase() AND table = 'request_logs' AND level = 0`).Sc
 	}
 }
 
+// TestFailedInsertStoresNothing: an INSERT that fails after some of its
+// blocks went to the server stores none of them. (With the driver of
+// today a broken block also spoils the connection, so this holds even if
+// the writer ended the INSERT with Close; the writer aborts it, which does
+// not depend on that.)
+func TestFailedInsertStoresNothing(t *testing.T) {
+	s := open(t)
+	recs := fresh(20_000, "failed")                       // three blocks
+	err := s.InsertLogsFailingAt(t.Context(), recs, 8192) // the second block
+	if err == nil {
+		t.Fatal("the insert did not fail")
+	}
+	if got := countRows(t, s); got.logs != 0 {
+		t.Errorf("rows stored by the failed insert: %+v, want none", got)
+	}
+}
+
 // TestRetainWithoutRowsStartsNoMutation: a mutation rewrites the parts it
 // touches, so Retain and PurgeTenant start none when nothing matches.
 func TestRetainWithoutRowsStartsNoMutation(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/sluicehq/sluice/analytics"
 )
 
 // Test hooks: raw access to the connection and the store's URL.
@@ -17,3 +19,21 @@ func (s *Store) QueryRow(ctx context.Context, q string, args ...any) driver.Row 
 }
 
 func (s *Store) URL() string { return s.url }
+
+// InsertLogsFailingAt inserts recs into request_logs as the writer does,
+// with the block starting at row from broken (its ts column empty), so the
+// INSERT fails when that block is sent, after the blocks before it.
+func (s *Store) InsertLogsFailingAt(ctx context.Context, recs []*analytics.Record, from int) error {
+	k := new(logBlock)
+	return s.insertBlocks(ctx, "request_logs", logColumns, len(recs), func(lo, hi int) []any {
+		k.reset()
+		for _, r := range recs[lo:hi] {
+			k.add(r, "b-failed")
+		}
+		cols := k.columns()
+		if lo == from {
+			cols[1] = []int64{} // ts: no rows, where the other columns have hi-lo
+		}
+		return cols
+	})
+}

@@ -203,22 +203,14 @@ func (e *spanEncoder) appendAttrs(b []byte, attrs map[string]string, row spanRow
 }
 
 // rowValue reports whether v, the value of attribute spanKeys[key], is the
-// row's own.
+// row's own (rowAttr), comparing a status without making its string.
 func (e *spanEncoder) rowValue(key int, v string, row spanRow) bool {
-	switch spanKeys[key] {
-	case "request_id":
-		return v == row.id
-	case "route":
-		return v == row.route
-	case "provider":
-		return v == row.provider
-	case "model":
-		return v == row.model
-	case "status":
+	if spanKeys[key] == "status" {
 		e.num = strconv.AppendInt(e.num[:0], int64(row.status), 10)
 		return v == string(e.num)
 	}
-	return false
+	own, ok := rowAttr(spanKeys[key], row)
+	return ok && v == own
 }
 
 // rowAttr is the row's own value of attribute key, false when the row has

@@ -476,7 +476,15 @@ func (s *Store) insertBlocks(ctx context.Context, table, columns string, n int, 
 	if err != nil {
 		return fmt.Errorf("prepare insert into %s: %w", table, err)
 	}
-	defer b.Close()
+	// On failure the INSERT is aborted (its connection closed), so that the
+	// server drops the blocks already flushed: Close would end the INSERT
+	// and store them, a part of the batch.
+	sent := false
+	defer func() {
+		if !sent {
+			_ = b.Abort()
+		}
+	}()
 	for from := 0; from < n; from += blockRows {
 		to := min(from+blockRows, n)
 		for i, c := range block(from, to) {
@@ -490,7 +498,9 @@ func (s *Store) insertBlocks(ctx context.Context, table, columns string, n int, 
 			}
 		}
 	}
-	if err := b.Send(); err != nil {
+	err = b.Send()
+	sent = true // sent or failed: either way nothing is left to abort
+	if err != nil {
 		return fmt.Errorf("insert %d rows into %s: %w", n, table, err)
 	}
 	return nil
