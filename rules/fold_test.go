@@ -83,6 +83,13 @@ func FuzzFold(f *testing.F) {
 				continue
 			}
 			a, b := abs(a)%len(folded), abs(b)%len(folded)+1
+			// Matches of valid keywords begin and end on rune boundaries.
+			for a > 0 && !utf8.RuneStart(folded[a]) {
+				a--
+			}
+			for b < len(folded) && !utf8.RuneStart(folded[b]) {
+				b++
+			}
 			if a >= b {
 				continue
 			}

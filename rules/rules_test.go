@@ -367,3 +367,41 @@ func TestExcerptOverlapsAndScale(t *testing.T) {
 		t.Errorf("%d findings; excerpts %q / %q", len(found), found[0].Excerpt, found[maxExcerpts].Excerpt)
 	}
 }
+
+// FuzzDetectorPrefilter checks that running a detector only over the
+// runs that can hold a match finds what running it over the whole text
+// finds.
+func FuzzDetectorPrefilter(f *testing.F) {
+	f.Add("call 415-555-0100 or +49 30 1234567, ssn 123-45-6789, ip 10.0.0.1")
+	f.Add("card 4111 1111 1111 1111, iban DE89 3704 0044 0532 0130 00, a@b.io")
+	f.Add("key sk-abcdefghijklmnopqrstuvwxyz and -----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----")
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > 4096 {
+			return
+		}
+		for _, name := range piiKinds {
+			d := builtin[name]
+			got, _ := d.find(nil, text, nil)
+			var want []span
+			for _, p := range d.parts {
+				var ms []span
+				for _, m := range p.prog.re.FindAllStringIndex(text, -1) {
+					ms = append(ms, span{m[0], m[1]})
+				}
+				for _, m := range ms {
+					switch {
+					case d.kind == "credit_card":
+						want = appendCards(want, text, m.start, m.end)
+					case d.valid == nil || d.valid(text, m.start, m.end):
+						want = append(want, m)
+					}
+				}
+			}
+			sortSpans(got)
+			sortSpans(want)
+			if !cmp.Equal(want, got, cmp.AllowUnexported(span{})) {
+				t.Fatalf("%s in %q: prefiltered %v, whole text %v", name, text, got, want)
+			}
+		}
+	})
+}
