@@ -211,7 +211,12 @@ func (h *Inference) applyRules(c *call, set *rules.Set, dir string, body []byte,
 		e = h.unchecked(c, dir, res.Unchecked, res.Truncated)
 	}
 	if e != nil {
-		if dir == rules.Request && hit {
+		switch {
+		case dir == rules.Request && block == nil && uncheckedRedact(res.Unchecked):
+			// A redact rule could not check it: what it would have
+			// removed may be in it, so it is not logged.
+			c.body = nil
+		case dir == rules.Request && hit:
 			c.body = replaceTexts(body, doc, res.Hits, rules.Masked)
 		}
 		return nil, e
@@ -220,6 +225,16 @@ func (h *Inference) applyRules(c *call, set *rules.Set, dir string, body []byte,
 		return body, nil
 	}
 	return replaceTexts(body, doc, res.Hits, rules.Redacted), nil
+}
+
+// uncheckedRedact reports whether a redact rule is among rs.
+func uncheckedRedact(rs []*rules.Rule) bool {
+	for _, r := range rs {
+		if r.Action == rules.Redact {
+			return true
+		}
+	}
+	return false
 }
 
 // replaceTexts returns body with each text rewritten by f.

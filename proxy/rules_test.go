@@ -467,6 +467,15 @@ func TestRulesPathologicalRegexOnLargeBody(t *testing.T) {
 	if rec.Status != 400 || !hasFlag(rec.Flags, "rules_budget_exceeded") || len(rec.Events) != 1 || rec.Events[0].Kind != "budget_exceeded" || rec.Events[0].Action != "block" {
 		t.Errorf("status %d flags %v events %+v", rec.Status, rec.Flags, rec.Events)
 	}
+	// An unchecked redact rule fails closed too, and the body it could
+	// not redact is not logged.
+	hl := newHarness(t, harnessConfig{ruleBudget: time.Nanosecond, gateway: admin.GatewaySettings{LogBodies: ptr(true)}})
+	hl.addRule(admin.RuleInput{Name: "slow redact", Direction: "request", Kind: "regex", Patterns: []string{`(a+)+$`}, Action: "redact"})
+	resp, body = hl.chat(chatSaying("openai/gpt-4o-mini", "ssn 123-45-6789 "+text, ""))
+	wantAPIError(t, resp, body, 400, "invalid_request_error", "content_blocked", "")
+	if rec := hl.record(resp.Header.Get(RequestIDHeader)); rec.RequestBody != "" || !hasFlag(rec.Flags, "rules_budget_exceeded") {
+		t.Errorf("logged body of %d bytes, flags %v; want none", len(rec.RequestBody), rec.Flags)
+	}
 	// On a stream the budget is the request's: once spent, the next chunk
 	// cannot be checked, and a block rule ends the stream.
 	hb.clearRules()
