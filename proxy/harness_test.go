@@ -58,6 +58,9 @@ type harnessConfig struct {
 	shutdownGrace time.Duration
 	// now is the proxy's clock (default time.Now).
 	now func() time.Time
+	// ruleBudget is the content rules' matching budget per request
+	// (default rules.DefaultBudget).
+	ruleBudget time.Duration
 }
 
 // harness is one proxy in front of one mock provider.
@@ -122,12 +125,13 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 
 	h.client = providers.NewClient(providers.ClientConfig{AllowPrivate: true})
 	h.inf = NewInference(InferenceConfig{
-		Snapshots: &h.snaps,
-		Providers: providers.NewRegistry(h.client),
-		Breakers:  breaker.NewSet(time.Now),
-		Sink:      h.sink,
-		Logger:    discard,
-		Now:       cfg.now,
+		Snapshots:  &h.snaps,
+		Providers:  providers.NewRegistry(h.client),
+		Breakers:   breaker.NewSet(time.Now),
+		Sink:       h.sink,
+		Logger:     discard,
+		Now:        cfg.now,
+		RuleBudget: cfg.ruleBudget,
 	})
 	grace := cfg.shutdownGrace
 	if grace == 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/cache"
 	"github.com/sluicehq/sluice/providers"
 	"github.com/sluicehq/sluice/ratelimit"
+	"github.com/sluicehq/sluice/rules"
 	"github.com/sluicehq/sluice/snapshot"
 	"github.com/sluicehq/sluice/store"
 	"github.com/sluicehq/sluice/tokenize"
@@ -52,6 +53,10 @@ type InferenceConfig struct {
 	// Tokenizer counts tokens when a provider reports no usage
 	// (proxy/estimate.go); nil means tokenize.New().
 	Tokenizer Tokenizer
+	// RuleBudget is the matching time the content rules may spend on one
+	// request (proxy/rules.go); 0 means rules.DefaultBudget, a negative
+	// value no limit.
+	RuleBudget time.Duration
 }
 
 // Inference serves the five inference paths. It reads configuration only
@@ -135,6 +140,9 @@ type call struct {
 	// lim is what admit took, for settle and for the x-ratelimit-*
 	// headers (proxy/limits.go).
 	lim admission
+	// ruleBudget is the content rules' matching budget, made at its
+	// first use (proxy/rules.go).
+	ruleBudget *rules.Budget
 }
 
 // Handle serves one inference request, in the contract's order of checks:

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -10,20 +9,26 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/apierr"
 	"github.com/sluicehq/sluice/ids"
-	"github.com/sluicehq/sluice/llm"
 	"github.com/sluicehq/sluice/rules"
 	"github.com/sluicehq/sluice/snapshot"
 )
 
 // Content rules (CONTRACT §7). The rules package matches; this file finds
-// the text of requests, responses and stream chunks, applies the actions
-// and records each hit as a guardrail event.
+// the texts of requests and responses, applies the actions and records
+// each hit as a guardrail event; rulestream.go does the same for streams.
 //
-// Fail mode: each message has at most rules.MaxScanBytes of text scanned.
-// When it has more, a gateway with block or redact rules in that
-// direction refuses it (400 content_blocked: it cannot be checked), and
-// one with flag rules only lets it through with the flag
-// "rules_truncated".
+// What is scanned: every string the model reads or writes (rules.Walk),
+// in the OpenAI shape the proxy speaks to clients and providers alike —
+// every provider's answer is translated to it before the rules see it.
+//
+// Fail mode: a rule whose scan did not finish — the request's matching
+// budget ran out, or the message has more than rules.MaxScanBytes of
+// text — is unchecked. An unchecked block or redact rule fails closed:
+// the request (or response, or stream) is refused with 400
+// content_blocked. An unchecked flag rule fails open: the traffic passes.
+// Either way the record has the flag "rules_budget_exceeded" (or
+// "rules_truncated") and a guardrail event of kind "budget_exceeded" (or
+// "text_too_long") for each unchecked rule.
 
 // maxEvents bounds the guardrail events of one request; rule hits beyond
 // it still count in RuleHits and change the traffic, but are not logged
@@ -85,25 +90,75 @@ func (h *Inference) compileRules(gw *snapshot.Gateway) *rules.Set {
 	return s
 }
 
+// ruleBudget returns the call's matching budget, made at its first use.
+func (h *Inference) ruleBudget(c *call) *rules.Budget {
+	if c.ruleBudget == nil && h.cfg.RuleBudget >= 0 {
+		d := h.cfg.RuleBudget
+		if d == 0 {
+			d = rules.DefaultBudget
+		}
+		c.ruleBudget = rules.NewBudget(d, h.cfg.Now)
+	}
+	return c.ruleBudget
+}
+
 // requestRules applies the gateway's content rules to the request body:
 // block answers 400 content_blocked (the provider is never called),
 // redact rewrites c.body, flag records a guardrail event.
 func (h *Inference) requestRules(c *call) *apierr.Error {
 	set := h.ruleSet(c)
+	if set.Len() == 0 {
+		return nil
+	}
+	if e := h.logprobsAllowed(c, set); e != nil {
+		return e
+	}
 	if !set.Applies(rules.Request) {
 		return nil
 	}
-	texts, err := rules.Texts(c.body, rules.RequestFields)
+	doc, err := rules.Walk(c.body, rules.Message)
 	if err != nil {
 		// parseBody accepted the body, so this does not happen; a body the
 		// rules cannot read is not forwarded unchecked.
 		return apierr.New(400, "invalid_json", "the request body could not be read for the gateway's content rules")
 	}
-	out, e := h.applyRules(c, set, rules.Request, c.body, texts)
+	out, e := h.applyRules(c, set, rules.Request, c.body, doc)
 	if e == nil {
 		c.body = out
 	}
 	return e
+}
+
+// logprobsAllowed refuses token log probabilities on a gateway whose
+// response rules redact or block: the tokens restate the answer piece by
+// piece, so they would carry what the rules remove.
+func (h *Inference) logprobsAllowed(c *call, set *rules.Set) *apierr.Error {
+	if !set.HasAction(rules.Response, rules.Redact) && !set.HasAction(rules.Response, rules.Block) {
+		return nil
+	}
+	p := h.parsers.Get()
+	defer h.parsers.Put(p)
+	v, err := p.ParseBytes(c.body)
+	if err != nil {
+		return nil
+	}
+	for _, f := range [...]string{"logprobs", "top_logprobs"} {
+		x := v.Get(f)
+		if x == nil {
+			continue
+		}
+		switch x.Type() {
+		case fastjson.TypeNull, fastjson.TypeFalse:
+			continue
+		case fastjson.TypeNumber:
+			if n, _ := x.Int(); n == 0 {
+				continue
+			}
+		}
+		return apierr.New(400, "unsupported_feature",
+			"%s cannot be used on this gateway: its content rules redact or block answers, which token log probabilities would reveal", f).WithParam(f)
+	}
+	return nil
 }
 
 // responseRules applies the rules to a complete response body; it returns
@@ -113,78 +168,125 @@ func (h *Inference) responseRules(c *call, body []byte) ([]byte, *apierr.Error) 
 	if !set.Applies(rules.Response) {
 		return body, nil
 	}
-	texts, err := rules.Texts(body, rules.ResponseFields)
+	doc, err := rules.Walk(body, rules.Message)
 	if err != nil {
 		// The adapter built this body; it is JSON. Nothing unchecked goes
 		// out if it is not.
 		return nil, apierr.New(502, "upstream_error", "provider %s answered a body the gateway's content rules cannot read", c.rec.Provider)
 	}
-	out, e := h.applyRules(c, set, rules.Response, body, texts)
+	out, e := h.applyRules(c, set, rules.Response, body, doc)
 	if e != nil {
 		return nil, e
 	}
 	return out, nil
 }
 
-// applyRules scans texts of body and applies the actions. It returns the
-// body to forward (redacted) or a refusal; when a request is refused,
+// applyRules scans the texts of body and applies the actions. It returns
+// the body to forward (redacted) or a refusal; when a request is refused,
 // c.body becomes the body masked for the log (every hit replaced), since
 // it is not forwarded.
-func (h *Inference) applyRules(c *call, set *rules.Set, dir string, body []byte, texts []rules.Text) ([]byte, *apierr.Error) {
-	sc := set.NewScanner(dir)
-	hits := make([][]rules.Hit, len(texts))
+func (h *Inference) applyRules(c *call, set *rules.Set, dir string, body []byte, doc *rules.Doc) ([]byte, *apierr.Error) {
+	texts := make([]string, len(doc.Texts))
+	for i, t := range doc.Texts {
+		texts[i] = t.Text
+	}
+	res := set.Scan(dir, texts, h.ruleBudget(c))
 	var block *rules.Hit
 	hit := false
 	for i, t := range texts {
-		hits[i] = sc.Scan(t.Text)
-		for j := range hits[i] {
+		hs := res.Hits[i]
+		for j := range hs {
 			hit = true
-			if block == nil && hits[i][j].Rule.Action == rules.Block {
-				block = &hits[i][j]
+			if block == nil && hs[j].Rule.Action == rules.Block {
+				block = &hs[j]
 			}
 		}
-		h.recordFindings(c, dir, rules.Findings(t.Text, hits[i]))
+		h.recordFindings(c, dir, rules.Findings(t, hs))
 	}
 	var e *apierr.Error
 	switch {
 	case block != nil:
 		e = blocked(dir, block.Rule)
-	case sc.Truncated():
-		e = h.truncated(c, set, dir)
+	default:
+		e = h.unchecked(c, dir, res.Unchecked, res.Truncated)
 	}
 	if e != nil {
-		if dir == rules.Request && hit {
-			c.body = replaceTexts(body, texts, hits, rules.Masked)
+		switch {
+		case dir == rules.Request && block == nil && uncheckedRedact(res.Unchecked):
+			// A redact rule could not check it: what it would have
+			// removed may be in it, so it is not logged.
+			c.body = nil
+		case dir == rules.Request && hit:
+			c.body = replaceTexts(body, doc, res.Hits, rules.Masked)
 		}
 		return nil, e
 	}
 	if !hit {
 		return body, nil
 	}
-	return replaceTexts(body, texts, hits, rules.Redacted), nil
+	return replaceTexts(body, doc, res.Hits, rules.Redacted), nil
+}
+
+// uncheckedRedact reports whether a redact rule is among rs.
+func uncheckedRedact(rs []*rules.Rule) bool {
+	for _, r := range rs {
+		if r.Action == rules.Redact {
+			return true
+		}
+	}
+	return false
 }
 
 // replaceTexts returns body with each text rewritten by f.
-func replaceTexts(body []byte, texts []rules.Text, hits [][]rules.Hit, f func(string, []rules.Hit) string) []byte {
-	repl := make([]string, len(texts))
-	for i, t := range texts {
+func replaceTexts(body []byte, doc *rules.Doc, hits [][]rules.Hit, f func(string, []rules.Hit) string) []byte {
+	repl := make([]string, len(doc.Texts))
+	for i, t := range doc.Texts {
 		repl[i] = f(t.Text, hits[i])
 	}
-	return rules.Replace(body, texts, repl)
+	return doc.Replace(body, repl)
 }
 
 func blocked(dir string, r *rules.Rule) *apierr.Error {
 	return apierr.New(400, "content_blocked", "the %s was blocked by the content rule %q", dir, r.Name)
 }
 
-// truncated applies the fail mode of a message with more text than the
-// rules scan.
-func (h *Inference) truncated(c *call, set *rules.Set, dir string) *apierr.Error {
-	c.flag("rules_truncated")
-	if set.HasAction(dir, rules.Block) || set.HasAction(dir, rules.Redact) {
+// unchecked applies the fail mode of the rules whose scan did not finish:
+// it records them, and refuses the message when one of them blocks or
+// redacts. truncated says why: too much text, else the budget ran out.
+func (h *Inference) unchecked(c *call, dir string, rs []*rules.Rule, truncated bool) *apierr.Error {
+	if len(rs) == 0 {
+		return nil
+	}
+	flag, kind := "rules_budget_exceeded", "budget_exceeded"
+	if truncated {
+		flag, kind = "rules_truncated", "text_too_long"
+	}
+	c.flag(flag)
+	var closed *rules.Rule
+	for _, r := range rs {
+		h.recordUnchecked(c, dir, r, kind)
+		if closed == nil && r.Action != rules.Flag {
+			closed = r
+		}
+	}
+	if closed == nil {
+		return nil
+	}
+	if truncated {
 		return apierr.New(400, "content_blocked", "the %s has more than %d bytes of text, more than the gateway's content rules check", dir, rules.MaxScanBytes)
 	}
-	return nil
+	return apierr.New(400, "content_blocked", "the %s could not be checked by the content rule %q within the gateway's matching time budget", dir, closed.Name)
+}
+
+// recordUnchecked records an unchecked rule once per request and
+// direction: in RuleHits and as a guardrail event of the given kind.
+func (h *Inference) recordUnchecked(c *call, dir string, r *rules.Rule, kind string) {
+	for _, ev := range c.rec.Events {
+		if ev.RuleID == r.ID && ev.Kind == kind && ev.Direction == dir {
+			return
+		}
+	}
+	h.recordFindings(c, dir, []rules.Finding{{Rule: r, Kind: kind}})
 }
 
 // flag adds a flag to the record once.
@@ -225,278 +327,4 @@ func (h *Inference) recordFindings(c *call, dir string, found []rules.Finding) {
 			Excerpt: f.Excerpt,
 		})
 	}
-}
-
-// streamFilter applies the response rules to a stream, chunk by chunk.
-// Push returns the bytes to send now (possibly held back for redaction
-// across chunk boundaries); Flush returns what is held at the end.
-type streamFilter interface {
-	Push(chunk []byte) (out [][]byte, blocked *apierr.Error)
-	Flush() [][]byte
-}
-
-// newStreamFilter returns the stream filter of the call, or nil when no
-// response rule applies and the answer is not being cached.
-func (h *Inference) newStreamFilter(c *call) streamFilter {
-	var rs *ruleStream
-	if set := h.ruleSet(c); set.Applies(rules.Response) {
-		rs = &ruleStream{h: h, c: c, set: set, completions: c.route.op == llm.OpCompletions,
-			streams: map[int64]*rules.Stream{}}
-	}
-	rec := h.streamRecorder(c)
-	if rs == nil && rec == nil {
-		return nil
-	}
-	return &chain{rules: rs, rec: rec}
-}
-
-// chain runs the rule filter, then the cache recorder.
-type chain struct {
-	rules *ruleStream
-	rec   *recorder
-}
-
-func (f *chain) Push(chunk []byte) ([][]byte, *apierr.Error) {
-	outs := [][]byte{chunk}
-	if f.rules != nil {
-		var e *apierr.Error
-		if outs, e = f.rules.Push(chunk); e != nil {
-			return nil, e
-		}
-	}
-	if f.rec != nil {
-		outs = f.rec.observe(outs)
-	}
-	return outs, nil
-}
-
-func (f *chain) Flush() [][]byte {
-	var outs [][]byte
-	if f.rules != nil {
-		outs = f.rules.Flush()
-	}
-	if f.rec != nil {
-		outs = f.rec.observe(outs)
-		f.rec.store()
-	}
-	return outs
-}
-
-// ruleStream applies the response rules to the text of each choice of a
-// stream with a rules.Stream, which holds back a window of text. Chunks go
-// out with their text replaced by what may be sent; a chunk left with
-// nothing to say is dropped, and text still held when a choice finishes
-// goes out in a chunk of its own just before the finishing one.
-type ruleStream struct {
-	h           *Inference
-	c           *call
-	set         *rules.Set
-	completions bool
-	streams     map[int64]*rules.Stream // by choice index
-	order       []int64
-	parser      fastjson.Parser
-	last        []byte // the latest chunk, the envelope of chunks made at Flush
-}
-
-func (f *ruleStream) Push(chunk []byte) ([][]byte, *apierr.Error) {
-	texts, err := rules.Texts(chunk, rules.ChunkFields)
-	if err != nil {
-		return nil, apierr.New(502, "upstream_error", "provider %s sent a stream chunk the gateway's content rules cannot read", f.c.rec.Provider)
-	}
-	v, err := f.parser.ParseBytes(chunk)
-	if err != nil {
-		return nil, apierr.New(502, "upstream_error", "provider %s sent a stream chunk the gateway's content rules cannot read", f.c.rec.Provider)
-	}
-	f.last = append(f.last[:0], chunk...)
-	choices := v.GetArray("choices")
-	repl := make([]string, len(texts))
-	var pre [][]byte
-	emptied := len(texts) > 0
-	for i, t := range texts {
-		st := f.stream(choiceIndex(choices, t.Item))
-		out, found, block := st.Push(t.Text)
-		if e := f.found(found, block); e != nil {
-			return nil, e
-		}
-		if st.Truncated() {
-			if e := f.h.truncated(f.c, f.set, rules.Response); e != nil {
-				return nil, e
-			}
-		}
-		repl[i] = out
-		if out != "" || t.Text == "" {
-			emptied = false
-		}
-	}
-	// A choice that finishes here sends what it holds first.
-	for k, ch := range choices {
-		if fr := ch.Get("finish_reason"); fr == nil || fr.Type() == fastjson.TypeNull {
-			continue
-		}
-		idx := choiceIndex(choices, k)
-		st, ok := f.streams[idx]
-		if !ok {
-			continue
-		}
-		out, found, block := st.Flush()
-		if e := f.found(found, block); e != nil {
-			return nil, e
-		}
-		delete(f.streams, idx)
-		if out == "" {
-			continue
-		}
-		own := false
-		for i, t := range texts {
-			if t.Item == k {
-				repl[i] += out
-				own = true
-				break
-			}
-		}
-		if !own {
-			pre = append(pre, f.chunk(v, idx, out))
-		}
-	}
-	if emptied && onlyText(v) {
-		return pre, nil
-	}
-	return append(pre, rules.Replace(chunk, texts, repl)), nil
-}
-
-// Flush sends the text still held at the clean end of the stream.
-func (f *ruleStream) Flush() [][]byte {
-	if len(f.streams) == 0 {
-		return nil
-	}
-	v, err := f.parser.ParseBytes(f.last)
-	if err != nil {
-		return nil
-	}
-	var outs [][]byte
-	for _, idx := range f.order {
-		st, ok := f.streams[idx]
-		if !ok {
-			continue
-		}
-		out, found, block := st.Flush()
-		if f.found(found, block) != nil || out == "" {
-			// A block cannot first show at the end (the text was all seen
-			// before); should it, the held text is not sent.
-			continue
-		}
-		outs = append(outs, f.chunk(v, idx, out))
-	}
-	f.streams = nil
-	return outs
-}
-
-func (f *ruleStream) stream(idx int64) *rules.Stream {
-	st, ok := f.streams[idx]
-	if !ok {
-		st = f.set.NewStream(rules.Response)
-		f.streams[idx] = st
-		f.order = append(f.order, idx)
-	}
-	return st
-}
-
-// found records the findings and turns a block into the error that ends
-// the stream.
-func (f *ruleStream) found(found []rules.Finding, block *rules.Finding) *apierr.Error {
-	f.h.recordFindings(f.c, rules.Response, found)
-	if block == nil {
-		return nil
-	}
-	f.h.recordFindings(f.c, rules.Response, []rules.Finding{*block})
-	return blocked(rules.Response, block.Rule)
-}
-
-// choiceIndex returns the "index" of choices[k], k when it has none.
-func choiceIndex(choices []*fastjson.Value, k int) int64 {
-	if k >= 0 && k < len(choices) {
-		if x := choices[k].Get("index"); x != nil {
-			if n, err := x.Int64(); err == nil {
-				return n
-			}
-		}
-	}
-	return int64(k)
-}
-
-// onlyText reports whether a chunk carries nothing but text: no role, no
-// tool calls, no finish reason, no usage. Such a chunk whose text is all
-// held back is not sent.
-func onlyText(v *fastjson.Value) bool {
-	if u := v.Get("usage"); u != nil && u.Type() != fastjson.TypeNull {
-		return false
-	}
-	choices := v.GetArray("choices")
-	if len(choices) == 0 {
-		return false
-	}
-	for _, ch := range choices {
-		o, err := ch.Object()
-		if err != nil {
-			return false
-		}
-		only := true
-		o.Visit(func(k []byte, x *fastjson.Value) {
-			switch string(k) {
-			case "index", "text":
-			case "delta":
-				d, err := x.Object()
-				if err != nil || d.Len() != 1 || d.Get("content") == nil {
-					only = false
-				}
-			default:
-				if x.Type() != fastjson.TypeNull {
-					only = false
-				}
-			}
-		})
-		if !only {
-			return false
-		}
-	}
-	return true
-}
-
-// chunk makes a chunk carrying text for choice idx, in the envelope (id,
-// object, created, model) of v.
-func (f *ruleStream) chunk(v *fastjson.Value, idx int64, text string) []byte {
-	b := appendEnvelope(make([]byte, 0, len(text)+160), v)
-	b = append(b, `"choices":[{"index":`...)
-	b = strconv.AppendInt(b, idx, 10)
-	if f.completions {
-		b = append(b, `,"text":`...)
-		b = rules.AppendString(b, text)
-	} else {
-		b = append(b, `,"delta":{"content":`...)
-		b = rules.AppendString(b, text)
-		b = append(b, '}')
-	}
-	return append(b, `,"logprobs":null,"finish_reason":null}]}`...)
-}
-
-// appendEnvelope appends "{" and the id, object, created, model and
-// system_fingerprint members of v, each followed by a comma.
-func appendEnvelope(b []byte, v *fastjson.Value) []byte {
-	b = append(b, '{')
-	for _, k := range [...]string{"id", "object", "created", "model", "system_fingerprint"} {
-		x := v.Get(k)
-		if x == nil {
-			continue
-		}
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, `":`...)
-		if x.Type() == fastjson.TypeString {
-			b = rules.AppendString(b, string(x.GetStringBytes()))
-		} else {
-			b = x.MarshalTo(b)
-		}
-		b = append(b, ',')
-	}
-	return b
 }

@@ -367,12 +367,20 @@ func TestRulesStreamBlockMidStream(t *testing.T) {
 	if code != "content_blocked" || evKinds[len(evKinds)-1] != "error" {
 		t.Fatalf("events %v code %q", evKinds, code)
 	}
+	if n := strings.Count(strings.Join(evKinds, " "), "error"); n != 1 {
+		t.Errorf("events %v: want one error event, last", evKinds)
+	}
 	if !strings.HasPrefix(text, "word0 word1 ") || strings.Contains(text, "123-4") || strings.Contains(text, "more") {
 		t.Errorf("client got %q", text)
 	}
 	rec := h.record(id)
 	if rec.Status != 400 || rec.ErrorCode != "content_blocked" || len(rec.Events) != 1 || rec.Events[0].Action != "block" {
 		t.Errorf("record status %d code %q events %+v", rec.Status, rec.ErrorCode, rec.Events)
+	}
+	// The tokens generated until the block are billed (the upstream sent
+	// no usage: they are counted from what it streamed).
+	if rec.TokensIn == 0 || rec.TokensOut < 40 || !hasFlag(rec.Flags, "partial") || !hasFlag(rec.Flags, "usage_estimated") {
+		t.Errorf("record tokens %d/%d flags %v, want the streamed tokens billed", rec.TokensIn, rec.TokensOut, rec.Flags)
 	}
 	wantNoRaw(t, rec, "123-45-6789")
 }
@@ -404,32 +412,81 @@ func TestRulesPayloadsAreLiteral(t *testing.T) {
 	}
 }
 
-// A pathological regex on a 1 MiB body finishes: RE2 scans in linear
-// time. The duration is logged, not asserted.
+// Checklist 35: `(a+)+$` over a 1 MiB body finishes within the request's
+// matching budget. With a budget that suffices the scan completes; when
+// the budget runs out, each unchecked rule's fail mode applies — a flag
+// rule lets the request pass, a block rule refuses it — and the log shows
+// it (flag rules_budget_exceeded, a guardrail event of kind
+// budget_exceeded). The durations are logged, not asserted.
 func TestRulesPathologicalRegexOnLargeBody(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessConfig{})
-	h.addRule(admin.RuleInput{Name: "redos", Direction: "request", Kind: "regex", Patterns: []string{`(a+)+$`}, Action: "flag"})
 	text := strings.Repeat("a", 1<<20-64)
+	redos := admin.RuleInput{Name: "redos", Direction: "request", Kind: "regex", Patterns: []string{`(a+)+$`}, Action: "flag"}
+
+	h := newHarness(t, harnessConfig{ruleBudget: 5 * time.Minute})
+	h.addRule(redos)
 	start := time.Now()
 	resp, body := h.chat(chatSaying("openai/gpt-4o-mini", text, ""))
 	t.Logf("(a+)+$ over %d bytes of request text: answered in %s", len(text), time.Since(start))
 	wantStatus(t, resp, body, 200)
 	rec := h.record(resp.Header.Get(RequestIDHeader))
-	if len(rec.Events) != 1 || rec.Events[0].Kind != "regex" {
-		t.Errorf("events %+v", rec.Events)
+	if len(rec.Events) != 1 || rec.Events[0].Kind != "regex" || hasFlag(rec.Flags, "rules_budget_exceeded") {
+		t.Errorf("events %+v flags %v", rec.Events, rec.Flags)
 	}
 	// More text than the rules scan: flag-only rules let it through with
 	// a flag; a block or redact rule refuses it (it cannot be checked).
 	over := strings.Repeat("b ", 1<<19+16)
 	resp, body = h.chat(chatSaying("openai/gpt-4o-mini", over, ""))
 	wantStatus(t, resp, body, 200)
-	if rec := h.record(resp.Header.Get(RequestIDHeader)); !strings.Contains(strings.Join(rec.Flags, ","), "rules_truncated") {
-		t.Errorf("flags %v, want rules_truncated", rec.Flags)
+	if rec := h.record(resp.Header.Get(RequestIDHeader)); !hasFlag(rec.Flags, "rules_truncated") || len(rec.Events) != 1 || rec.Events[0].Kind != "text_too_long" {
+		t.Errorf("flags %v events %+v, want rules_truncated and a text_too_long event", rec.Flags, rec.Events)
 	}
 	h.addRule(admin.RuleInput{Name: "strict", Direction: "request", Kind: "keyword", Patterns: []string{"secret"}, Action: "block"})
 	resp, body = h.chat(chatSaying("openai/gpt-4o-mini", over, ""))
 	wantAPIError(t, resp, body, 400, "invalid_request_error", "content_blocked", "")
+
+	// A budget that runs out.
+	hb := newHarness(t, harnessConfig{ruleBudget: time.Nanosecond})
+	hb.addRule(redos)
+	resp, body = hb.chat(chatSaying("openai/gpt-4o-mini", text, ""))
+	wantStatus(t, resp, body, 200) // a flag rule fails open
+	rec = hb.record(resp.Header.Get(RequestIDHeader))
+	if !hasFlag(rec.Flags, "rules_budget_exceeded") || len(rec.Events) != 1 || rec.Events[0].Kind != "budget_exceeded" || rec.Events[0].Action != "flag" {
+		t.Errorf("flags %v events %+v, want rules_budget_exceeded and a budget_exceeded event", rec.Flags, rec.Events)
+	}
+	hb.clearRules()
+	redos.Action = "block"
+	hb.addRule(redos)
+	before := hb.mock.Count()
+	resp, body = hb.chat(chatSaying("openai/gpt-4o-mini", text, ""))
+	wantAPIError(t, resp, body, 400, "invalid_request_error", "content_blocked", "") // a block rule fails closed
+	if !strings.Contains(string(body), "time budget") || hb.mock.Count() != before {
+		t.Errorf("body %s; provider called %d times", body, hb.mock.Count()-before)
+	}
+	rec = hb.record(resp.Header.Get(RequestIDHeader))
+	if rec.Status != 400 || !hasFlag(rec.Flags, "rules_budget_exceeded") || len(rec.Events) != 1 || rec.Events[0].Kind != "budget_exceeded" || rec.Events[0].Action != "block" {
+		t.Errorf("status %d flags %v events %+v", rec.Status, rec.Flags, rec.Events)
+	}
+	// An unchecked redact rule fails closed too, and the body it could
+	// not redact is not logged.
+	hl := newHarness(t, harnessConfig{ruleBudget: time.Nanosecond, gateway: admin.GatewaySettings{LogBodies: ptr(true)}})
+	hl.addRule(admin.RuleInput{Name: "slow redact", Direction: "request", Kind: "regex", Patterns: []string{`(a+)+$`}, Action: "redact"})
+	resp, body = hl.chat(chatSaying("openai/gpt-4o-mini", "ssn 123-45-6789 "+text, ""))
+	wantAPIError(t, resp, body, 400, "invalid_request_error", "content_blocked", "")
+	if rec := hl.record(resp.Header.Get(RequestIDHeader)); rec.RequestBody != "" || !hasFlag(rec.Flags, "rules_budget_exceeded") {
+		t.Errorf("logged body of %d bytes, flags %v; want none", len(rec.RequestBody), rec.Flags)
+	}
+	// On a stream the budget is the request's: once spent, the next chunk
+	// cannot be checked, and a block rule ends the stream.
+	hb.clearRules()
+	hb.addRule(admin.RuleInput{Name: "no cards", Direction: "response", Kind: "pii", PII: []string{"credit_card"}, Action: "block"})
+	_, evKinds, code, id := hb.streamText(t, chatSaying("openai/gpt-4o-mini@chunks=20", "a long enough answer to stream in pieces", `,"stream":true`))
+	if code != "content_blocked" || evKinds[len(evKinds)-1] != "error" {
+		t.Errorf("events %v code %q", evKinds, code)
+	}
+	if rec := hb.record(id); !hasFlag(rec.Flags, "rules_budget_exceeded") || rec.Status != 400 {
+		t.Errorf("stream record status %d flags %v", rec.Status, rec.Flags)
+	}
 }
 
 // Text parts of a message are scanned; keys, ids and the model name are

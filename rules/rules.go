@@ -1,25 +1,26 @@
 // Package rules is the matcher of content rules: keyword lists, RE2
 // regular expressions and built-in PII detectors, compiled once and run
-// against the text of requests and responses.
+// against the texts of requests and responses.
 //
 // Patterns are data. A keyword is a literal string; a regex is compiled by
 // Go's regexp package (RE2 syntax), which has no backreferences or
 // lookaround and runs in time linear in the text it scans, so no pattern
 // can make a scan take exponential time. Nothing in a pattern is ever
 // evaluated: "{{7*7}}" or "${jndi:ldap://x}" match exactly those
-// characters. Each rule scans at most MaxScanBytes of a message's text,
-// which bounds its evaluation time.
+// characters.
+//
+// Work is bounded twice: each message has at most MaxScanBytes of text
+// scanned, and each request has a Budget of matching time. A rule whose
+// scan did not finish is reported unchecked, and the caller applies its
+// fail mode.
 package rules
 
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"regexp/syntax"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -39,16 +40,15 @@ const (
 )
 
 // MaxScanBytes is how much text of one message (a request, a response or
-// a stream) the rules scan. A message with more text has Scanner.Truncated
-// set: what lies beyond is not scanned, and the caller applies its fail
-// mode.
+// a stream) the rules scan. A message with more text has every rule of its
+// direction unchecked beyond that point.
 const MaxScanBytes = 1 << 20
 
-// StreamWindow is the hold-back window of a stream: how many bytes of
-// streamed text are kept back so that a match cut by a chunk boundary is
-// still found whole. Keywords and PII fit in it (a keyword is at most 1024
-// bytes, so the window grows to the longest keyword of the set); a regex
-// match longer than the window may be missed across chunk boundaries.
+// StreamWindow is the least hold-back window of a stream: how many bytes
+// of streamed text are kept back so that a match cut by a chunk boundary
+// is still found whole. A set with long keywords holds back more (see
+// Set.Window); a regex match longer than the window may be missed across
+// chunk boundaries.
 const StreamWindow = 256
 
 // Rule is a content rule as the matcher sees it.
@@ -69,17 +69,28 @@ type Rule struct {
 // for concurrent use.
 type Set struct {
 	rules  []*compiled
+	plans  [2]*plan // by direction: request, response
 	window int
-	// foldKeywords is true when some keyword rule is case-insensitive: the
-	// scanner then folds each text once for all of them.
-	foldKeywords bool
 }
 
 type compiled struct {
 	Rule
-	keywords  []string // folded when !CaseSensitive
-	regexps   []*regexp.Regexp
-	detectors []detector
+	// progs are the rule's regex patterns, as one alternation when it
+	// compiles, else one program per pattern.
+	progs []*program
+}
+
+// severity orders actions: the rules that block are checked first, then
+// those that redact, then those that flag, so that a request whose budget
+// runs out has had its strictest rules checked.
+func severity(action string) int {
+	switch action {
+	case Block:
+		return 0
+	case Redact:
+		return 1
+	}
+	return 2
 }
 
 // Compile compiles rules. A rule that does not compile (an invalid
@@ -94,25 +105,27 @@ func Compile(rules []Rule) (*Set, error) {
 			errs = append(errs, fmt.Errorf("rule %s: %w", r.ID, err))
 			continue
 		}
-		for _, k := range c.keywords {
-			s.window = max(s.window, len(k))
-		}
-		if c.Kind == KindKeyword && !c.CaseSensitive {
-			s.foldKeywords = true
+		if c.Kind == KindKeyword {
+			for _, k := range c.Patterns {
+				// Folding can make a match's original text longer than the
+				// keyword (full-width forms, zero-width characters).
+				s.window = max(s.window, 4*len(k))
+			}
 		}
 		s.rules = append(s.rules, c)
 	}
+	s.plans[0] = newPlan(s.rules, Request)
+	s.plans[1] = newPlan(s.rules, Response)
 	return s, errors.Join(errs...)
 }
 
 // MaxRegexInstructions caps the compiled program of a regex pattern that
 // the admin API accepts. Go's regexp runs in time linear in the text, but
 // the factor is the program's size: a pattern of n instructions costs up to
-// about n × 20 ns per byte scanned (`\w{500}z` over 1 MiB of letters takes
-// 17 s). 256 bounds any one pattern at a few seconds per MiB of text in the
-// worst case; ordinary patterns (an e-mail or a secret format: 40–60
-// instructions) scan 1 MiB in 50–200 ms. Long word lists belong in a
-// keyword rule, which has no such cost.
+// about n × 20–60 ns per byte scanned (`\w{500}z` over 1 MiB of letters
+// takes 17 s). 256 bounds any one pattern at a few seconds per MiB of text
+// in the worst case, which the request's Budget then cuts short. Long word
+// lists belong in a keyword rule, which has no such cost.
 const MaxRegexInstructions = 256
 
 // RegexProgramSize is the number of instructions pattern compiles to (with
@@ -147,37 +160,154 @@ func compile(r Rule) (*compiled, error) {
 	switch r.Kind {
 	case KindKeyword:
 		for _, p := range r.Patterns {
-			if p == "" {
+			if p == "" || foldKeyword(p, !r.CaseSensitive) == "" {
 				return nil, errors.New("empty keyword")
 			}
-			if !r.CaseSensitive {
-				p = fold(p)
-			}
-			c.keywords = append(c.keywords, p)
 		}
 	case KindRegex:
+		flags := "(?i)"
+		if r.CaseSensitive {
+			flags = ""
+		}
+		alts := make([]string, len(r.Patterns))
 		for i, p := range r.Patterns {
-			if !r.CaseSensitive {
-				p = "(?i)" + p
-			}
-			re, err := regexp.Compile(p)
+			prog, err := newProgram(flags + p)
 			if err != nil {
 				return nil, fmt.Errorf("pattern %d: %w", i, err)
 			}
-			c.regexps = append(c.regexps, re)
+			c.progs = append(c.progs, prog)
+			alts[i] = "(?:" + p + ")"
+		}
+		if len(alts) > 1 {
+			// One pass for all the patterns of the rule. Should the
+			// alternation not compile (too large), each pattern has its
+			// own pass.
+			if prog, err := newProgram(flags + strings.Join(alts, "|")); err == nil {
+				c.progs = []*program{prog}
+			}
 		}
 	case KindPII:
 		for _, k := range r.PII {
-			d, ok := detectors[k]
-			if !ok {
+			if _, ok := builtin[k]; !ok {
 				return nil, fmt.Errorf("unknown pii kind %q", k)
 			}
-			c.detectors = append(c.detectors, d)
 		}
 	default:
 		return nil, fmt.Errorf("unknown kind %q", r.Kind)
 	}
 	return c, nil
+}
+
+// plan is how the rules of one direction run: a list of tasks, each one
+// pass over a text, in the order of the strictest action they serve.
+type plan struct {
+	rules []*compiled // of this direction, in creation order
+	tasks []task
+	// fold and lower are whether some task needs the text folded, and
+	// folded and lower-cased.
+	fold, lower bool
+}
+
+// A task is one pass over a text: a keyword automaton, a PII detector
+// shared by the rules that name it, or the program of one regex rule.
+type task struct {
+	rules    []int // indexes in plan.rules of the rules it serves
+	severity int
+	ac       *automaton
+	acLower  bool // ac runs over the folded, lower-cased text
+	det      *detector
+	prog     *program
+}
+
+func newPlan(all []*compiled, dir string) *plan {
+	p := &plan{}
+	for _, r := range all {
+		if r.applies(dir) {
+			p.rules = append(p.rules, r)
+		}
+	}
+	if len(p.rules) == 0 {
+		return p
+	}
+	var exact, lower []acEntry
+	var exactRules, lowerRules []int
+	dets := map[string]*task{}
+	var detOrder []string
+	for i, r := range p.rules {
+		sev := severity(r.Action)
+		switch r.Kind {
+		case KindKeyword:
+			for _, k := range r.Patterns {
+				e := acEntry{rule: int32(i), kw: foldKeyword(k, !r.CaseSensitive)}
+				if r.CaseSensitive {
+					exact = append(exact, e)
+				} else {
+					lower = append(lower, e)
+				}
+			}
+			if r.CaseSensitive {
+				exactRules = append(exactRules, i)
+			} else {
+				lowerRules = append(lowerRules, i)
+			}
+		case KindRegex:
+			for _, prog := range r.progs {
+				p.tasks = append(p.tasks, task{rules: []int{i}, severity: sev, prog: prog})
+			}
+		case KindPII:
+			for _, k := range r.PII {
+				t, ok := dets[k]
+				if !ok {
+					t = &task{severity: sev, det: builtin[k]}
+					dets[k] = t
+					detOrder = append(detOrder, k)
+				}
+				if !slices.Contains(t.rules, i) {
+					t.rules = append(t.rules, i)
+				}
+				t.severity = min(t.severity, sev)
+			}
+			p.fold = true
+		}
+	}
+	addAC := func(entries []acEntry, rules []int, lowered bool) {
+		if len(entries) == 0 {
+			return
+		}
+		sev := 2
+		for _, i := range rules {
+			sev = min(sev, severity(p.rules[i].Action))
+		}
+		p.tasks = append(p.tasks, task{rules: rules, severity: sev, ac: newAutomaton(entries), acLower: lowered})
+		if lowered {
+			p.lower = true
+		} else {
+			p.fold = true
+		}
+	}
+	addAC(exact, exactRules, false)
+	addAC(lower, lowerRules, true)
+	for _, k := range detOrder {
+		p.tasks = append(p.tasks, *dets[k])
+	}
+	// Keyword passes are the cheapest: first among equals.
+	slices.SortStableFunc(p.tasks, func(a, b task) int {
+		if a.severity != b.severity {
+			return a.severity - b.severity
+		}
+		return cost(a) - cost(b)
+	})
+	return p
+}
+
+func cost(t task) int {
+	switch {
+	case t.ac != nil:
+		return 0
+	case t.det != nil:
+		return 1
+	}
+	return 2
 }
 
 // Len returns the number of compiled rules.
@@ -188,19 +318,31 @@ func (s *Set) Len() int {
 	return len(s.rules)
 }
 
+func (s *Set) plan(dir string) *plan {
+	if s == nil {
+		return nil
+	}
+	if dir == Request {
+		return s.plans[0]
+	}
+	return s.plans[1]
+}
+
 // Applies reports whether some rule applies to direction dir (Request or
 // Response).
-func (s *Set) Applies(dir string) bool { return s.has(dir, "") }
+func (s *Set) Applies(dir string) bool {
+	p := s.plan(dir)
+	return p != nil && len(p.rules) > 0
+}
 
 // HasAction reports whether some rule of direction dir has the action.
-func (s *Set) HasAction(dir, action string) bool { return s.has(dir, action) }
-
-func (s *Set) has(dir, action string) bool {
-	if s == nil {
+func (s *Set) HasAction(dir, action string) bool {
+	p := s.plan(dir)
+	if p == nil {
 		return false
 	}
-	for _, r := range s.rules {
-		if r.applies(dir) && (action == "" || r.Action == action) {
+	for _, r := range p.rules {
+		if r.Action == action {
 			return true
 		}
 	}
@@ -208,7 +350,7 @@ func (s *Set) has(dir, action string) bool {
 }
 
 // Window returns the hold-back window of a stream for this set: at least
-// StreamWindow bytes, more when a keyword is longer.
+// StreamWindow bytes, more when a keyword is long.
 func (s *Set) Window() int { return s.window }
 
 func (r *compiled) applies(dir string) bool { return r.Direction == Both || r.Direction == dir }
@@ -223,175 +365,222 @@ type Hit struct {
 	Start, End int
 }
 
-// Scanner scans the texts of one message in one direction, counting the
-// bytes against MaxScanBytes. It is not safe for concurrent use.
-type Scanner struct {
-	set       *Set
-	dir       string
-	scanned   int
-	limit     int
-	truncated bool
-	spans     []span
+// Result is what a scan found.
+type Result struct {
+	// Hits are the hits in each text, ordered by start, then longest
+	// first. Overlapping matches of one rule are one hit.
+	Hits [][]Hit
+	// Unchecked are the rules whose scan did not finish: the budget ran
+	// out, or the message has more than MaxScanBytes of text. What they
+	// found until then is in Hits.
+	Unchecked []*Rule
+	// Truncated is true when the message has more than MaxScanBytes of
+	// text.
+	Truncated bool
 }
 
-// NewScanner returns a scanner of the rules of direction dir.
-func (s *Set) NewScanner(dir string) *Scanner {
-	return &Scanner{set: s, dir: dir, limit: MaxScanBytes}
-}
-
-// Truncated reports whether text was left unscanned because the message
-// had more than MaxScanBytes of it.
-func (sc *Scanner) Truncated() bool { return sc.truncated }
-
-// Scan returns the hits of every rule in text, ordered by start (then
-// longest first). Only the part of text within the message's remaining
-// budget is scanned.
-func (sc *Scanner) Scan(text string) []Hit {
-	if sc.set.Len() == 0 || len(text) == 0 {
-		return nil
+// Scan scans the texts of one message in direction dir within budget b
+// (nil: unlimited). Texts past MaxScanBytes in all are not scanned.
+func (s *Set) Scan(dir string, texts []string, b *Budget) *Result {
+	res := &Result{Hits: make([][]Hit, len(texts))}
+	p := s.plan(dir)
+	if p == nil || len(p.rules) == 0 {
+		return res
 	}
-	left := sc.limit - sc.scanned
-	if left <= 0 {
-		sc.truncated = true
-		return nil
-	}
-	if len(text) > left {
-		cut := left
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
+	b.begin()
+	defer b.end()
+	total := 0
+	for i, t := range texts {
+		if left := MaxScanBytes - total; len(t) > left {
+			cut := max(left, 0)
+			for cut > 0 && !utf8.RuneStart(t[cut]) {
+				cut--
+			}
+			texts = append(texts[:i:i], t[:cut])
+			res.Truncated = true
+			break
 		}
-		text = text[:cut]
-		sc.truncated = true
+		total += len(t)
 	}
-	sc.scanned += len(text)
-	return sc.set.find(sc.dir, text, 0, &sc.spans)
+	unchecked := p.run(texts, make([]int, len(texts)), b, res.Hits)
+	if res.Truncated {
+		unchecked = p.rules
+	}
+	for _, r := range unchecked {
+		res.Unchecked = append(res.Unchecked, &r.Rule)
+	}
+	return res
 }
 
-// find returns the hits of the rules of direction dir in text that start
-// at or after from, ordered by start, then longest first. spans is
-// scratch space.
-func (s *Set) find(dir, text string, from int, spans *[]span) []Hit {
-	var folded string
-	if s.foldKeywords {
-		folded = fold(text)
+// scratch is a text with its folded forms, made when a task needs them.
+type scratch struct {
+	text              string
+	folded, lowered   string
+	foldMap, lowerMap *foldMap
+	hasFold, hasLower bool
+	spans             []span
+}
+
+func (sc *scratch) fold() (string, *foldMap) {
+	if !sc.hasFold {
+		sc.folded, sc.foldMap = foldText(sc.text, false)
+		sc.hasFold = true
 	}
-	var hits []Hit
-	for _, r := range s.rules {
-		if !r.applies(dir) {
+	return sc.folded, sc.foldMap
+}
+
+func (sc *scratch) lowerOrFold(lower bool) (string, *foldMap) {
+	if !lower {
+		return sc.fold()
+	}
+	if !sc.hasLower {
+		sc.lowered, sc.lowerMap = foldText(sc.text, true)
+		sc.hasLower = true
+	}
+	return sc.lowered, sc.lowerMap
+}
+
+// run runs the plan's tasks over texts, task by task, adding to hits[i]
+// the hits in texts[i] that end after from[i]. It returns the rules
+// left unchecked when b ran out.
+func (p *plan) run(texts []string, from []int, b *Budget, hits [][]Hit) []*compiled {
+	scr := make([]scratch, len(texts))
+	for i, t := range texts {
+		scr[i].text = t
+	}
+	for ti := range p.tasks {
+		t := &p.tasks[ti]
+		for i := range texts {
+			if len(texts[i]) == 0 {
+				continue
+			}
+			if !p.runTask(t, &scr[i], from[i], b, &hits[i]) {
+				return p.uncheckedFrom(ti)
+			}
+		}
+	}
+	for i := range hits {
+		hits[i] = mergeHits(hits[i])
+	}
+	return nil
+}
+
+// uncheckedFrom returns the rules served by tasks[ti:], each once.
+func (p *plan) uncheckedFrom(ti int) []*compiled {
+	seen := make([]bool, len(p.rules))
+	var out []*compiled
+	for _, t := range p.tasks[ti:] {
+		for _, i := range t.rules {
+			if !seen[i] {
+				seen[i] = true
+				out = append(out, p.rules[i])
+			}
+		}
+	}
+	return out
+}
+
+// runTask runs one task over one text and appends its hits.
+func (p *plan) runTask(t *task, sc *scratch, from int, b *Budget, hits *[]Hit) bool {
+	if b.Exhausted() {
+		return false
+	}
+	add := func(ri int, kind string, start, end int) {
+		if end > start && start >= from {
+			*hits = append(*hits, Hit{Rule: &p.rules[ri].Rule, Kind: kind, Start: start, End: end})
+		}
+	}
+	switch {
+	case t.ac != nil:
+		hay, m := sc.lowerOrFold(t.acLower)
+		return t.ac.find(hay, b, func(e *acEntry, start, end int) {
+			add(int(e.rule), KindKeyword, m.start(start), m.end(end))
+		})
+	case t.det != nil:
+		hay, m := sc.fold()
+		if !b.charge(len(hay)) { // the prefilter's pass
+			return false
+		}
+		var ok bool
+		sc.spans, ok = t.det.find(sc.spans[:0], hay, b)
+		for _, s := range sc.spans {
+			for _, ri := range t.rules {
+				add(ri, t.det.kind, m.start(s.start), m.end(s.end))
+			}
+		}
+		return ok
+	default:
+		var ok bool
+		sc.spans, ok = t.prog.findAll(sc.text, b, sc.spans[:0])
+		for _, s := range sc.spans {
+			add(t.rules[0], KindRegex, s.start, s.end)
+		}
+		return ok
+	}
+}
+
+// mergeHits sorts hits by start, longest first, after joining the
+// overlapping hits of each rule into one.
+func mergeHits(hits []Hit) []Hit {
+	if len(hits) < 2 {
+		return hits
+	}
+	sortHits(hits)
+	last := map[*Rule]int{} // index in out of each rule's last hit
+	out := hits[:0]
+	merged := false
+	for _, h := range hits {
+		if i, ok := last[h.Rule]; ok && h.Start < out[i].End {
+			if h.End > out[i].End {
+				out[i].End, merged = h.End, true
+			}
 			continue
 		}
-		add := func(kind string, found []span) {
-			for _, m := range found {
-				if m.start >= from && m.end > m.start {
-					hits = append(hits, Hit{Rule: &r.Rule, Kind: kind, Start: m.start, End: m.end})
-				}
-			}
-		}
-		switch r.Kind {
-		case KindKeyword:
-			hay := text
-			if !r.CaseSensitive {
-				hay = folded
-			}
-			for _, k := range r.keywords {
-				*spans = indexAll((*spans)[:0], hay, k)
-				add(KindKeyword, *spans)
-			}
-		case KindRegex:
-			for _, re := range r.regexps {
-				*spans = (*spans)[:0]
-				for _, m := range re.FindAllStringIndex(text, -1) {
-					*spans = append(*spans, span{m[0], m[1]})
-				}
-				add(KindRegex, *spans)
-			}
-		case KindPII:
-			for _, d := range r.detectors {
-				*spans = d.find((*spans)[:0], text)
-				add(d.kind, *spans)
-			}
-		}
+		last[h.Rule] = len(out)
+		out = append(out, h)
 	}
+	if merged {
+		sortHits(out)
+	}
+	return out
+}
+
+// sortHits orders hits by start, then longest first.
+func sortHits(hits []Hit) {
 	slices.SortStableFunc(hits, func(a, b Hit) int {
 		if a.Start != b.Start {
 			return a.Start - b.Start
 		}
 		return b.End - a.End
 	})
-	return hits
 }
 
-// indexAll appends the non-overlapping occurrences of k in s to dst.
-func indexAll(dst []span, s, k string) []span {
-	for off := 0; ; {
-		i := strings.Index(s[off:], k)
-		if i < 0 {
-			return dst
+// sortSpans orders spans by start, then longest first.
+func sortSpans(s []span) {
+	slices.SortFunc(s, func(a, b span) int {
+		if a.start != b.start {
+			return a.start - b.start
 		}
-		dst = append(dst, span{off + i, off + i + len(k)})
-		off += i + len(k)
-	}
-}
-
-// fold lower-cases s rune by rune wherever that keeps the rune's encoded
-// length, so that byte offsets in the folded text are offsets in s. The
-// few runes whose lower case has another length ('İ', the Kelvin sign)
-// stay as they are: they match case-sensitively.
-func fold(s string) string {
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 'A' && c <= 'Z' {
-				break
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if l := unicode.ToLower(r); l != r && utf8.RuneLen(l) == n {
-			break
-		}
-		i += n
-	}
-	if i == len(s) {
-		return s // nothing to fold: no copy
-	}
-	b := make([]byte, 0, len(s))
-	b = append(b, s[:i]...)
-	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			b = append(b, c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if l := unicode.ToLower(r); l != r && utf8.RuneLen(l) == n {
-			b = utf8.AppendRune(b, l)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return string(b)
+		return b.end - a.end
+	})
 }
 
 // Placeholder is what a redacted match becomes: "[REDACTED:<kind>]".
 func Placeholder(kind string) string { return "[REDACTED:" + kind + "]" }
 
 // Apply returns text with the hits that keep is true for replaced by their
-// placeholders. Overlapping hits are merged into the first (the earliest,
-// then the longest) of them. It returns text itself when nothing is
-// replaced.
+// placeholders. Overlapping hits are replaced as one, under the kind of
+// the first (the earliest, then the longest) of them, and cover the union
+// of their text. It returns text itself when nothing is replaced.
 func Apply(text string, hits []Hit, keep func(Hit) bool) string {
 	var b strings.Builder
-	last := 0
+	last, open := 0, false
 	for _, h := range hits {
-		if !keep(h) || h.Start < last {
+		if !keep(h) {
+			continue
+		}
+		if open && h.Start < last {
+			last = max(last, h.End) // joins the placeholder already written
 			continue
 		}
 		if b.Len() == 0 {
@@ -399,9 +588,9 @@ func Apply(text string, hits []Hit, keep func(Hit) bool) string {
 		}
 		b.WriteString(text[last:h.Start])
 		b.WriteString(Placeholder(h.Kind))
-		last = h.End
+		last, open = h.End, true
 	}
-	if last == 0 {
+	if !open {
 		return text
 	}
 	b.WriteString(text[last:])
@@ -417,125 +606,4 @@ func Redacted(text string, hits []Hit) string {
 // that may be stored.
 func Masked(text string, hits []Hit) string {
 	return Apply(text, hits, func(Hit) bool { return true })
-}
-
-// excerptContext is how many characters on each side of a match an
-// excerpt shows.
-const excerptContext = 10
-
-// Excerpt returns the surroundings of hit h in text for a guardrail
-// event: up to 10 characters on each side, the match itself replaced by
-// its kind and length ("[email:17]"), and every other hit of all (sorted
-// as Scan returns them) in that window masked the same way, or left out
-// when it crosses the window's edge. The raw match never appears in it.
-func Excerpt(text string, h Hit, all []Hit) string {
-	if !slices.Contains(all, h) {
-		all = append(slices.Clone(all), h)
-		slices.SortStableFunc(all, func(a, b Hit) int {
-			if a.Start != b.Start {
-				return a.Start - b.Start
-			}
-			return b.End - a.End
-		})
-	}
-	return newExcerpter(text, all).excerpt(h)
-}
-
-// excerpter makes the excerpts of the hits of one text. maxEnd[i] is the
-// largest End of all[:i+1], so the hits that reach into a window from
-// before it are found without scanning them all.
-type excerpter struct {
-	text   string
-	all    []Hit
-	maxEnd []int
-}
-
-func newExcerpter(text string, all []Hit) *excerpter {
-	x := &excerpter{text: text, all: all, maxEnd: make([]int, len(all))}
-	m := 0
-	for i, h := range all {
-		m = max(m, h.End)
-		x.maxEnd[i] = m
-	}
-	return x
-}
-
-func (x *excerpter) excerpt(h Hit) string {
-	text, all := x.text, x.all
-	lo := h.Start
-	for n := 0; n < excerptContext && lo > 0; n++ {
-		_, size := utf8.DecodeLastRuneInString(text[:lo])
-		lo -= size
-	}
-	hi := h.End
-	for n := 0; n < excerptContext && hi < len(text); n++ {
-		_, size := utf8.DecodeRuneInString(text[hi:])
-		hi += size
-	}
-	first, _ := slices.BinarySearchFunc(all, lo, func(o Hit, lo int) int { return o.Start - lo })
-	for first > 0 && all[first-1].Start == lo {
-		first--
-	}
-	// Hits from before the window that reach into it widen it: they are
-	// shown masked. maxEnd is non-decreasing, so the first of them is
-	// found by bisection.
-	for first > 0 && x.maxEnd[first-1] > lo {
-		j, _ := slices.BinarySearchFunc(x.maxEnd[:first], lo+1, func(m, t int) int { return m - t })
-		lo, first = all[j].Start, j
-	}
-	// h is among all: it is written masked, or lies inside another hit's
-	// mask.
-	var b strings.Builder
-	pos := lo
-	for i := first; i < len(all) && all[i].Start < hi; i++ {
-		o := all[i]
-		if o.End > hi {
-			hi = o.End // shown masked, and nothing after it
-		}
-		if o.Start < pos {
-			pos = max(pos, o.End) // inside a mask already written
-			continue
-		}
-		writeClean(&b, text[pos:o.Start])
-		writeMask(&b, text, o)
-		pos = o.End
-	}
-	writeClean(&b, text[pos:max(pos, hi)])
-	return b.String()
-}
-
-func writeMask(b *strings.Builder, text string, h Hit) {
-	b.WriteString("[" + h.Kind + ":" + strconv.Itoa(utf8.RuneCountInString(text[h.Start:h.End])) + "]")
-}
-
-// maxExcerpts bounds the excerpts Findings makes for one text; findings
-// past it have none (their events are past any caller's limit anyway).
-const maxExcerpts = 100
-
-// Findings returns the findings of hits (sorted as Scan returns them) in
-// text, in order.
-func Findings(text string, hits []Hit) []Finding {
-	if len(hits) == 0 {
-		return nil
-	}
-	x := newExcerpter(text, hits)
-	out := make([]Finding, len(hits))
-	for i, h := range hits {
-		out[i] = Finding{Rule: h.Rule, Kind: h.Kind}
-		if i < maxExcerpts {
-			out[i].Excerpt = x.excerpt(h)
-		}
-	}
-	return out
-}
-
-// writeClean writes s with control characters as spaces, so that an
-// excerpt is one line.
-func writeClean(b *strings.Builder, s string) {
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			r = ' '
-		}
-		b.WriteRune(r)
-	}
 }

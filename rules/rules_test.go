@@ -25,7 +25,7 @@ func pii(kinds ...string) Rule {
 // matches returns the matched substrings of text.
 func matches(s *Set, dir, text string) []string {
 	var out []string
-	for _, h := range s.NewScanner(dir).Scan(text) {
+	for _, h := range s.Scan(dir, []string{text}, nil).Hits[0] {
 		out = append(out, h.Kind+"="+text[h.Start:h.End])
 	}
 	return out
@@ -174,16 +174,15 @@ func TestPathologicalRegex(t *testing.T) {
 	s := mustCompile(t, Rule{ID: "redos", Direction: Both, Kind: KindRegex, Patterns: []string{`(a+)+$`, `(a|aa)+b`}, Action: Block})
 	text := strings.Repeat("a", MaxScanBytes-1) + "!"
 	start := time.Now()
-	sc := s.NewScanner(Request)
-	hits := sc.Scan(text)
-	t.Logf("2 pathological patterns over %d bytes: %s, %d hits", len(text), time.Since(start), len(hits))
-	if sc.Truncated() {
-		t.Errorf("1 MiB of text was truncated")
+	res := s.Scan(Request, []string{text}, nil)
+	t.Logf("2 pathological patterns over %d bytes: %s, %d hits", len(text), time.Since(start), len(res.Hits[0]))
+	if res.Truncated || len(res.Unchecked) != 0 {
+		t.Errorf("1 MiB of text: truncated %v, unchecked %d", res.Truncated, len(res.Unchecked))
 	}
-	// And beyond the budget the rest is not scanned, but reported.
-	sc.Scan("aaaa")
-	if !sc.Truncated() {
-		t.Errorf("text beyond MaxScanBytes: Truncated false")
+	// And beyond MaxScanBytes the rest is not scanned, but reported.
+	res = s.Scan(Request, []string{text, "aaaa"}, nil)
+	if !res.Truncated || len(res.Unchecked) != 1 {
+		t.Errorf("text beyond MaxScanBytes: truncated %v, unchecked %d", res.Truncated, len(res.Unchecked))
 	}
 }
 
@@ -193,7 +192,7 @@ func TestRedactAndExcerpt(t *testing.T) {
 		Rule{ID: "r2", Name: "codename", Direction: Both, Kind: KindKeyword, Patterns: []string{"bluebird"}, Action: Flag},
 	)
 	text := "mail bob@example.com about bluebird, cc amy@example.org"
-	hits := s.NewScanner(Request).Scan(text)
+	hits := s.Scan(Request, []string{text}, nil).Hits[0]
 	if got, want := Redacted(text, hits), "mail [REDACTED:email] about bluebird, cc [REDACTED:email]"; got != want {
 		t.Errorf("Redacted = %q, want %q", got, want)
 	}
@@ -221,17 +220,6 @@ func TestRedactAndExcerpt(t *testing.T) {
 	}
 }
 
-func TestFold(t *testing.T) {
-	for _, s := range []string{"ABC", "Straße", "ÉCOLE", "İstanbul", "\u212a", "日本"} {
-		if f := fold(s); len(f) != len(s) {
-			t.Errorf("fold(%q) = %q changes the length", s, f)
-		}
-	}
-	if fold("abc") != "abc" || fold("AbC") != "abc" {
-		t.Errorf("fold ASCII")
-	}
-}
-
 // streamAll pushes text in chunks of the given sizes and returns what the
 // stream sent, the findings and the block.
 func streamAll(st *Stream, chunks []string) (string, []Finding, *Finding) {
@@ -256,14 +244,14 @@ func TestStreamSplitMatch(t *testing.T) {
 		Rule{ID: "r2", Direction: Response, Kind: KindKeyword, Patterns: []string{"Bluebird"}, Action: Redact},
 	)
 	text := "Reach bob@example.com with key sk-abcdefghijklmnopqrstuvwxyz0123 about bluebird. " + strings.Repeat("filler text ", 40) + "bye"
-	want := Redacted(text, s.NewScanner(Response).Scan(text))
+	want := Redacted(text, s.Scan(Response, []string{text}, nil).Hits[0])
 	// Every split point of the matches, one byte at a time and in pairs.
 	for _, size := range []int{1, 2, 3, 7, 64} {
 		var chunks []string
 		for i := 0; i < len(text); i += size {
 			chunks = append(chunks, text[i:min(i+size, len(text))])
 		}
-		got, found, blocked := streamAll(s.NewStream(Response), chunks)
+		got, found, blocked := streamAll(s.NewStream(Response, nil), chunks)
 		if blocked != nil {
 			t.Fatalf("size %d: blocked", size)
 		}
@@ -278,7 +266,7 @@ func TestStreamSplitMatch(t *testing.T) {
 
 func TestStreamHoldsBackAtMostTheWindow(t *testing.T) {
 	s := mustCompile(t, Rule{ID: "r", Direction: Response, Kind: KindKeyword, Patterns: []string{"zzz"}, Action: Redact})
-	st := s.NewStream(Response)
+	st := s.NewStream(Response, nil)
 	sent := 0
 	for i := 0; i < 100; i++ {
 		o, _, _ := st.Push(strings.Repeat("x", 50))
@@ -295,7 +283,7 @@ func TestStreamHoldsBackAtMostTheWindow(t *testing.T) {
 
 func TestStreamBlock(t *testing.T) {
 	s := mustCompile(t, Rule{ID: "r", Name: "no cards", Direction: Response, Kind: KindPII, PII: []string{"credit_card"}, Action: Block})
-	out, _, blocked := streamAll(s.NewStream(Response), []string{"your card is 4111 11", "11 1111 1111 and more text"})
+	out, _, blocked := streamAll(s.NewStream(Response, nil), []string{"your card is 4111 11", "11 1111 1111 and more text"})
 	if blocked == nil {
 		t.Fatalf("not blocked; sent %q", out)
 	}
@@ -327,7 +315,7 @@ func FuzzRules(f *testing.F) {
 			rs = append(rs, Rule{ID: "r", Direction: Both, Kind: KindRegex, Patterns: []string{pattern}, Action: Redact})
 		}
 		s := mustCompile(t, rs...)
-		hits := s.NewScanner(Request).Scan(text)
+		hits := s.Scan(Request, []string{text}, nil).Hits[0]
 		for _, h := range hits {
 			if h.Start < 0 || h.End > len(text) || h.Start >= h.End {
 				t.Fatalf("hit %+v outside text of %d bytes", h, len(text))
@@ -349,7 +337,7 @@ func FuzzRules(f *testing.F) {
 			chunks = append(chunks, text[i:j])
 			i = j
 		}
-		out, _, _ := streamAll(s.NewStream(Response), chunks)
+		out, _, _ := streamAll(s.NewStream(Response, nil), chunks)
 		if !utf8.ValidString(out) {
 			t.Fatalf("stream sent invalid UTF-8: %q", out)
 		}
@@ -364,7 +352,7 @@ func TestExcerptOverlapsAndScale(t *testing.T) {
 		Rule{ID: "pii", Direction: Both, Kind: KindPII, PII: []string{"email"}, Action: Flag},
 	)
 	text := "please call bob@example.com now, thanks"
-	hits := s.NewScanner(Request).Scan(text)
+	hits := s.Scan(Request, []string{text}, nil).Hits[0]
 	for _, f := range Findings(text, hits) {
 		if strings.Contains(f.Excerpt, "bob@") || strings.Contains(f.Excerpt, "call") {
 			t.Errorf("%s excerpt %q shows a match", f.Kind, f.Excerpt)
@@ -372,10 +360,48 @@ func TestExcerptOverlapsAndScale(t *testing.T) {
 	}
 	many := strings.Repeat("write to someone@example.com today. ", 29000) // just under 1 MiB, 29000 hits
 	start := time.Now()
-	hits = s.NewScanner(Request).Scan(many)
+	hits = s.Scan(Request, []string{many}, nil).Hits[0]
 	found := Findings(many, hits)
 	t.Logf("%d hits in %d bytes: scanned and reported in %s", len(hits), len(many), time.Since(start))
 	if len(found) != 29000 || found[0].Excerpt == "" || found[maxExcerpts].Excerpt != "" {
 		t.Errorf("%d findings; excerpts %q / %q", len(found), found[0].Excerpt, found[maxExcerpts].Excerpt)
 	}
+}
+
+// FuzzDetectorPrefilter checks that running a detector only over the
+// runs that can hold a match finds what running it over the whole text
+// finds.
+func FuzzDetectorPrefilter(f *testing.F) {
+	f.Add("call 415-555-0100 or +49 30 1234567, ssn 123-45-6789, ip 10.0.0.1")
+	f.Add("card 4111 1111 1111 1111, iban DE89 3704 0044 0532 0130 00, a@b.io")
+	f.Add("key sk-abcdefghijklmnopqrstuvwxyz and -----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----")
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > 4096 {
+			return
+		}
+		for _, name := range piiKinds {
+			d := builtin[name]
+			got, _ := d.find(nil, text, nil)
+			var want []span
+			for _, p := range d.parts {
+				var ms []span
+				for _, m := range p.prog.re.FindAllStringIndex(text, -1) {
+					ms = append(ms, span{m[0], m[1]})
+				}
+				for _, m := range ms {
+					switch {
+					case d.kind == "credit_card":
+						want = appendCards(want, text, m.start, m.end)
+					case d.valid == nil || d.valid(text, m.start, m.end):
+						want = append(want, m)
+					}
+				}
+			}
+			sortSpans(got)
+			sortSpans(want)
+			if !cmp.Equal(want, got, cmp.AllowUnexported(span{})) {
+				t.Fatalf("%s in %q: prefiltered %v, whole text %v", name, text, got, want)
+			}
+		}
+	})
 }

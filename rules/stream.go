@@ -2,14 +2,6 @@ package rules
 
 import "unicode/utf8"
 
-// Finding is a hit as it is reported: the rule, what matched and a masked
-// excerpt, never the matched text.
-type Finding struct {
-	Rule    *Rule
-	Kind    string
-	Excerpt string
-}
-
 // contextBytes is how much already-sent text a stream keeps in front of
 // the text it scans, so that a word boundary (\b) at the join is seen
 // right.
@@ -20,29 +12,38 @@ const contextBytes = 16
 // with what has matched so far redacted.
 const maxHold = 64 << 10
 
-// Stream applies the response rules of a set to one streamed text (one
-// choice of a completion), chunk by chunk. It holds back the last
-// Window() bytes, so that a match cut by a chunk boundary is found whole
-// before any of it is sent. It is not safe for concurrent use.
+// Stream applies the rules of one direction to one streamed text (one
+// field of one choice of a completion), chunk by chunk. It holds back the
+// last Window() bytes, so that a match cut by a chunk boundary is found
+// whole before any of it is sent. It is not safe for concurrent use.
 type Stream struct {
 	set       *Set
-	dir       string
+	plan      *plan
+	budget    *Budget
 	window    int
 	ctx       string // the last bytes sent, scan context only
 	pending   string // received, not yet sent
 	total     int    // bytes received, against MaxScanBytes
 	truncated bool
-	spans     []span
+	unchecked []*Rule
+	hits      [][]Hit
 }
 
-// NewStream returns a stream filter of the rules of direction dir.
-func (s *Set) NewStream(dir string) *Stream {
-	return &Stream{set: s, dir: dir, window: s.Window()}
+// NewStream returns a stream filter of the rules of direction dir, whose
+// matching is charged to b (nil: unlimited). Several streams of one
+// request share its budget.
+func (s *Set) NewStream(dir string, b *Budget) *Stream {
+	return &Stream{set: s, plan: s.plan(dir), budget: b, window: s.Window(), hits: make([][]Hit, 1)}
 }
 
 // Truncated reports whether the stream passed MaxScanBytes: from then on
 // its text goes out unscanned.
 func (st *Stream) Truncated() bool { return st.truncated }
+
+// Unchecked returns the rules that did not check all the text sent: the
+// budget ran out, or the stream passed MaxScanBytes. The caller applies
+// their fail mode.
+func (st *Stream) Unchecked() []*Rule { return st.unchecked }
 
 // Push adds text to the stream. It returns the text that may be sent now,
 // with the matches of redact rules replaced, and the findings in it. When
@@ -57,6 +58,10 @@ func (st *Stream) Push(text string) (out string, found []Finding, blocked *Findi
 		// What is held is sent as scanned so far; the rest goes unscanned.
 		out, found, blocked = st.flush()
 		st.truncated = true
+		st.unchecked = nil
+		for _, r := range st.plan.rules {
+			st.unchecked = append(st.unchecked, &r.Rule)
+		}
 		if blocked != nil {
 			return "", nil, blocked
 		}
@@ -80,7 +85,15 @@ func (st *Stream) flush() (string, []Finding, *Finding) { return st.push(st.pend
 func (st *Stream) push(text string, final bool) (string, []Finding, *Finding) {
 	from := len(st.ctx)
 	buf := st.ctx + text
-	hits := st.set.find(st.dir, buf, from, &st.spans)
+	st.hits[0] = st.hits[0][:0]
+	if st.plan != nil && len(st.plan.rules) > 0 && len(text) > 0 {
+		st.budget.begin()
+		for _, r := range st.plan.run([]string{buf}, []int{from}, st.budget, st.hits) {
+			st.addUnchecked(&r.Rule)
+		}
+		st.budget.end()
+	}
+	hits := st.hits[0]
 	for _, h := range hits {
 		if h.Rule.Action == Block {
 			f := Finding{Rule: h.Rule, Kind: h.Kind, Excerpt: Excerpt(buf, h, hits)}
@@ -141,4 +154,13 @@ func (st *Stream) push(text string, final bool) (string, []Finding, *Finding) {
 	}
 	st.ctx = buf[lo:cut]
 	return out, found, nil
+}
+
+func (st *Stream) addUnchecked(r *Rule) {
+	for _, u := range st.unchecked {
+		if u == r {
+			return
+		}
+	}
+	st.unchecked = append(st.unchecked, r)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sluicehq/sluice/rules"
 	"github.com/sluicehq/sluice/secret"
 	"github.com/sluicehq/sluice/store"
 )
@@ -37,6 +38,9 @@ type config struct {
 	// AnalyticsBatchSize is the most records one analytics write takes; 0
 	// picks the backend's default (analyticsBatchSize).
 	AnalyticsBatchSize int
+	// RuleBudget is the matching time content rules may spend on one
+	// request (proxy.InferenceConfig.RuleBudget).
+	RuleBudget time.Duration
 	// From the environment only: secrets do not belong in process arguments.
 	MasterKey  string
 	AdminToken string
@@ -55,6 +59,7 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.AllowPrivateUpstream, "allow-private-upstreams", false, "let provider base URLs point at loopback and private addresses (self-hosted models); link-local and metadata addresses stay refused")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and streams may run on after SIGTERM")
+	fs.DurationVar(&c.RuleBudget, "rule-budget", rules.DefaultBudget, "matching time the content rules may spend on one request (request, response and stream together); past it unchecked block and redact rules refuse the request (400 content_blocked) and flag rules let it pass; negative: no limit")
 }
 
 // applyEnv fills every flag not set on the command line from its

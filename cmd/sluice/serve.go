@@ -101,15 +101,16 @@ func serve(ctx context.Context, c *config, which parts) error {
 			}
 		}
 		inf := proxy.NewInference(proxy.InferenceConfig{
-			Snapshots: holder,
-			Providers: providers.NewRegistry(client),
-			Breakers:  breaker.NewSet(time.Now),
-			Sink:      pipe,
-			Logger:    log,
-			Limiter:   limiter,
-			Budgets:   budgets,
-			Cache:     respCache,
-			Tokenizer: tokenize.New(),
+			Snapshots:  holder,
+			Providers:  providers.NewRegistry(client),
+			Breakers:   breaker.NewSet(time.Now),
+			Sink:       pipe,
+			Logger:     log,
+			Limiter:    limiter,
+			Budgets:    budgets,
+			Cache:      respCache,
+			Tokenizer:  tokenize.New(),
+			RuleBudget: c.RuleBudget,
 		})
 		opts.Inference, opts.EndStreams = inf.Handle, inf.EndStreams
 		svc.SetBreakerStates(inf)
