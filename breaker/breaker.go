@@ -1,4 +1,5 @@
-// Package breaker keeps one circuit breaker per gateway × provider key.
+// Package breaker keeps one circuit breaker per gateway × provider key, and one retry budget
+// per gateway × provider (retrybudget.go).
 //
 // A breaker counts consecutive retryable failures of a key. At the configured threshold it opens
 // for a cooldown; a failure reported while it is open (an attempt that was already in flight)
@@ -65,15 +66,18 @@ type Status struct {
 	NextProbeAt *time.Time
 }
 
-// Set holds all breakers of the process, keyed by gateway and then by provider key.
+// Set holds all breakers of the process, keyed by gateway and then by provider key, and the
+// retry budgets, keyed by gateway and then by provider.
 type Set struct {
 	now      func() time.Time
 	gateways sync.Map // gatewayID → *gatewayBreakers
 }
 
-// gatewayBreakers are the breakers of one gateway, so that Forget and Statuses touch only it.
+// gatewayBreakers are the breakers and retry budgets of one gateway, so that Forget and Statuses
+// touch only it.
 type gatewayBreakers struct {
-	keys sync.Map // keyID → *Breaker
+	keys    sync.Map // keyID → *Breaker
+	budgets sync.Map // provider → *RetryBudget
 }
 
 // NewSet returns an empty set whose breakers read time from now (time.Now in production; a fake
@@ -117,7 +121,7 @@ func (s *Set) Statuses(gatewayID string) map[string]Status {
 	return out
 }
 
-// Forget drops the breakers of a deleted gateway.
+// Forget drops the breakers and retry budgets of a deleted gateway.
 func (s *Set) Forget(gatewayID string) {
 	s.gateways.Delete(gatewayID)
 }
