@@ -41,6 +41,10 @@ type HolderConfig struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// MaxRows bounds the configuration rows a snapshot loads (default
+	// DefaultMaxRows): a larger configuration is refused and the snapshot
+	// in service stays.
+	MaxRows int
 }
 
 // Holder holds the current snapshot and keeps it fresh. Load is safe for
@@ -105,6 +109,9 @@ func NewHolder(cfg HolderConfig) *Holder {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.MaxRows <= 0 {
+		cfg.MaxRows = DefaultMaxRows
 	}
 	return &Holder{
 		cfg:     cfg,
@@ -272,7 +279,7 @@ func (h *Holder) rebuild(ctx context.Context) error {
 	h.mu.Unlock()
 	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
-	s, err := Build(bctx, h.cfg.Store, h.cfg.Keys, h.cfg.Now())
+	s, err := build(bctx, h.cfg.Store, h.cfg.Keys, h.cfg.Now(), h.cfg.MaxRows)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.fail("build configuration snapshot", err)
@@ -310,11 +317,14 @@ func (h *Holder) fail(what string, err error) {
 	if !logNow {
 		return
 	}
+	// Either the store does not answer or what it holds cannot be loaded
+	// (refused as too large, a row that does not decode): the error says
+	// which. Both keep the last good snapshot in service.
 	attrs := []any{"op", what, "err", err, "suppressed_since_last_log", suppressed}
 	if s := h.cur.Load(); s != nil {
-		h.log.Error("configuration store unavailable; serving the last snapshot", append(attrs, "version", s.Version)...)
+		h.log.Error("configuration not loaded; serving the last good snapshot", append(attrs, "version", s.Version)...)
 	} else {
-		h.log.Error("configuration store unavailable; no snapshot loaded yet", attrs...)
+		h.log.Error("configuration not loaded; no snapshot loaded yet", attrs...)
 	}
 }
 
@@ -325,7 +335,7 @@ func (h *Holder) recovered() {
 	h.failing, h.lastErr, h.lastLogged, h.suppressed = false, "", time.Time{}, 0
 	h.mu.Unlock()
 	if was {
-		h.log.Info("configuration store available again")
+		h.log.Info("configuration loads again")
 	}
 }
 
