@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,8 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/budget"
 	"github.com/sluicehq/sluice/graph/rest"
 	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/money"
 	"github.com/sluicehq/sluice/store"
 )
 
@@ -207,5 +210,235 @@ func TestCircuitOpenOnEveryKey(t *testing.T) {
 	}
 	if !strings.Contains(got.Data[0].KeyAlias+got.Data[1].KeyAlias, "main") || !strings.Contains(got.Data[0].KeyAlias+got.Data[1].KeyAlias, "backup") {
 		t.Errorf("breakers of %q and %q, want main and backup", got.Data[0].KeyAlias, got.Data[1].KeyAlias)
+	}
+}
+
+// TestMalformedJSONNamesTheProblem (checklist 1): a body that is not JSON
+// answers 400 whose message says what is wrong with it; nothing goes
+// upstream and the request is logged with status 400 (TestRejectedInputs
+// covers the codes and the records).
+func TestMalformedJSONNamesTheProblem(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	msgs := `"messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct{ name, body, says string }{
+		{"empty", "", "empty"},
+		{"missing value", `{"model":}`, "not valid JSON"},
+		{"truncated", `{"model":"openai/gpt-4o-mini",` + msgs, "not valid JSON"},
+		{"trailing garbage", chatBody("openai/gpt-4o-mini", "") + ` {}`, "not valid JSON"},
+		{"not an object", `[1,2]`, "must be a JSON object"},
+		{"duplicate key", `{"model":"openai/gpt-4o-mini","model":"openai/gpt-4o",` + msgs + `}`, `"model" more than once`},
+		{"control character", "{\"model\":\"openai/gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"a\tb\"}]}", "control character"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, b := h.chat(tc.body)
+			wantAPIError(t, resp, b, 400, "invalid_request_error", "invalid_json", "")
+			var e struct{ Error struct{ Message string } }
+			must(t, json.Unmarshal(b, &e))
+			if !strings.Contains(e.Error.Message, tc.says) {
+				t.Errorf("message %q does not say %q", e.Error.Message, tc.says)
+			}
+			if rec := h.record(resp.Header.Get(RequestIDHeader)); rec.Status != 400 || rec.ErrorCode != "invalid_json" {
+				t.Errorf("record %d %q", rec.Status, rec.ErrorCode)
+			}
+		})
+	}
+	if n := h.mock.Count(); n != 0 {
+		t.Errorf("%d upstream requests for malformed bodies", n)
+	}
+}
+
+// TestIDOROnTheProxyMovesNoBudget (checklist 20): a token of tenant A on
+// tenant B's gateway answers 404, logs nothing against B and moves neither
+// gateway's budget.
+func TestIDOROnTheProxyMovesNoBudget(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{gateway: hardBudget(money.FromFloat(10), "monthly")})
+	other := h.gateway("globex", "prod")
+	_, err := h.svc.UpdateGateway(h.ctx, h.root, other.ID, hardBudget(money.FromFloat(10), "monthly"))
+	must(t, err)
+	h.rebuild()
+	for range 3 {
+		resp, b := h.do("POST", chatPathOf("globex", "prod"), bearer(h.token), chatBody("openai/gpt-4o-mini", `,"max_tokens":8`))
+		wantAPIError(t, resp, b, 404, "not_found_error", "not_found", "")
+		if rec := h.record(resp.Header.Get(RequestIDHeader)); rec.GatewayID != "" || rec.TenantID != testTenant || rec.CostUSD != 0 {
+			t.Errorf("record gateway %q tenant %q cost %v, want no gateway, tenant %s and no cost", rec.GatewayID, rec.TenantID, rec.CostUSD, testTenant)
+		}
+	}
+	for _, g := range []string{h.gw.ID, other.ID} {
+		spent, reserved, err := h.inf.cfg.Budgets.State(h.ctx, budget.GatewayScope(g), monthStartOf(time.Now()))
+		if err != nil || spent != 0 || reserved != 0 {
+			t.Errorf("budget of gateway %s: spent %v reserved %v (%v), want nothing", g, spent, reserved, err)
+		}
+	}
+	if n := h.mock.Count(); n != 0 {
+		t.Errorf("%d upstream requests", n)
+	}
+}
+
+// TestRequestBodyCannotChooseTheUpstream (checklist 32): no field of the
+// body can name the upstream host, its credentials or its headers; the
+// attacker's listener gets nothing.
+func TestRequestBodyCannotChooseTheUpstream(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	attacker, attackerURL := startMock(t)
+	host := strings.TrimPrefix(attackerURL, "http://")
+	for _, f := range []struct{ field, value string }{
+		{"api_base", quote(attackerURL + "/v1")},
+		{"base_url", quote(attackerURL + "/v1")},
+		{"custom_host", quote(attackerURL)},
+		{"url", quote(attackerURL + "/v1/chat/completions")},
+		{"host", quote(host)},
+		{"api_key", quote("sk-attacker-000000000000")},
+		{"headers", `{"Host":` + quote(host) + `}`},
+		{"extra_headers", `{"Host":` + quote(host) + `}`},
+		{"organization", quote("org-attacker")},
+	} {
+		t.Run(f.field, func(t *testing.T) {
+			resp, b := h.chat(chatBody("openai/gpt-4o-mini", `,"`+f.field+`":`+f.value))
+			wantAPIError(t, resp, b, 400, "invalid_request_error", "invalid_request", f.field)
+		})
+	}
+	if n, m := attacker.Count(), h.mock.Count(); n != 0 || m != 0 {
+		t.Errorf("the attacker got %d requests, the provider %d; want 0 and 0", n, m)
+	}
+}
+
+// TestUpstream429 (checklist 46): an upstream 429 moves the retry to
+// another key of the provider, after the upstream's Retry-After; when
+// every attempt is refused the client gets 429 with Retry-After.
+func TestUpstream429(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(2, 0)}})
+	h.addKey(h.gw.ID, "openai", "backup", "sk-upstream-backup-0001")
+	h.rebuild()
+
+	h.mock.Script(mockprovider.Step{Status: 429, RetryAfter: "1"})
+	resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
+	wantStatus(t, resp, b, 200)
+	reqs := h.mock.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("upstream requests %d, want 2", len(reqs))
+	}
+	if used := h.keysUsed(0); used[0] == used[1] {
+		t.Errorf("keys used %v: the retry after a 429 went to the same key", used)
+	}
+	if gap := reqs[1].Time.Sub(reqs[0].Time); gap < 950*time.Millisecond {
+		t.Errorf("retried after %s, before the upstream's Retry-After of 1 s", gap)
+	}
+
+	h.mock.Script(mockprovider.Step{Status: 429, RetryAfter: "1", Times: 2})
+	resp, b = h.chat(chatBody("openai/gpt-4o-mini", ""))
+	wantAPIError(t, resp, b, 429, "rate_limit_error", "rate_limit_exceeded", "")
+	if got := resp.Header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After %q, want the upstream's 1", got)
+	}
+	if used := h.keysUsed(2); len(used) != 2 || used[0] == used[1] {
+		t.Errorf("keys used %v, want both keys once", used)
+	}
+}
+
+// hangingUpstream is an OpenAI-compatible upstream that never answers and
+// notes when the gateway closed the connection.
+func hangingUpstream(t *testing.T) (url string, closed <-chan struct{}) {
+	t.Helper()
+	gone := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Once the body is read, the server watches the connection and
+		// ends the context when the gateway closes it.
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+		once.Do(func() { close(gone) })
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, gone
+}
+
+// TestTimeoutsCloseTheUpstream (checklist 47): a timeout before the first
+// byte answers 504 upstream_timeout; one during a stream ends it with an
+// SSE error event of the same code and no [DONE]; either way the upstream
+// connection is closed, so that the provider stops generating.
+func TestTimeoutsCloseTheUpstream(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(1, 0)}})
+	hangURL, hangClosed := hangingUpstream(t)
+	stall := newSSEUpstream(t, 0, roleFrame, contentFrame("first"), contentFrame("never sent"), "data: [DONE]\n\n")
+	stall.hold = 2
+	h.addKeyAt(h.gw.ID, "openai-compatible", "hang", "sk-upstream-hang-0001", hangURL+"/v1")
+	h.addKeyAt(h.gw.ID, "openai-compatible", "stall", "sk-upstream-stall-001", stall.srv.URL+"/v1")
+	h.update(admin.GatewaySettings{Routes: &[]store.Route{
+		{Name: "hang", Targets: []store.RouteTarget{{Provider: "openai-compatible", Model: "m", KeyAlias: ptr("hang")}}},
+		{Name: "stall", Targets: []store.RouteTarget{{Provider: "openai-compatible", Model: "m", KeyAlias: ptr("stall")}}},
+	}})
+
+	t.Run("before the first byte", func(t *testing.T) {
+		resp, b := h.chat(chatBody("hang", ""), "x-sluice-request-timeout", "1000")
+		wantAPIError(t, resp, b, 504, "api_error", "upstream_timeout", "")
+		select {
+		case <-hangClosed:
+		case <-time.After(5 * time.Second):
+			t.Error("the upstream connection stayed open after the 504")
+		}
+	})
+
+	t.Run("during a stream", func(t *testing.T) {
+		req, err := http.NewRequest("POST", h.url(chatPath), strings.NewReader(chatBody("stall", `,"stream":true`)))
+		must(t, err)
+		req.Header = bearer(h.token)
+		req.Header.Set("x-sluice-request-timeout", "1500")
+		resp, err := h.hc.Do(req)
+		must(t, err)
+		defer resp.Body.Close()
+		wantStatus(t, resp, nil, 200)
+		evs := newSSEReader(resp.Body).all(t)
+		if got := strings.Join(kinds(evs), " "); got != "other content error" {
+			t.Fatalf("events %q, want the chunks sent, then an error event and no [DONE]", got)
+		}
+		if typ, code := streamError(t, evs[len(evs)-1].data); typ != "api_error" || code != "upstream_timeout" {
+			t.Errorf("error event %s %s, want api_error upstream_timeout", typ, code)
+		}
+		select {
+		case <-stall.closed:
+		case <-time.After(5 * time.Second):
+			t.Error("the upstream stream stayed open after the timeout")
+		}
+		rec := h.record(resp.Header.Get(RequestIDHeader))
+		if rec.Status != 504 || rec.ErrorCode != "upstream_timeout" || !hasFlag(rec.Flags, "partial") {
+			t.Errorf("record %d %q %v, want 504 upstream_timeout partial", rec.Status, rec.ErrorCode, rec.Flags)
+		}
+	})
+}
+
+// TestStreamedAndBufferedCostAgree (checklist 51): the same prompt costs
+// the same streamed or not, with the provider's usage and with an
+// estimate (within 1 %).
+func TestStreamedAndBufferedCostAgree(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	for _, noUsage := range []bool{false, true} {
+		h.mock.Script(mockprovider.Step{NoUsage: noUsage})
+		resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
+		wantStatus(t, resp, b, 200)
+		buffered := h.record(resp.Header.Get(RequestIDHeader))
+
+		h.mock.Script(mockprovider.Step{NoUsage: noUsage, Chunks: 4})
+		sresp, sr := h.openStream(t, chatBody("openai/gpt-4o-mini", `,"stream":true`))
+		sr.all(t)
+		sresp.Body.Close()
+		streamed := h.record(sresp.Header.Get(RequestIDHeader))
+
+		if buffered.CostUSD <= 0 || hasFlag(buffered.Flags, "usage_estimated") != noUsage || hasFlag(streamed.Flags, "usage_estimated") != noUsage {
+			t.Fatalf("no usage %v: buffered cost %v flags %v, streamed flags %v", noUsage, buffered.CostUSD, buffered.Flags, streamed.Flags)
+		}
+		diff := buffered.CostUSD - streamed.CostUSD
+		if diff < 0 {
+			diff = -diff
+		}
+		if diff*100 > buffered.CostUSD {
+			t.Errorf("no usage %v: buffered %v (%d/%d tokens), streamed %v (%d/%d): more than 1 %% apart", noUsage,
+				buffered.CostUSD, buffered.TokensIn, buffered.TokensOut, streamed.CostUSD, streamed.TokensIn, streamed.TokensOut)
+		}
 	}
 }
