@@ -5,13 +5,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/uptrace/bun"
 
 	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/store"
@@ -37,34 +34,16 @@ type rows struct {
 	prices   []store.ModelPrice
 }
 
-// DefaultMaxRows bounds the configuration a snapshot loads: tenants,
-// gateways, provider keys, rules, active users, gateway assignments,
-// inference tokens and model prices, counted together. Each of these rows
-// is bounded in size where it is written (admin), so the bound on rows
-// bounds the memory of every proxy.
-const DefaultMaxRows = 5_000_000
-
-// ErrTooLarge is the error of a build refused because the configuration
-// has more rows than the limit: the snapshot in service stays.
-var ErrTooLarge = errors.New("the configuration is larger than the snapshot limit")
-
 // Build reads the configuration from st in one read-only transaction
 // (REPEATABLE READ on PostgreSQL; SQLite's WAL read transactions see one
 // snapshot) and the decrypted provider keys from keys, and assembles a
-// snapshot. Tokens that expired more than a day ago are left out. A
-// configuration of more than DefaultMaxRows rows is refused with
-// ErrTooLarge before it is read.
+// snapshot. Tokens that expired more than a day ago are left out.
 //
 // The keys are read after the transaction, so they are at least as new as
 // the rest: a key added in between belongs to a change with a higher version
 // than Snapshot.Version, which the Holder sees and rebuilds for.
 func Build(ctx context.Context, st *store.Store, keys KeySource, now time.Time) (*Snapshot, error) {
-	return build(ctx, st, keys, now, DefaultMaxRows)
-}
-
-// build is Build with a bound of maxRows rows.
-func build(ctx context.Context, st *store.Store, keys KeySource, now time.Time, maxRows int) (*Snapshot, error) {
-	r, err := read(ctx, st, maxRows)
+	r, err := read(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +54,7 @@ func build(ctx context.Context, st *store.Store, keys KeySource, now time.Time, 
 	return assemble(r, resolved, now), nil
 }
 
-func read(ctx context.Context, st *store.Store, maxRows int) (*rows, error) {
+func read(ctx context.Context, st *store.Store) (*rows, error) {
 	opts := &sql.TxOptions{ReadOnly: true}
 	if st.Postgres() {
 		opts.Isolation = sql.LevelRepeatableRead
@@ -99,9 +78,6 @@ func read(ctx context.Context, st *store.Store, maxRows int) (*rows, error) {
 	if r.version, err = strconv.ParseInt(v, 10, 64); err != nil {
 		return nil, fmt.Errorf("parse configuration version %q: %w", v, err)
 	}
-	if err := checkSize(ctx, tx, maxRows); err != nil {
-		return nil, err
-	}
 	steps := []struct {
 		what string
 		load func() error
@@ -110,7 +86,7 @@ func read(ctx context.Context, st *store.Store, maxRows int) (*rows, error) {
 		{"gateways", func() (err error) { r.gateways, err = store.All[store.Gateway](ctx, tx, "id"); return err }},
 		{"rules", func() (err error) { r.rules, err = store.All[store.Rule](ctx, tx, "id"); return err }},
 		{"users", func() (err error) {
-			r.users, err = store.All[store.User](ctx, tx, "id", activeUsers())
+			r.users, err = store.All[store.User](ctx, tx, "id", store.Eq("status", store.UserActive))
 			return err
 		}},
 		{"gateway assignments", func() (err error) {
@@ -120,7 +96,8 @@ func read(ctx context.Context, st *store.Store, maxRows int) (*rows, error) {
 		{"tokens", func() (err error) {
 			// Revocation and expiry are checked in Go: the columns' encodings
 			// differ between the dialects, the kind column does not.
-			r.tokens, err = store.All[store.Token](ctx, tx, "id", inferenceTokens())
+			r.tokens, err = store.All[store.Token](ctx, tx, "id",
+				store.In("kind", []string{store.TokenGateway, store.TokenUser, store.TokenPlayground}))
 			return err
 		}},
 		{"model prices", func() (err error) { r.prices, err = store.All[store.ModelPrice](ctx, tx, "provider"); return err }},
@@ -131,40 +108,6 @@ func read(ctx context.Context, st *store.Store, maxRows int) (*rows, error) {
 		}
 	}
 	return &r, nil
-}
-
-// activeUsers and inferenceTokens select the users and tokens a snapshot
-// loads, for read and checkSize alike.
-func activeUsers() store.Cond { return store.Eq("status", store.UserActive) }
-
-func inferenceTokens() store.Cond {
-	return store.In("kind", []string{store.TokenGateway, store.TokenUser, store.TokenPlayground})
-}
-
-// checkSize counts the rows the snapshot would load, provider keys
-// included, and refuses more than maxRows of them with ErrTooLarge.
-func checkSize(ctx context.Context, tx bun.IDB, maxRows int) error {
-	counts := []func() (int, error){
-		func() (int, error) { return store.Count[store.Tenant](ctx, tx) },
-		func() (int, error) { return store.Count[store.Gateway](ctx, tx) },
-		func() (int, error) { return store.Count[store.ProviderKey](ctx, tx) },
-		func() (int, error) { return store.Count[store.Rule](ctx, tx) },
-		func() (int, error) { return store.Count[store.User](ctx, tx, activeUsers()) },
-		func() (int, error) { return store.Count[store.UserGateway](ctx, tx) },
-		func() (int, error) { return store.Count[store.Token](ctx, tx, inferenceTokens()) },
-		func() (int, error) { return store.Count[store.ModelPrice](ctx, tx) },
-	}
-	total := 0
-	for _, count := range counts {
-		n, err := count()
-		if err != nil {
-			return fmt.Errorf("count configuration rows: %w", err)
-		}
-		if total += n; total > maxRows {
-			return fmt.Errorf("%w: more than %d rows (SLUICE_SNAPSHOT_MAX_ROWS)", ErrTooLarge, maxRows)
-		}
-	}
-	return nil
 }
 
 // assemble links the rows into a snapshot. It leaves out what the proxy must

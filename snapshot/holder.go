@@ -110,9 +110,6 @@ func NewHolder(cfg HolderConfig) *Holder {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.MaxRows <= 0 {
-		cfg.MaxRows = DefaultMaxRows
-	}
 	return &Holder{
 		cfg:     cfg,
 		log:     cfg.Logger.With("component", "snapshot"),
@@ -277,9 +274,12 @@ func (h *Holder) rebuild(ctx context.Context) error {
 	h.startSeq++
 	seq := h.startSeq
 	h.mu.Unlock()
+	if err := h.checkSize(ctx); err != nil {
+		return err
+	}
 	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
-	s, err := build(bctx, h.cfg.Store, h.cfg.Keys, h.cfg.Now(), h.cfg.MaxRows)
+	s, err := Build(bctx, h.cfg.Store, h.cfg.Keys, h.cfg.Now())
 	if err != nil {
 		if ctx.Err() == nil {
 			h.fail("build configuration snapshot", err)
@@ -298,6 +298,23 @@ func (h *Holder) rebuild(ctx context.Context) error {
 		h.log.Debug("configuration snapshot rebuilt", "version", s.Version, "previous", prev.Version)
 	}
 	return nil
+}
+
+// checkSize refuses a configuration larger than MaxRows before it is
+// built (CheckSize); the failure is recorded and logged like a failed
+// build.
+func (h *Holder) checkSize(ctx context.Context) error {
+	maxRows := h.cfg.MaxRows
+	if maxRows <= 0 {
+		maxRows = DefaultMaxRows
+	}
+	cctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	err := CheckSize(cctx, h.cfg.Store, maxRows)
+	if err != nil && ctx.Err() == nil {
+		h.fail("check configuration size", err)
+	}
+	return err
 }
 
 // fail records a failure and logs it, at most once per errLogEvery.

@@ -20,43 +20,42 @@ import (
 // so (the /healthz flag, cmd/sluice); once the configuration is fixed it
 // loads without a restart.
 
-// countingRows is the number of configuration rows newEnv leaves: tenant
-// platform and its Administrator with its token.
+// countingRows is the smallest limit CheckSize accepts: the number of
+// configuration rows.
 func countingRows(t *testing.T, e *env) int {
 	t.Helper()
-	if err := checkSize(context.Background(), e.st.DB, 1<<30); err != nil {
+	if err := CheckSize(context.Background(), e.st, 1<<30); err != nil {
 		t.Fatal(err)
 	}
 	for n := 0; ; n++ {
-		if err := checkSize(context.Background(), e.st.DB, n); err == nil {
+		if err := CheckSize(context.Background(), e.st, n); err == nil {
 			return n
 		}
 	}
 }
 
-func TestBuildRefusesOversizedConfiguration(t *testing.T) {
+func TestCheckSizeCountsWhatASnapshotLoads(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b testenv.Backend) {
 		ctx := context.Background()
 		e := newEnv(t, b, nil)
 		g := e.gateway(t, "platform", "prod")
 		e.gatewayToken(t, g.ID, admin.TokenInput{Name: "a"})
 		n := countingRows(t, e)
-		if n < 4 {
-			t.Fatalf("%d configuration rows, want at least a tenant, a user, a gateway and two tokens", n)
+		// platform, its Administrator, the Administrator's token, the
+		// gateway and its token.
+		if n != 5 {
+			t.Fatalf("%d configuration rows, want 5", n)
 		}
-		if _, err := build(ctx, e.st, e.svc, time.Now(), n); err != nil {
-			t.Fatalf("build at exactly the limit: %v", err)
-		}
-		_, err := build(ctx, e.st, e.svc, time.Now(), n-1)
+		err := CheckSize(ctx, e.st, n-1)
 		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "SLUICE_SNAPSHOT_MAX_ROWS") {
-			t.Fatalf("build over the limit: %v, want ErrTooLarge naming the setting", err)
+			t.Fatalf("CheckSize over the limit: %v, want ErrTooLarge naming the setting", err)
 		}
-		// Provider keys count too, though they are read apart.
+		// Provider keys count too, though Build reads them apart.
 		if _, err := e.svc.CreateKey(ctx, e.admin, g.ID, admin.KeyInput{Provider: "openai", Alias: "main", Key: "sk-test-1234567890abcdef"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := build(ctx, e.st, e.svc, time.Now(), n); !errors.Is(err, ErrTooLarge) {
-			t.Fatalf("build with a key over the limit: %v, want ErrTooLarge", err)
+		if err := CheckSize(ctx, e.st, n); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("CheckSize with a key over the limit: %v, want ErrTooLarge", err)
 		}
 	})
 }
