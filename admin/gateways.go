@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -204,6 +205,48 @@ func checkRoutes(in []store.Route) (store.Routes, error) {
 	return out, nil
 }
 
+// checkRouteKeys refuses routes of g whose targets name a key alias the
+// gateway has no key of that provider for: such a target could never be
+// served, so the inconsistency is refused when it is written rather than
+// found out by requests. db is the writing transaction, so that a key
+// deleted meanwhile is seen (DeleteKey checks the other way round).
+func checkRouteKeys(ctx context.Context, db bun.IDB, g *store.Gateway) error {
+	var keys []store.ProviderKey
+	loaded := false
+	for i, r := range g.Routes {
+		for j, t := range r.Targets {
+			if t.KeyAlias == nil || *t.KeyAlias == "" {
+				continue
+			}
+			if !loaded {
+				var err error
+				if keys, err = store.All[store.ProviderKey](ctx, db, "id", store.Eq("tenant_id", g.TenantID), store.Eq("gateway_id", g.ID)); err != nil {
+					return fmt.Errorf("read provider keys: %w", err)
+				}
+				loaded = true
+			}
+			if !slices.ContainsFunc(keys, func(k store.ProviderKey) bool { return k.Provider == t.Provider && k.Alias == *t.KeyAlias }) {
+				return apierr.Invalid(fmt.Sprintf("routes[%d].targets[%d].key_alias", i, j),
+					"route %q names the %s key %q, which this gateway does not have; add the key first", r.Name, t.Provider, *t.KeyAlias)
+			}
+		}
+	}
+	return nil
+}
+
+// routeNaming returns the first route with a target that names the key of
+// provider and alias.
+func routeNaming(routes store.Routes, provider, alias string) (string, bool) {
+	for _, r := range routes {
+		for _, t := range r.Targets {
+			if t.Provider == provider && t.KeyAlias != nil && *t.KeyAlias == alias {
+				return r.Name, true
+			}
+		}
+	}
+	return "", false
+}
+
 // gateway loads a gateway the principal may see, or answers 404.
 func (s *Service) gateway(ctx context.Context, db bun.IDB, p *auth.Principal, id string) (*store.Gateway, error) {
 	g, err := store.Get[store.Gateway](ctx, db, store.Eq("id", id))
@@ -292,7 +335,12 @@ func (s *Service) CreateGateway(ctx context.Context, p *auth.Principal, tenantID
 	g.ID, g.CreatedAt, g.UpdatedAt = ids.New("gw"), now, now
 	changes["slug"] = g.Slug
 	c := &change{Action: "gateway.create", ResourceType: "gateway", ResourceID: g.ID, TenantID: tenantID, Changes: changes, Config: true}
-	err = s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, g) })
+	err = s.write(ctx, p, c, func(tx bun.Tx) error {
+		if err := checkRouteKeys(ctx, tx, g); err != nil {
+			return err
+		}
+		return store.Insert(ctx, tx, g)
+	})
 	if err != nil {
 		if ae, ok := apierr.From(err); ok && ae.Code == "conflict" {
 			return nil, apierr.Conflict("slug", "gateway %q already exists in tenant %s", in.Slug, tenantID)
@@ -320,7 +368,15 @@ func (s *Service) UpdateGateway(ctx context.Context, p *auth.Principal, id strin
 		g.UpdatedAt = s.now()
 		cols = append(cols, "updated_at")
 		c := &change{Action: "gateway.update", ResourceType: "gateway", ResourceID: id, TenantID: g.TenantID, Changes: changes, Config: true}
-		if err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Update(ctx, tx, g, cols...) }); err != nil {
+		err := s.write(ctx, p, c, func(tx bun.Tx) error {
+			if in.Routes != nil {
+				if err := checkRouteKeys(ctx, tx, g); err != nil {
+					return err
+				}
+			}
+			return store.Update(ctx, tx, g, cols...)
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

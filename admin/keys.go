@@ -42,6 +42,10 @@ const (
 	minKeyLen      = 12
 	maxKeyModels   = 500
 	maxDeployments = 500
+	// maxKeysPerGateway bounds the keys of a gateway, like its routes and
+	// rules: every proxy loads them all, and a request's key selection
+	// walks those of its provider.
+	maxKeysPerGateway = 100
 )
 
 var (
@@ -134,6 +138,13 @@ func (s *Service) CreateKey(ctx context.Context, p *auth.Principal, gatewayID st
 	if err != nil {
 		return nil, err
 	}
+	n, err := store.Count[store.ProviderKey](ctx, s.db, store.Eq("tenant_id", g.TenantID), store.Eq("gateway_id", g.ID))
+	if err != nil {
+		return nil, fmt.Errorf("count provider keys: %w", err)
+	}
+	if n >= maxKeysPerGateway {
+		return nil, apierr.Invalid("", "a gateway has at most %d provider keys", maxKeysPerGateway)
+	}
 	sealed, err := s.cfg.Box.Seal(key)
 	if err != nil {
 		return nil, fmt.Errorf("seal provider key: %w", err)
@@ -158,7 +169,9 @@ func (s *Service) CreateKey(ctx context.Context, p *auth.Principal, gatewayID st
 	return k, nil
 }
 
-// DeleteKey removes a provider key from a gateway.
+// DeleteKey removes a provider key from a gateway. A key that a route of
+// the gateway names (key_alias) is refused with 409: the route could never
+// be served without it.
 func (s *Service) DeleteKey(ctx context.Context, p *auth.Principal, gatewayID, provider, alias string) error {
 	if err := s.can(ctx, p, auth.OpKeyDelete); err != nil {
 		return err
@@ -175,6 +188,14 @@ func (s *Service) DeleteKey(ctx context.Context, p *auth.Principal, gatewayID, p
 	c := &change{Action: "key.delete", ResourceType: "provider_key", ResourceID: k.ID, TenantID: g.TenantID, Config: true,
 		Changes: store.Changes{"gateway_id": g.ID, "provider": k.Provider, "alias": k.Alias, "last4": k.Last4}}
 	return s.write(ctx, p, c, func(tx bun.Tx) error {
+		// Read in the transaction, so that a route written meanwhile is seen.
+		cur, err := store.Get[store.Gateway](ctx, tx, store.Eq("id", g.ID))
+		if err != nil {
+			return notFound(err, "gateway")
+		}
+		if route, ok := routeNaming(cur.Routes, k.Provider, k.Alias); ok {
+			return apierr.Conflict("alias", "route %q uses the %s key %q; change the route before deleting the key", route, k.Provider, k.Alias)
+		}
 		n, err := store.Delete[store.ProviderKey](ctx, tx, store.Eq("id", k.ID))
 		if err == nil && n == 0 {
 			return apierr.NotFound("provider key") // deleted concurrently

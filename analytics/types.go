@@ -146,7 +146,8 @@ type Record struct {
 	ResponseBody string            `json:"response_body,omitempty"`
 	// Flags mark what a reader should know: "unpriced" (no price for the
 	// model: cost 0), "usage_estimated" (the provider reported no usage),
-	// "partial" (a stream ended early).
+	// "partial" (a stream ended early), "retry_budget_exhausted" (the
+	// provider's retry budget refused a retry).
 	Flags []string `json:"flags"`
 	// CacheSavedUSD is the cost a cache hit saved.
 	CacheSavedUSD money.USD `json:"cache_saved_usd"`

@@ -1,9 +1,11 @@
-// Package breaker keeps one circuit breaker per gateway × provider key.
+// Package breaker keeps one circuit breaker per gateway × provider key, and one retry budget
+// per gateway × provider (retrybudget.go).
 //
 // A breaker counts consecutive retryable failures of a key. At the configured threshold it opens
-// for a cooldown; when the cooldown has passed it becomes half-open and admits exactly one probe
-// request at a time. A probe success closes it again; a probe failure reopens it with twice the
-// previous cooldown, capped at MaxCooldown.
+// for a cooldown; a failure reported while it is open (an attempt that was already in flight)
+// extends the cooldown from that failure on. When the cooldown has passed it becomes half-open
+// and admits exactly one probe request at a time. A probe success closes it again; a probe
+// failure reopens it with twice the previous cooldown, capped at MaxCooldown.
 //
 // Breakers live on the proxy hot path. Lookups go through sync.Map (no global lock), and the
 // common case — a closed breaker and a successful attempt — reads two atomics and takes no lock.
@@ -64,15 +66,18 @@ type Status struct {
 	NextProbeAt *time.Time
 }
 
-// Set holds all breakers of the process, keyed by gateway and then by provider key.
+// Set holds all breakers of the process, keyed by gateway and then by provider key, and the
+// retry budgets, keyed by gateway and then by provider.
 type Set struct {
 	now      func() time.Time
 	gateways sync.Map // gatewayID → *gatewayBreakers
 }
 
-// gatewayBreakers are the breakers of one gateway, so that Forget and Statuses touch only it.
+// gatewayBreakers are the breakers and retry budgets of one gateway, so that Forget and Statuses
+// touch only it.
 type gatewayBreakers struct {
-	keys sync.Map // keyID → *Breaker
+	keys    sync.Map // keyID → *Breaker
+	budgets sync.Map // provider → *RetryBudget
 }
 
 // NewSet returns an empty set whose breakers read time from now (time.Now in production; a fake
@@ -116,7 +121,7 @@ func (s *Set) Statuses(gatewayID string) map[string]Status {
 	return out
 }
 
-// Forget drops the breakers of a deleted gateway.
+// Forget drops the breakers and retry budgets of a deleted gateway.
 func (s *Set) Forget(gatewayID string) {
 	s.gateways.Delete(gatewayID)
 }
@@ -206,9 +211,11 @@ func (b *Breaker) Success(probe bool) {
 
 // Failure reports a retryable failure. Closed: the failure is counted and the breaker opens for
 // the base cooldown when the count reaches the threshold. A probe failure reopens the breaker
-// with twice the previous cooldown, capped at MaxCooldown. A non-probe failure while open or
-// half-open (an attempt admitted before the breaker opened) is counted but moves no deadline:
-// the deadline only ever grows (LiteLLM #40130 kept a shorter deadline on a second failure).
+// with twice the previous cooldown, capped at MaxCooldown. A non-probe failure while open (an
+// attempt admitted before the breaker opened, failing after it) is fresh evidence that the key
+// still fails: it extends the deadline to the cooldown in force counted from now, and never
+// moves it earlier (LiteLLM #40130 kept the first, shorter deadline). A non-probe failure while
+// half-open is counted and leaves the verdict to the probe.
 func (b *Breaker) Failure(probe bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -217,6 +224,10 @@ func (b *Breaker) Failure(probe bool) {
 	case stClosed:
 		if t := b.threshold.Load(); t > 0 && n >= t {
 			b.open(0)
+		}
+	case stOpen:
+		if next := b.now().Add(cooldown(time.Duration(b.cooldown.Load()), b.doublings)); next.After(b.nextProbeAt) {
+			b.nextProbeAt = next
 		}
 	case stHalfOpen:
 		if probe {

@@ -199,8 +199,44 @@ func TestReleaseFreesProbe(t *testing.T) {
 	}
 }
 
-// A failure reported while open must not move the deadline earlier (LiteLLM #40130), and
-// stragglers — attempts admitted before the breaker opened — decide nothing.
+// A re-failure while open — an attempt admitted before the breaker opened, failing after it —
+// extends the cooldown from that failure on, and never shortens it (LiteLLM #40130 kept the first,
+// shorter deadline). Stragglers decide nothing else: a success does not close, a failure does
+// not double.
+func TestRefailureWhileOpenExtendsCooldown(t *testing.T) {
+	b, c := newBreaker(Settings{FailureThreshold: 1, Cooldown: 30 * time.Second})
+	b.Failure(false) // open until t0+30 s
+	opened := c.now()
+	c.advance(10 * time.Second)
+	b.Failure(false)
+	want := Status{State: Open, ConsecutiveFailures: 2, OpenedAt: ptr(opened), NextProbeAt: ptr(c.now().Add(30 * time.Second))}
+	if diff := cmp.Diff(want, b.Snapshot()); diff != "" {
+		t.Fatalf("after a re-failure 10 s into the cooldown (-want +got):\n%s", diff)
+	}
+	// A shorter cooldown configured meanwhile never moves the deadline earlier.
+	b.apply(Settings{FailureThreshold: 1, Cooldown: 5 * time.Second})
+	c.advance(time.Second)
+	b.Failure(false)
+	if got := *b.Snapshot().NextProbeAt; !got.Equal(*want.NextProbeAt) {
+		t.Fatalf("next_probe_at after a re-failure with a shorter cooldown = %v; want %v kept", got, *want.NextProbeAt)
+	}
+	// After a failed probe the cooldown in force is the doubled one: a re-failure extends by it.
+	b.apply(Settings{FailureThreshold: 1, Cooldown: 30 * time.Second})
+	c.set(*b.Snapshot().NextProbeAt)
+	if _, probe := b.Allow(); !probe {
+		t.Fatal("Allow() at the deadline gave no probe")
+	}
+	b.Failure(true) // open for 60 s
+	c.advance(7 * time.Second)
+	b.Failure(false)
+	if got := b.Snapshot().NextProbeAt.Sub(c.now()); got != time.Minute {
+		t.Fatalf("re-failure after a failed probe: next probe in %v; want 1m", got)
+	}
+}
+
+// Stragglers — attempts admitted before the breaker opened — decide nothing: a success neither
+// closes an open breaker nor ends a half-open one, and a failure while half-open neither reopens
+// it nor frees the probe slot.
 func TestStragglersDoNotShortenOrDecide(t *testing.T) {
 	b, c := newBreaker(Settings{FailureThreshold: 1, Cooldown: 30 * time.Second})
 	b.Failure(false)
@@ -210,10 +246,9 @@ func TestStragglersDoNotShortenOrDecide(t *testing.T) {
 	deadline := *b.Snapshot().NextProbeAt
 
 	c.advance(time.Second)
-	b.Failure(false)
 	b.Success(false)
 	if got := *b.Snapshot().NextProbeAt; !got.Equal(deadline) {
-		t.Fatalf("next_probe_at after a straggler failure = %v; want %v", got, deadline)
+		t.Fatalf("next_probe_at after a straggler success = %v; want %v", got, deadline)
 	}
 	if got := b.Snapshot().State; got != Open {
 		t.Fatalf("state after a straggler success = %s; want open", got)

@@ -238,8 +238,24 @@ func (h *Inference) forward(c *call) {
 		if k := sk.key; len(k.Models) > 0 && !contains(k.Models, cand.Target.Model) {
 			return true
 		}
+		// A retry on a provider needs room in the provider's retry budget;
+		// without it the candidate is passed over, and a route may still
+		// fall back to a provider it has not tried.
+		var rb *breaker.RetryBudget
+		if tried(seen, cand.Target.Provider) {
+			if rb = h.cfg.Breakers.RetryBudget(c.gw.ID, cand.Target.Provider); !rb.TryRetry() {
+				if !c.retryRefused {
+					c.retryRefused = true
+					c.rec.Flags = append(c.rec.Flags, "retry_budget_exhausted")
+				}
+				return true
+			}
+		}
 		ok, probe := h.cfg.Breakers.Get(c.gw.ID, cand.Key.ID, bs).Allow()
-		sk.probe = probe
+		sk.probe, sk.retry, sk.open = probe, ok && rb != nil, sk.open || !ok
+		if !ok && rb != nil {
+			rb.DoneRetry()
+		}
 		return !ok
 	}
 	pl := routing.NewPlan(p.strategy, p.targets, keys, maxAttempts, randUint64, skip)
@@ -252,8 +268,10 @@ func (h *Inference) forward(c *call) {
 			break
 		}
 		sk := find(cand.Key.ID)
-		key, probe := sk.key, sk.probe
+		key, probe, retried := sk.key, sk.probe, sk.retry
+		sk.retry = false
 		br := h.cfg.Breakers.Get(c.gw.ID, key.ID, bs)
+		rb := h.cfg.Breakers.RetryBudget(c.gw.ID, cand.Target.Provider)
 		if attempts > 0 {
 			var ra time.Duration
 			if pe := providers.AsError(last); pe != nil {
@@ -262,13 +280,17 @@ func (h *Inference) forward(c *call) {
 			wait, ok := routing.Backoff(attempts, time.Duration(c.gw.Retry.BackoffMS)*time.Millisecond, ra, h.cfg.Now(), deadline, randUint64)
 			if !ok {
 				// No attempt is made: it is not counted, and the probe
-				// slot skip may have taken is handed back.
+				// slot and the retry skip may have taken are handed back.
 				br.Release(probe)
+				if retried {
+					rb.DoneRetry()
+				}
 				break
 			}
 			time.Sleep(wait)
 		}
 		attempts++
+		sk.tried = true
 		prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
 		req := &providers.Request{Op: c.route.op, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
 			ClientWantsUsage: c.in.includeUsage, Header: hdr, Deadline: deadline,
@@ -278,7 +300,7 @@ func (h *Inference) forward(c *call) {
 		// The span is recorded as soon as the upstream answered, before the
 		// record may be handed to the sink.
 		span := func(err error) { c.attemptSpan(spanStart, h.cfg.Now(), cand, key.Alias, n, err) }
-		done, err := h.attempt(c, prov, req, span)
+		done, err := h.countedAttempt(rb, retried, c, prov, req, span)
 		if c.relayGo != nil {
 			close(c.relayGo) // the stream's relay may use c from now on
 		}
@@ -301,20 +323,74 @@ func (h *Inference) forward(c *call) {
 		}
 	}
 	c.rec.Attempts = attempts
+	if attempts == 0 {
+		c.retryAfter = h.circuitRetryAfter(c.gw.ID, seen, bs)
+	}
 	h.fail(c, h.exhausted(c, pl, last, attempts))
 }
 
+// countedAttempt makes one attempt counted in rb, the retry budget of its
+// provider; the counts are given back even if the attempt panics (the
+// server recovers), so that no retry slot leaks.
+func (h *Inference) countedAttempt(rb *breaker.RetryBudget, retried bool, c *call, prov providers.Provider,
+	req *providers.Request, span func(error)) (bool, error) {
+	rb.Begin()
+	defer func() {
+		rb.End()
+		if retried {
+			rb.DoneRetry()
+		}
+	}()
+	return h.attempt(c, prov, req, span)
+}
+
+// tried reports whether the request already made an attempt on the
+// provider: another attempt on it is a retry (breaker.RetryBudget).
+func tried(seen []seenKey, provider string) bool {
+	for i := range seen {
+		if seen[i].tried && seen[i].key.Provider == provider {
+			return true
+		}
+	}
+	return false
+}
+
+// circuitRetryAfter is the Retry-After of a 503 circuit_open: the seconds
+// until the first of the breakers that turned the request away admits its
+// next probe, at least 1.
+func (h *Inference) circuitRetryAfter(gatewayID string, seen []seenKey, bs breaker.Settings) string {
+	now, wait := h.cfg.Now(), time.Duration(-1)
+	for i := range seen {
+		if !seen[i].open {
+			continue
+		}
+		st := h.cfg.Breakers.Get(gatewayID, seen[i].key.ID, bs).Snapshot()
+		if st.NextProbeAt != nil && (wait < 0 || st.NextProbeAt.Sub(now) < wait) {
+			wait = st.NextProbeAt.Sub(now)
+		}
+	}
+	if wait < 0 {
+		return "30"
+	}
+	return retryAfterSeconds(wait)
+}
+
 // seenKey is a key a request's plan may use, with the breaker's probe
-// grant for it.
+// grant and the retry budget's grant for its next attempt, whether an
+// attempt was made with it and whether its breaker refused one.
 type seenKey struct {
-	key   *snapshot.Key
-	probe bool
+	key          *snapshot.Key
+	probe, retry bool
+	tried        bool
+	open         bool // its breaker turned the request away
 }
 
 // exhausted maps the last failure to the answer once no attempt is left.
 func (h *Inference) exhausted(c *call, pl *routing.Plan, last error, attempts int) *apierr.Error {
 	if attempts == 0 || last == nil {
-		c.retryAfter = "30"
+		if c.retryAfter == "" {
+			c.retryAfter = "30"
+		}
 		return apierr.New(503, "circuit_open", "every target of this request is failing (circuit breaker open); retry later")
 	}
 	pe := providers.AsError(last)

@@ -137,6 +137,9 @@ type call struct {
 	// admitted is true once admit reserved limits and budget; settle
 	// releases them exactly once.
 	admitted, settled bool
+	// retryRefused is true once the retry budget refused a retry (the
+	// record is flagged once).
+	retryRefused bool
 	// lim is what admit took, for settle and for the x-ratelimit-*
 	// headers (proxy/limits.go).
 	lim admission

@@ -41,6 +41,10 @@ type HolderConfig struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// MaxRows bounds the configuration rows a snapshot loads (default
+	// DefaultMaxRows): a larger configuration is refused and the snapshot
+	// in service stays.
+	MaxRows int
 }
 
 // Holder holds the current snapshot and keeps it fresh. Load is safe for
@@ -270,6 +274,9 @@ func (h *Holder) rebuild(ctx context.Context) error {
 	h.startSeq++
 	seq := h.startSeq
 	h.mu.Unlock()
+	if err := h.checkSize(ctx); err != nil {
+		return err
+	}
 	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
 	s, err := Build(bctx, h.cfg.Store, h.cfg.Keys, h.cfg.Now())
@@ -293,6 +300,23 @@ func (h *Holder) rebuild(ctx context.Context) error {
 	return nil
 }
 
+// checkSize refuses a configuration larger than MaxRows before it is
+// built (CheckSize); the failure is recorded and logged like a failed
+// build.
+func (h *Holder) checkSize(ctx context.Context) error {
+	maxRows := h.cfg.MaxRows
+	if maxRows <= 0 {
+		maxRows = DefaultMaxRows
+	}
+	cctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	err := CheckSize(cctx, h.cfg.Store, maxRows)
+	if err != nil && ctx.Err() == nil {
+		h.fail("check configuration size", err)
+	}
+	return err
+}
+
 // fail records a failure and logs it, at most once per errLogEvery.
 func (h *Holder) fail(what string, err error) {
 	now := h.cfg.Now()
@@ -310,11 +334,14 @@ func (h *Holder) fail(what string, err error) {
 	if !logNow {
 		return
 	}
+	// Either the store does not answer or what it holds cannot be loaded
+	// (refused as too large, a row that does not decode): the error says
+	// which. Both keep the last good snapshot in service.
 	attrs := []any{"op", what, "err", err, "suppressed_since_last_log", suppressed}
 	if s := h.cur.Load(); s != nil {
-		h.log.Error("configuration store unavailable; serving the last snapshot", append(attrs, "version", s.Version)...)
+		h.log.Error("configuration not loaded; serving the last good snapshot", append(attrs, "version", s.Version)...)
 	} else {
-		h.log.Error("configuration store unavailable; no snapshot loaded yet", attrs...)
+		h.log.Error("configuration not loaded; no snapshot loaded yet", attrs...)
 	}
 }
 
@@ -325,7 +352,7 @@ func (h *Holder) recovered() {
 	h.failing, h.lastErr, h.lastLogged, h.suppressed = false, "", time.Time{}, 0
 	h.mu.Unlock()
 	if was {
-		h.log.Info("configuration store available again")
+		h.log.Info("configuration loads again")
 	}
 }
 

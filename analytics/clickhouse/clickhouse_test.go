@@ -438,3 +438,34 @@ SELECT ?, toDateTime(?), toUInt16(?), ?, ?, toInt32(200), 'gpt-4o', ?`,
 		t.Errorf("Migrate again: %v, %v; want nothing", again, err)
 	}
 }
+
+// TestInvalidUTF8RecordIsStored (checklist 6): the proxy refuses a body
+// with invalid UTF-8 or a lone surrogate (400) and still logs the request,
+// with the body as sent when the gateway logs bodies; the row is written
+// and read back.
+func TestInvalidUTF8RecordIsStored(t *testing.T) {
+	s := open(t)
+	recs := fresh(2, "utf8")
+	bodies := []string{
+		"{\"model\":\"openai/gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe\xc0\xaf\"}]}",
+		`{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"\ud800"}]}`,
+	}
+	for i, r := range recs {
+		r.Status, r.ErrorCode, r.RequestBody, r.UserAgent = 400, "invalid_request", bodies[i], "agent\xff/1.0"
+		r.Metadata = map[string]string{"team": "se\xffarch"}
+	}
+	if err := s.Write(t.Context(), &analytics.Batch{ID: "utf8", Records: recs}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	for i, r := range recs {
+		got, err := s.Log(t.Context(), r.ID)
+		if err != nil || got == nil {
+			t.Fatalf("Log(%s): %v, %v; want the row", r.ID, got, err)
+		}
+		if got.Status != 400 || got.ErrorCode != "invalid_request" || got.RequestBody != bodies[i] || got.UserAgent != r.UserAgent ||
+			got.Metadata["team"] != r.Metadata["team"] {
+			t.Errorf("row %d: status %d code %q body %q agent %q metadata %q; want the record as written",
+				i, got.Status, got.ErrorCode, got.RequestBody, got.UserAgent, got.Metadata)
+		}
+	}
+}

@@ -148,3 +148,23 @@ func BenchmarkWrite(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
 }
+
+// TestInvalidUTF8RecordIsStored (checklist 6): the record of a request the
+// proxy refused for invalid UTF-8 is stored and read back as written.
+func TestInvalidUTF8RecordIsStored(t *testing.T) {
+	s := open(t)
+	recs := analyticstest.Generate(6, 1)
+	r := recs[0]
+	body := "{\"model\":\"openai/gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe \\ud800\"}]}"
+	r.Status, r.ErrorCode, r.RequestBody, r.UserAgent = 400, "invalid_request", body, "agent\xff/1.0"
+	if err := s.Write(t.Context(), &analytics.Batch{ID: "utf8", Records: recs}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	got, err := s.Log(t.Context(), r.ID)
+	if err != nil || got == nil {
+		t.Fatalf("Log(%s): %v, %v; want the row", r.ID, got, err)
+	}
+	if got.Status != 400 || got.RequestBody != body || got.UserAgent != r.UserAgent {
+		t.Errorf("row: status %d body %q agent %q; want the record as written", got.Status, got.RequestBody, got.UserAgent)
+	}
+}

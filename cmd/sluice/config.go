@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/rules"
 	"github.com/sluicehq/sluice/secret"
+	"github.com/sluicehq/sluice/snapshot"
 	"github.com/sluicehq/sluice/store"
 )
 
@@ -41,6 +42,8 @@ type config struct {
 	// RuleBudget is the matching time content rules may spend on one
 	// request (proxy.InferenceConfig.RuleBudget).
 	RuleBudget time.Duration
+	// SnapshotMaxRows bounds the configuration rows a proxy loads.
+	SnapshotMaxRows int
 	// From the environment only: secrets do not belong in process arguments.
 	MasterKey  string
 	AdminToken string
@@ -55,6 +58,7 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis URL shared by proxy replicas; empty: in-process counters and cache")
 	fs.IntVar(&c.RedisFallbackReplicas, "redis-fallback-replicas", 1, "replicas expected to share limits: while Redis is unreachable each process enforces rate limits and remaining budgets divided by it")
 	fs.IntVar(&c.AnalyticsBatchSize, "analytics-batch-size", 0, "most request records one analytics write takes (1–1000000); 0: 100000 with ClickHouse (larger batches ingest faster), 5000 with the embedded store (smaller ones keep each in-process write short)")
+	fs.IntVar(&c.SnapshotMaxRows, "snapshot-max-rows", snapshot.DefaultMaxRows, "most configuration rows (tenants, gateways, keys, rules, users, assignments, tokens, prices together) a proxy loads; a larger configuration is refused and the last one loaded keeps serving")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.AllowPrivateUpstream, "allow-private-upstreams", false, "let provider base URLs point at loopback and private addresses (self-hosted models); link-local and metadata addresses stay refused")

@@ -83,7 +83,11 @@ func serve(ctx context.Context, c *config, which parts) error {
 		if pipe, err = newPipeline(c, writer, log, set); err != nil {
 			return err
 		}
-		holder = snapshot.NewHolder(snapshot.HolderConfig{Store: svc.Store(), Keys: svc, Logger: log})
+		if c.SnapshotMaxRows < 1 {
+			return fmt.Errorf("--snapshot-max-rows must be at least 1, got %d", c.SnapshotMaxRows)
+		}
+		holder = snapshot.NewHolder(snapshot.HolderConfig{Store: svc.Store(), Keys: svc, Logger: log, MaxRows: c.SnapshotMaxRows})
+		configMetrics(set, holder)
 		// Admin writes wait (≤ 2 s) until this process's proxy serves them.
 		refresh = func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -190,10 +194,25 @@ func adminHandler(svc *admin.Service, log *slog.Logger) http.Handler {
 	return web.Mount(web.Handler(), rest.NewAdmin(svc, rest.AdminOptions{GraphQL: gql, Logger: log}))
 }
 
+// configMetrics exports the state of the configuration snapshot:
+// sluice_config_version, and sluice_config_load_failing, 1 while the
+// latest configuration could not be loaded (the store does not answer, or
+// it was refused) and the last good snapshot serves.
+func configMetrics(set *metrics.Set, holder *snapshot.Holder) {
+	set.NewGauge("sluice_config_version", func() float64 { return float64(holder.Stats().Version) })
+	set.NewGauge("sluice_config_load_failing", func() float64 {
+		if holder.Stats().LastError != "" {
+			return 1
+		}
+		return 0
+	})
+}
+
 // healthCheck reports the store's reachability and, in a proxy, whether a
 // configuration snapshot is loaded (without one the proxy cannot serve:
-// unavailable, 503) and the analytics pipeline (degraded while it buffers
-// or replays).
+// unavailable, 503; while a newer configuration cannot be loaded, the last
+// good one serves: degraded) and the analytics pipeline (degraded while it
+// buffers or replays).
 func healthCheck(svc *admin.Service, holder *snapshot.Holder, pipe *analytics.Pipeline) func(context.Context) proxy.Health {
 	return func(ctx context.Context) proxy.Health {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -211,6 +230,14 @@ func healthCheck(svc *admin.Service, holder *snapshot.Holder, pipe *analytics.Pi
 			case !st.Ready:
 				h.Status = proxy.StatusUnavailable
 				h.Checks["config"] = proxy.Check{Status: proxy.StatusUnavailable, Detail: "no configuration snapshot loaded yet"}
+			case st.LastError != "":
+				// Still serving (200): the last good snapshot. Why the newer
+				// configuration was not loaded is in the log, not here:
+				// /healthz needs no credential.
+				h.Status = proxy.StatusDegraded
+				h.Checks["config"] = proxy.Check{Status: proxy.StatusDegraded, Detail: fmt.Sprintf(
+					"serving version %d; the configuration could not be loaded since %s (see the log)",
+					st.Version, st.LastErrorAt.UTC().Format(time.RFC3339))}
 			default:
 				h.Checks["config"] = proxy.Check{Status: proxy.StatusOK, Detail: fmt.Sprintf("version %d", st.Version)}
 			}

@@ -1,0 +1,50 @@
+package rest
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/testenv"
+)
+
+// TestProviderKeyEndpointNeedsTheKey (checklist 31): a provider key's base
+// URL, region or deployment cannot change without the key being entered
+// again. Keys have no update: PATCH and PUT answer 405 (Allow: DELETE),
+// the key is unchanged, and the only way to another endpoint is a new key
+// (POST, with the key, through the SSRF checks of base_url).
+func TestProviderKeyEndpointNeedsTheKey(t *testing.T) {
+	s := newAdminServer(t, testenv.SQLite)
+	s.ok(testAdminToken, "POST", "/admin/v1/tenants", map[string]any{"id": "acme"}, 201, nil)
+	var gw struct{ ID string }
+	s.ok(testAdminToken, "POST", "/admin/v1/tenants/acme/gateways", map[string]any{"slug": "prod"}, 201, &gw)
+	keys := "/admin/v1/gateways/" + gw.ID + "/keys"
+	s.ok(testAdminToken, "POST", keys, map[string]any{"provider": "openai-compatible", "alias": "main",
+		"key": "sk-test-1234567890abcdef", "base_url": "http://127.0.0.1:8000/v1"}, 201, nil)
+
+	for _, method := range []string{"PATCH", "PUT"} {
+		r := s.do(testAdminToken, method, keys+"/openai-compatible/main", map[string]any{"base_url": "http://127.0.0.1:9999/v1"})
+		if r.status != 405 || r.header.Get("Allow") != "DELETE" || !strings.Contains(string(r.body), `"method_not_allowed"`) {
+			t.Errorf("%s a key: %d Allow %q %s, want 405 Allow DELETE", method, r.status, r.header.Get("Allow"), r.body)
+		}
+	}
+	var list struct {
+		Data []struct {
+			BaseURL string `json:"base_url"`
+			Key     *string
+		} `json:"data"`
+	}
+	r := s.ok(testAdminToken, "GET", keys, nil, 200, &list)
+	if len(list.Data) != 1 || list.Data[0].BaseURL != "http://127.0.0.1:8000/v1" || list.Data[0].Key != nil ||
+		strings.Contains(string(r.body), "1234567890abcdef") {
+		t.Errorf("keys after the refused updates: %s", r.body)
+	}
+	// A new endpoint is a new key, which needs the key.
+	r = s.do(testAdminToken, "POST", keys, map[string]any{"provider": "openai-compatible", "alias": "moved", "base_url": "http://127.0.0.1:9999/v1"})
+	var e struct {
+		Error struct{ Param string } `json:"error"`
+	}
+	if err := json.Unmarshal(r.body, &e); r.status != 400 || err != nil || e.Error.Param != "key" {
+		t.Errorf("a key without the key: %d %s, want 400 naming key", r.status, r.body)
+	}
+}
