@@ -354,8 +354,11 @@ func (s *Service) Log(ctx context.Context, p *auth.Principal, id string) (*analy
 	if err != nil {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
-	if rec == nil || !p.SeesTenant(rec.TenantID) {
-		return nil, apierr.NotFound("log")
+	if rec == nil {
+		return nil, s.missing(ctx, p, "log", id, reasonNotFound)
+	}
+	if !p.SeesTenant(rec.TenantID) {
+		return nil, s.missing(ctx, p, "log", id, reasonOtherTenant)
 	}
 	return rec, nil
 }
@@ -384,7 +387,7 @@ func (s *Service) readTrace(ctx context.Context, p *auth.Principal, id string) (
 		return nil, fmt.Errorf("read trace: %w", err)
 	}
 	if tr == nil || !p.SeesTenant(tr.TenantID) {
-		return nil, apierr.NotFound("trace")
+		return nil, s.missing(ctx, p, "trace", id, reasonNotVisible)
 	}
 	return tr, nil
 }

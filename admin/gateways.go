@@ -250,11 +250,14 @@ func routeNaming(routes store.Routes, provider, alias string) (string, bool) {
 // gateway loads a gateway the principal may see, or answers 404.
 func (s *Service) gateway(ctx context.Context, db bun.IDB, p *auth.Principal, id string) (*store.Gateway, error) {
 	g, err := store.Get[store.Gateway](ctx, db, store.Eq("id", id))
+	if isNotFound(err) {
+		return nil, s.missing(ctx, p, "gateway", id, reasonNotFound)
+	}
 	if err != nil {
 		return nil, notFound(err, "gateway")
 	}
 	if !p.SeesTenant(g.TenantID) {
-		return nil, apierr.NotFound("gateway")
+		return nil, s.missing(ctx, p, "gateway", id, reasonOtherTenant)
 	}
 	return g, nil
 }

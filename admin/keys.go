@@ -106,7 +106,7 @@ func (s *Service) CreateKey(ctx context.Context, p *auth.Principal, gatewayID st
 	if !aliasRE.MatchString(in.Alias) {
 		return nil, apierr.Invalid("alias", "alias must be 1–63 characters of a-z, 0-9, '_' and '-', starting with a letter or digit")
 	}
-	key, err := checkKey(in.Key)
+	key, err := checkKey(in.Key, prov.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +182,9 @@ func (s *Service) DeleteKey(ctx context.Context, p *auth.Principal, gatewayID, p
 	}
 	k, err := store.Get[store.ProviderKey](ctx, s.db, store.Eq("tenant_id", g.TenantID), store.Eq("gateway_id", g.ID),
 		store.Eq("provider", provider), store.Eq("alias", alias))
+	if isNotFound(err) {
+		return s.missing(ctx, p, "provider key", provider+"/"+alias, reasonNotVisible)
+	}
 	if err != nil {
 		return notFound(err, "provider key")
 	}
@@ -227,12 +230,22 @@ func (s *Service) ProviderKeys(ctx context.Context) (map[string][]ResolvedKey, e
 	return out, nil
 }
 
-// checkKey validates a provider key and returns it without surrounding
-// whitespace (a pasted key often carries a newline). Messages never echo
-// the key.
-func checkKey(raw string) (string, error) {
+// anyKeyProviders are the providers that may run without a real key:
+// Ollama and self-hosted OpenAI-compatible servers (vLLM, llama.cpp)
+// accept any key ("ollama", "EMPTY") or none. Their keys may be short or
+// empty; an empty key is sent as no credential header at all.
+var anyKeyProviders = []string{"ollama", "openai-compatible"}
+
+// checkKey validates the key of a provider key and returns it without
+// surrounding whitespace (a pasted key often carries a newline). Messages
+// never echo the key.
+func checkKey(raw, provider string) (string, error) {
 	key := strings.TrimSpace(raw)
+	anyKey := slices.Contains(anyKeyProviders, provider)
 	if key == "" {
+		if anyKey {
+			return "", nil
+		}
 		return "", apierr.Invalid("key", "key is required")
 	}
 	if len(key) > maxKeyBytes {
@@ -246,7 +259,7 @@ func checkKey(raw string) (string, error) {
 			return "", apierr.Invalid("key", "key contains a space or a non-printable character")
 		}
 	}
-	if utf8.RuneCountInString(key) < minKeyLen {
+	if !anyKey && utf8.RuneCountInString(key) < minKeyLen {
 		return "", apierr.Invalid("key", "key is shorter than %d characters: too short to be a real provider key", minKeyLen)
 	}
 	return key, nil

@@ -40,7 +40,11 @@ type PlaygroundModel struct {
 }
 
 const (
-	playgroundTokenTTL    = 15 * time.Minute
+	playgroundTokenTTL = 15 * time.Minute
+	// maxPlaygroundTokens is the most unexpired playground tokens of one
+	// user (docs/security.md); the dashboard keeps one per model it chats
+	// with.
+	maxPlaygroundTokens   = 20
 	playgroundSearchLimit = 50
 	playgroundSearchMax   = 200
 )
@@ -77,7 +81,29 @@ func (s *Service) CreatePlaygroundToken(ctx context.Context, p *auth.Principal, 
 	tok.ExpiresAt = &exp
 	c := &change{Action: "playground.token", ResourceType: "token", ResourceID: tok.ID, TenantID: g.TenantID, Config: true,
 		Changes: store.Changes{"gateway_id": g.ID, "user_id": p.UserID, "expires_at": exp, "prefix": tok.Prefix, "last4": tok.Last4}}
-	if err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, tok) }); err != nil {
+	err = s.write(ctx, p, c, func(tx bun.Tx) error {
+		if err := store.Lock[store.User](ctx, tx, store.Eq("id", p.UserID)); err != nil {
+			return err
+		}
+		// Expired playground tokens are of no use to anyone: drop the
+		// caller's here, so that the table does not grow with every mint.
+		_, err := tx.NewDelete().Model((*store.Token)(nil)).
+			Where("user_id = ?", p.UserID).Where("kind = ?", store.TokenPlayground).Where("expires_at <= ?", now).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("delete expired playground tokens: %w", err)
+		}
+		n, err := store.Count[store.Token](ctx, tx, store.Eq("user_id", p.UserID), store.Eq("kind", store.TokenPlayground))
+		if err != nil {
+			return fmt.Errorf("count playground tokens: %w", err)
+		}
+		if n >= maxPlaygroundTokens {
+			return apierr.New(http.StatusTooManyRequests, "rate_limit_exceeded",
+				"you hold %d unexpired playground tokens, the most one user may; reuse one of them, or try again when the oldest expires (each lasts %d minutes)",
+				maxPlaygroundTokens, int(playgroundTokenTTL/time.Minute))
+		}
+		return store.Insert(ctx, tx, tok)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &PlaygroundToken{

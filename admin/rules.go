@@ -210,6 +210,9 @@ func (s *Service) UpdateRule(ctx context.Context, p *auth.Principal, gatewayID s
 		return nil, apierr.Invalid("id", "id of the rule is required")
 	}
 	r, err := store.Get[store.Rule](ctx, s.db, store.Eq("id", in.ID), store.Eq("tenant_id", g.TenantID), store.Eq("gateway_id", g.ID))
+	if isNotFound(err) {
+		return nil, s.missing(ctx, p, "rule", in.ID, reasonNotVisible)
+	}
 	if err != nil {
 		return nil, notFound(err, "rule")
 	}
@@ -273,6 +276,9 @@ func (s *Service) DeleteRule(ctx context.Context, p *auth.Principal, gatewayID, 
 		return err
 	}
 	r, err := store.Get[store.Rule](ctx, s.db, store.Eq("id", ruleID), store.Eq("tenant_id", g.TenantID), store.Eq("gateway_id", g.ID))
+	if isNotFound(err) {
+		return s.missing(ctx, p, "rule", ruleID, reasonNotVisible)
+	}
 	if err != nil {
 		return notFound(err, "rule")
 	}

@@ -43,7 +43,10 @@ type Config struct {
 	// addresses (self-hosted vLLM, tests). Link-local and metadata addresses
 	// stay refused.
 	AllowPrivateBaseURLs bool
-	Logger               *slog.Logger
+	// SignIn bounds sign-in attempts and password hashing (zero values:
+	// the defaults of SignInLimits).
+	SignIn SignInLimits
+	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -54,8 +57,15 @@ type Service struct {
 	st     *store.Store
 	db     *bun.DB
 	log    *slog.Logger
-	logins *loginLimiter
-	errs   *loginLimiter
+	logins *signInLimiter
+	hashes *hashGate
+	errs   *windowLimiter
+	// denials bounds the audit rows of refused actions per actor.
+	denials *windowLimiter
+	// emailWrites bounds user creations and email changes per actor.
+	emailWrites *windowLimiter
+	// auths coalesces concurrent lookups of one credential.
+	auths authFlights
 }
 
 // New returns a service.
@@ -75,10 +85,14 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Analytics == nil {
 		cfg.Analytics = noAnalytics{}
 	}
+	cfg.SignIn = cfg.SignIn.withDefaults()
 	return &Service{
 		cfg: cfg, st: cfg.Store, db: cfg.Store.DB, log: cfg.Logger,
-		logins: newLoginLimiter(10, time.Minute),
-		errs:   newLoginLimiter(30, time.Minute),
+		logins:      newSignInLimiter(cfg.SignIn),
+		hashes:      newHashGate(cfg.SignIn),
+		errs:        newWindowLimiter(30, time.Minute, defaultMaxKeys),
+		denials:     newWindowLimiter(maxDeniedPerMinute, time.Minute, defaultMaxKeys),
+		emailWrites: newWindowLimiter(maxEmailWritesPerMinute, time.Minute, defaultMaxKeys),
 	}, nil
 }
 
@@ -132,31 +146,13 @@ func (s *Service) auditEntry(p *auth.Principal, c *change, outcome string) *stor
 }
 
 // can checks the policy for op. A denied write is recorded in the audit
-// log with outcome "denied" (best effort, outside any transaction).
+// log with outcome "denied" (bounded per actor, see recordDenied).
 func (s *Service) can(ctx context.Context, p *auth.Principal, op auth.Op) error {
 	err := p.Can(op)
-	if err != nil && p != nil && isWrite(op) {
-		c := &change{Action: string(op), ResourceType: "", TenantID: p.TenantID}
-		if ierr := store.Insert(ctx, s.db, s.auditEntry(p, c, "denied")); ierr != nil {
-			s.log.WarnContext(ctx, "record denied write in audit log", "err", ierr)
-		}
+	if err != nil && p != nil && op.Writes() {
+		s.recordDenied(ctx, p, &change{Action: string(op), TenantID: p.TenantID})
 	}
 	return err
-}
-
-func isWrite(op auth.Op) bool {
-	switch op {
-	case auth.OpTenantCreate, auth.OpTenantUpdate, auth.OpTenantDelete, auth.OpTenantPurge,
-		auth.OpGatewayCreate, auth.OpGatewayUpdate, auth.OpGatewayDelete, auth.OpGatewayBudgetDelete,
-		auth.OpKeyCreate, auth.OpKeyDelete, auth.OpRuleCreate, auth.OpRuleUpdate, auth.OpRuleDelete,
-		auth.OpGatewayTokenCreate, auth.OpGatewayTokenUpdate, auth.OpGatewayTokenDelete,
-		auth.OpUserCreate, auth.OpUserUpdate, auth.OpUserDelete, auth.OpUserBudgetDelete,
-		auth.OpUserTokenCreate, auth.OpUserTokenUpdate, auth.OpUserTokenDelete, auth.OpUserGatewayAssign, auth.OpUserGatewayUnassign,
-		auth.OpModelPricePut, auth.OpModelPriceDelete, auth.OpMeTokenCreate, auth.OpMeTokenDelete,
-		auth.OpPlaygroundToken:
-		return true
-	}
-	return false
 }
 
 // mapStoreErr turns store sentinels into wire errors; other errors pass.
@@ -168,6 +164,29 @@ func mapStoreErr(err error) error {
 		return apierr.Conflict("", "a resource with the same identifier already exists")
 	case errors.Is(err, store.ErrNotFound):
 		return apierr.NotFound("resource")
+	}
+	return err
+}
+
+// errStoreUnavailable is the answer when the store cannot serve.
+func errStoreUnavailable() *apierr.Error {
+	return apierr.Unavailable("the database is unavailable; try again in a few seconds")
+}
+
+// ClassifyError is the admin API's one mapping of errors to the wire,
+// shared by the REST shims and the GraphQL resolvers: a *apierr.Error
+// answers as it is, an error of a store that cannot serve now (by its
+// type, store.Unavailable) answers 503 unavailable, and any other error is
+// returned unchanged, for the transport to log and answer 500.
+func ClassifyError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*apierr.Error](err); ok {
+		return err
+	}
+	if store.Unavailable(err) {
+		return errStoreUnavailable()
 	}
 	return err
 }
@@ -218,7 +237,8 @@ type Ref struct {
 
 // Authorize performs the checks that come before reading a request body,
 // in the contract's order: the role's permission for op (403), then that
-// the resource exists and is in the caller's tenant (404). Transports call
+// the resource exists and is in the caller's tenant (404), and for a write
+// on a user or what it owns, the rank rule (403). Transports call
 // it before decoding input; the domain function called afterwards checks
 // again, so skipping it can never widen access.
 func (s *Service) Authorize(ctx context.Context, p *auth.Principal, op auth.Op, ref Ref) error {
@@ -233,12 +253,7 @@ func (s *Service) Authorize(ctx context.Context, p *auth.Principal, op auth.Op, 
 	case "gateway":
 		_, err = s.gateway(ctx, s.db, p, ref.ID)
 	case "user":
-		var u *store.User
-		u, err = store.Get[store.User](ctx, s.db, store.Eq("id", ref.ID))
-		if err == nil && !p.SeesTenant(u.TenantID) {
-			err = store.ErrNotFound
-		}
-		err = notFound(err, "user")
+		_, err = s.userFor(ctx, p, op, ref.ID)
 	default:
 		return fmt.Errorf("authorize: unknown resource kind %q", ref.Kind)
 	}

@@ -39,31 +39,39 @@ func errInvalidCredentials() error {
 func errInvalidToken(msg string) error { return apierr.Unauthenticated("invalid_token", msg) }
 
 // CreateSession signs a user in with email and password and returns a
-// session token for the admin API, valid for Config.SessionTTL. Attempts are
-// limited per email and IP. An unknown email, a wrong password, a user
+// session token for the admin API, valid for Config.SessionTTL. The email
+// and password are bounded before anything else is done; attempts are then
+// limited per client address, per email and address, and per email
+// (SignInLimits), and the password is checked in one of a few hash slots
+// (503 when they are all taken). An unknown email, a wrong password, a user
 // without a password, a disabled user and a user of an inactive tenant all
-// answer the same 401, after the same password work, so that neither the
-// answer nor its timing tells them apart.
+// answer the same 401, after the same limits and the same password work, so
+// that neither the answer nor its timing tells them apart.
 func (s *Service) CreateSession(ctx context.Context, email, password, ip string) (*Session, error) {
 	now := s.now()
 	email = strings.ToLower(strings.TrimSpace(email))
-	if !s.logins.allow(email+"|"+ip, now) {
-		return nil, apierr.New(429, "rate_limit_exceeded", "too many sign-in attempts; try again in a minute")
+	if len(email) > maxEmailLen {
+		return nil, apierr.Invalid("email", "email is longer than %d bytes", maxEmailLen)
 	}
-	var u *store.User
-	if len(email) <= 254 && len(password) <= maxPasswordLen {
-		var err error
-		u, err = store.Get[store.User](ctx, s.db, store.Eq("email", email))
-		if err != nil && !isNotFound(err) {
-			return nil, fmt.Errorf("sign in: %w", err)
-		}
+	if len(password) > maxPasswordLen {
+		return nil, apierr.Invalid("password", "password is longer than %d bytes", maxPasswordLen)
+	}
+	if err := s.logins.admit(email, ip, now); err != nil {
+		return nil, err
+	}
+	u, err := store.Get[store.User](ctx, s.db, store.Eq("email", email))
+	if err != nil && !isNotFound(err) {
+		return nil, fmt.Errorf("sign in: %w", err)
 	}
 	hash := dummyHash
 	if u != nil && u.PasswordHash != "" {
 		hash = u.PasswordHash
 	}
-	ok := verifyPassword(hash, password) && u != nil && u.PasswordHash != ""
-	if !ok || u.Status != store.UserActive {
+	match, err := s.verify(ctx, hash, password)
+	if err != nil {
+		return nil, err
+	}
+	if !match || u == nil || u.PasswordHash == "" || u.Status != store.UserActive {
 		return nil, errInvalidCredentials()
 	}
 	if active, err := s.tenantActive(ctx, u); err != nil {
@@ -79,7 +87,7 @@ func (s *Service) CreateSession(ctx context.Context, email, password, ip string)
 	p := &auth.Principal{UserID: u.ID, Email: u.Email, TenantID: u.TenantID, Role: u.Role, TokenID: t.ID, Kind: auth.CredSession, IP: ip}
 	c := &change{Action: "session.create", ResourceType: "session", ResourceID: t.ID, TenantID: u.TenantID,
 		Changes: store.Changes{"expires_at": exp}}
-	err := s.write(ctx, p, c, func(tx bun.Tx) error {
+	err = s.write(ctx, p, c, func(tx bun.Tx) error {
 		// Expired sessions of the user are of no use to anyone: drop them
 		// here, so that the table does not grow with every sign-in.
 		_, err := tx.NewDelete().Model((*store.Token)(nil)).
@@ -95,6 +103,7 @@ func (s *Service) CreateSession(ctx context.Context, email, password, ip string)
 	if err != nil {
 		return nil, err
 	}
+	s.logins.succeeded(email, ip, now)
 	s.fillBudget(ctx, u.Budget, "user:"+u.ID)
 	return &Session{Token: secret, ExpiresAt: exp, User: u}, nil
 }
@@ -155,7 +164,9 @@ func printableSecret(secret string) bool {
 // revoked and expired tokens, and tokens of missing or disabled users are
 // refused with 401; so are tokens of users of an inactive tenant, except
 // Administrators. The secret is looked up by its hash and never appears in
-// SQL, an error or a log line.
+// SQL, an error or a log line. Concurrent calls with one secret share one
+// lookup (authFlights), so a stampede of requests with a cold or unknown
+// token costs the store one query per distinct token, not one per request.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*auth.Principal, error) {
 	if secret == "" {
 		return nil, apierr.Unauthenticated("missing_token", "an admin credential is required")
@@ -163,7 +174,13 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*auth.Princi
 	if !printableSecret(secret) {
 		return nil, errInvalidToken("the token is not valid")
 	}
-	h := ids.Hash(secret)
+	return s.auths.do(ctx, ids.Hash(secret), func(ctx context.Context, h string) (*auth.Principal, error) {
+		return s.authenticate(ctx, h)
+	})
+}
+
+// authenticate resolves the hash h of a presented secret to its principal.
+func (s *Service) authenticate(ctx context.Context, h string) (*auth.Principal, error) {
 	t, err := store.Get[store.Token](ctx, s.db, store.Eq("hash", h))
 	if isNotFound(err) {
 		return nil, errInvalidToken("the token is not valid")
@@ -171,7 +188,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*auth.Princi
 	if err != nil {
 		return nil, fmt.Errorf("look up token: %w", err)
 	}
-	if subtle.ConstantTimeCompare([]byte(t.Hash), []byte(h)) != 1 {
+	if !sameHash(t.Hash, h) {
 		return nil, errInvalidToken("the token is not valid")
 	}
 	var kind auth.CredentialKind
@@ -216,6 +233,15 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*auth.Princi
 		s.touch(ctx, t, u, now)
 	}
 	return &auth.Principal{UserID: u.ID, Email: u.Email, TenantID: u.TenantID, Role: u.Role, TokenID: t.ID, Kind: kind}, nil
+}
+
+// sameHash reports whether two token hashes are equal, in time that does
+// not depend on where they differ. The lookup is by the SHA-256 of the
+// whole presented secret, so no prefix of a secret ever meets a
+// comparison; this check after the lookup keeps it so should the lookup
+// ever match loosely (a collation, a prefix index).
+func sameHash(stored, presented string) bool {
+	return subtle.ConstantTimeCompare([]byte(stored), []byte(presented)) == 1
 }
 
 // touch records the use of a token and its user. It is best effort: a

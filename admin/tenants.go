@@ -49,9 +49,12 @@ func checkTenantSettings(ts *store.TenantSettings) error {
 // tenant loads a tenant the principal may see, or answers 404.
 func (s *Service) tenant(ctx context.Context, db bun.IDB, p *auth.Principal, id string) (*store.Tenant, error) {
 	if !p.SeesTenant(id) {
-		return nil, apierr.NotFound("tenant")
+		return nil, s.missing(ctx, p, "tenant", id, reasonOtherTenant)
 	}
 	t, err := store.Get[store.Tenant](ctx, db, store.Eq("id", id))
+	if isNotFound(err) {
+		return nil, s.missing(ctx, p, "tenant", id, reasonNotFound)
+	}
 	if err != nil {
 		return nil, notFound(err, "tenant")
 	}

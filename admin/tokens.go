@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -240,8 +241,11 @@ func (s *Service) CreateGatewayToken(ctx context.Context, p *auth.Principal, gat
 }
 
 // gatewayToken loads a token of gateway g, or answers 404.
-func (s *Service) gatewayToken(ctx context.Context, g *store.Gateway, tokenID string) (*store.Token, error) {
+func (s *Service) gatewayToken(ctx context.Context, p *auth.Principal, g *store.Gateway, tokenID string) (*store.Token, error) {
 	t, err := store.Get[store.Token](ctx, s.db, store.Eq("id", tokenID), store.Eq("gateway_id", g.ID), store.Eq("kind", store.TokenGateway))
+	if isNotFound(err) {
+		return nil, s.missing(ctx, p, "token", tokenID, reasonNotVisible)
+	}
 	return t, notFound(err, "token")
 }
 
@@ -255,7 +259,7 @@ func (s *Service) UpdateGatewayToken(ctx context.Context, p *auth.Principal, gat
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.gatewayToken(ctx, g, tokenID)
+	t, err := s.gatewayToken(ctx, p, g, tokenID)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +289,7 @@ func (s *Service) DeleteGatewayToken(ctx context.Context, p *auth.Principal, gat
 	if err != nil {
 		return err
 	}
-	t, err := s.gatewayToken(ctx, g, tokenID)
+	t, err := s.gatewayToken(ctx, p, g, tokenID)
 	if err != nil {
 		return err
 	}
@@ -302,7 +306,7 @@ func (s *Service) ListUserTokens(ctx context.Context, p *auth.Principal, userID 
 	if err := s.can(ctx, p, auth.OpUserTokenList); err != nil {
 		return nil, err
 	}
-	u, err := s.user(ctx, s.db, p, userID)
+	u, err := s.userFor(ctx, p, auth.OpUserTokenList, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +320,7 @@ func (s *Service) CreateUserToken(ctx context.Context, p *auth.Principal, userID
 	if err := s.can(ctx, p, auth.OpUserTokenCreate); err != nil {
 		return nil, err
 	}
-	u, err := s.managedUser(ctx, s.db, p, userID)
+	u, err := s.userFor(ctx, p, auth.OpUserTokenCreate, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -336,10 +340,42 @@ func (s *Service) createUserToken(ctx context.Context, p *auth.Principal, u *sto
 	}
 	changes["user_id"] = u.ID
 	c := &change{Action: action, ResourceType: "token", ResourceID: t.ID, TenantID: u.TenantID, Changes: changes, Config: true}
-	if err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, t) }); err != nil {
+	err = s.write(ctx, p, c, func(tx bun.Tx) error {
+		// The count and the insert under the user's row lock: concurrent
+		// mints cannot pass the cap together.
+		if err := store.Lock[store.User](ctx, tx, store.Eq("id", u.ID)); err != nil {
+			return err
+		}
+		n, err := store.Count[store.Token](ctx, tx, store.Eq("user_id", u.ID), store.Eq("kind", store.TokenUser))
+		if err != nil {
+			return fmt.Errorf("count tokens of user %s: %w", u.ID, err)
+		}
+		if n >= maxUserTokens {
+			return errTooManyTokens(p, u)
+		}
+		return store.Insert(ctx, tx, t)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &CreatedToken{Token: *t, Secret: secret}, nil
+}
+
+// maxUserTokens is the most API tokens one user holds, however they were
+// minted (My Account or an administrator), revoked and expired ones
+// included until they are deleted: it bounds the rows a user can make and
+// the configuration snapshot every proxy holds (docs/security.md).
+const maxUserTokens = 50
+
+// errTooManyTokens is the 409 of a mint over maxUserTokens; it says what to
+// do.
+func errTooManyTokens(p *auth.Principal, u *store.User) error {
+	if p.UserID == u.ID {
+		return apierr.New(http.StatusConflict, "token_limit_reached",
+			"you already hold %d API tokens, the most one user may hold; delete tokens you no longer use (DELETE /admin/v1/me/tokens/{id}) and try again", maxUserTokens)
+	}
+	return apierr.New(http.StatusConflict, "token_limit_reached",
+		"user %s already holds %d API tokens, the most one user may hold; delete tokens it no longer uses (DELETE /admin/v1/users/%s/tokens/{id}) and try again", u.ID, maxUserTokens, u.ID)
 }
 
 // me loads the caller's own user.
@@ -389,6 +425,9 @@ func (s *Service) DeleteMyToken(ctx context.Context, p *auth.Principal, tokenID 
 		return err
 	}
 	t, err := store.Get[store.Token](ctx, s.db, store.Eq("id", tokenID), store.Eq("user_id", p.UserID), store.Eq("kind", store.TokenUser))
+	if isNotFound(err) {
+		return s.missing(ctx, p, "token", tokenID, reasonNotVisible)
+	}
 	if err != nil {
 		return notFound(err, "token")
 	}
@@ -401,8 +440,11 @@ func (s *Service) DeleteMyToken(ctx context.Context, p *auth.Principal, tokenID 
 }
 
 // userToken loads an API token of user u, or answers 404.
-func (s *Service) userToken(ctx context.Context, u *store.User, tokenID string) (*store.Token, error) {
+func (s *Service) userToken(ctx context.Context, p *auth.Principal, u *store.User, tokenID string) (*store.Token, error) {
 	t, err := store.Get[store.Token](ctx, s.db, store.Eq("id", tokenID), store.Eq("user_id", u.ID), store.Eq("kind", store.TokenUser))
+	if isNotFound(err) {
+		return nil, s.missing(ctx, p, "token", tokenID, reasonNotVisible)
+	}
 	return t, notFound(err, "token")
 }
 
@@ -413,11 +455,11 @@ func (s *Service) UpdateUserToken(ctx context.Context, p *auth.Principal, userID
 	if err := s.can(ctx, p, auth.OpUserTokenUpdate); err != nil {
 		return nil, err
 	}
-	u, err := s.user(ctx, s.db, p, userID)
+	u, err := s.userFor(ctx, p, auth.OpUserTokenUpdate, userID)
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.userToken(ctx, u, tokenID)
+	t, err := s.userToken(ctx, p, u, tokenID)
 	if err != nil {
 		return nil, err
 	}
@@ -441,11 +483,11 @@ func (s *Service) DeleteUserToken(ctx context.Context, p *auth.Principal, userID
 	if err := s.can(ctx, p, auth.OpUserTokenDelete); err != nil {
 		return err
 	}
-	u, err := s.user(ctx, s.db, p, userID)
+	u, err := s.userFor(ctx, p, auth.OpUserTokenDelete, userID)
 	if err != nil {
 		return err
 	}
-	t, err := s.userToken(ctx, u, tokenID)
+	t, err := s.userToken(ctx, p, u, tokenID)
 	if err != nil {
 		return err
 	}

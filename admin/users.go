@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -65,45 +66,64 @@ func checkUserStatus(st string) error {
 }
 
 // emailConflict turns a duplicate write into the 409 for the email.
-func emailConflict(err error, email string) error {
-	if ae, ok := apierr.From(err); ok && ae.Code == "conflict" {
+// Emails are unique across the platform (sign-in is by email alone), so
+// that an email is taken cannot be hidden altogether; but a caller other
+// than the Administrator is not told the email back nor whether its holder
+// is in its own tenant or another, each such answer is audited as denied
+// (bounded per actor), and the writes that can meet one are rate-limited
+// (checkEmailWrites): an enumeration is slow and shows in the audit log.
+func (s *Service) emailConflict(ctx context.Context, p *auth.Principal, err error, email string) error {
+	if ae, ok := apierr.From(err); !ok || ae.Code != "conflict" {
+		return err
+	}
+	if p.Role == auth.Administrator {
 		return apierr.Conflict("email", "a user with email %q already exists", email)
 	}
-	return err
+	s.recordDenied(ctx, p, &change{Action: "user.email_unavailable", ResourceType: "user", TenantID: p.TenantID,
+		Changes: store.Changes{"email": email}})
+	return apierr.Conflict("email", "this email address cannot be used; choose another one")
 }
 
-// user loads a user the principal may see, or answers 404.
-func (s *Service) user(ctx context.Context, db bun.IDB, p *auth.Principal, id string) (*store.User, error) {
-	u, err := store.Get[store.User](ctx, db, store.Eq("id", id))
+// maxEmailWritesPerMinute bounds, per caller other than the Administrator,
+// the user creations and email changes a minute (the writes that can meet
+// an email taken in another tenant).
+const maxEmailWritesPerMinute = 30
+
+// checkEmailWrites counts a write that sets an email and answers 429 when
+// the caller is over maxEmailWritesPerMinute.
+func (s *Service) checkEmailWrites(p *auth.Principal) error {
+	if p.Role == auth.Administrator || s.emailWrites.allow(p.UserID, s.now()) {
+		return nil
+	}
+	return apierr.New(http.StatusTooManyRequests, "rate_limit_exceeded",
+		"too many user creations and email changes (at most %d a minute); try again in a minute", maxEmailWritesPerMinute)
+}
+
+// user loads a user the principal may see, or answers 404. Operations on a
+// user load it with userFor, which adds the rank rule.
+func (s *Service) user(ctx context.Context, p *auth.Principal, id string) (*store.User, error) {
+	u, err := store.Get[store.User](ctx, s.db, store.Eq("id", id))
+	if isNotFound(err) {
+		return nil, s.missing(ctx, p, "user", id, reasonNotFound)
+	}
 	if err != nil {
 		return nil, notFound(err, "user")
 	}
 	if !p.SeesTenant(u.TenantID) {
-		return nil, apierr.NotFound("user")
+		return nil, s.missing(ctx, p, "user", id, reasonOtherTenant)
 	}
 	return u, nil
 }
 
-// managedUser loads a user the principal may change: one it sees (else 404)
-// whose current role does not outrank the principal's (else 403), so that a
-// Tenant Administrator can never act on an Administrator.
-func (s *Service) managedUser(ctx context.Context, db bun.IDB, p *auth.Principal, id string) (*store.User, error) {
-	u, err := s.user(ctx, db, p, id)
-	if err != nil {
-		return nil, err
-	}
-	if !p.Role.CanGrant(u.Role) {
-		return nil, apierr.New(403, "forbidden", "the %s role may not change a user with the %s role", p.Role, u.Role)
-	}
-	return u, nil
-}
-
-// checkGrant refuses to give role to a user unless the caller may grant it.
-func checkGrant(p *auth.Principal, role auth.Role) error {
+// checkGrant refuses to give role to user userID ("" for a new user) unless
+// the caller may grant it; a refusal is audited as denied.
+func (s *Service) checkGrant(ctx context.Context, p *auth.Principal, op auth.Op, userID string, role auth.Role) error {
 	if !role.Valid() {
 		return apierr.Invalid("role", "role must be one of administrator, tenant_administrator, ai_manager, finance, member, viewer, demo_user")
 	}
 	if !p.Role.CanGrant(role) {
+		s.recordDenied(ctx, p, &change{Action: string(op), ResourceType: "user", ResourceID: userID, TenantID: p.TenantID,
+			Changes: store.Changes{"reason": "grant", "role": role}})
 		return apierr.New(403, "forbidden", "the %s role may not grant the %s role", p.Role, role)
 	}
 	return nil
@@ -167,7 +187,7 @@ func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, tenantID st
 	if in.Role == "" {
 		return nil, apierr.Invalid("role", "role is required")
 	}
-	if err := checkGrant(p, in.Role); err != nil {
+	if err := s.checkGrant(ctx, p, auth.OpUserCreate, "", in.Role); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -178,7 +198,7 @@ func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, tenantID st
 		if err := checkPassword(in.Password); err != nil {
 			return nil, err
 		}
-		if u.PasswordHash, err = hashPassword(in.Password); err != nil {
+		if u.PasswordHash, err = s.hash(ctx, in.Password); err != nil {
 			return nil, err
 		}
 		changes["password"] = redacted
@@ -196,8 +216,11 @@ func (s *Service) CreateUser(ctx context.Context, p *auth.Principal, tenantID st
 		u.RateLimit, changes["rate_limit"] = *in.RateLimit, *in.RateLimit
 	}
 	c := &change{Action: "user.create", ResourceType: "user", ResourceID: u.ID, TenantID: tenantID, Changes: changes, Config: true}
+	if err := s.checkEmailWrites(p); err != nil {
+		return nil, err
+	}
 	if err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, u) }); err != nil {
-		return nil, emailConflict(err, email)
+		return nil, s.emailConflict(ctx, p, err, email)
 	}
 	s.fillBudget(ctx, u.Budget, "user:"+u.ID)
 	return u, nil
@@ -208,7 +231,7 @@ func (s *Service) GetUser(ctx context.Context, p *auth.Principal, id string) (*s
 	if err := s.can(ctx, p, auth.OpUserRead); err != nil {
 		return nil, err
 	}
-	u, err := s.user(ctx, s.db, p, id)
+	u, err := s.userFor(ctx, p, auth.OpUserRead, id)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +248,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id string, 
 	if err := s.can(ctx, p, auth.OpUserUpdate); err != nil {
 		return nil, err
 	}
-	u, err := s.managedUser(ctx, s.db, p, id)
+	u, err := s.userFor(ctx, p, auth.OpUserUpdate, id)
 	if err != nil {
 		return nil, err
 	}
@@ -246,14 +269,19 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id string, 
 		if err != nil {
 			return nil, err
 		}
+		if err := s.checkEmailWrites(p); err != nil {
+			return nil, err
+		}
 		u.Email = email
 		set("email", email)
 	}
 	if in.Role != nil && *in.Role != u.Role {
 		if self {
+			s.recordDenied(ctx, p, &change{Action: string(auth.OpUserUpdate), ResourceType: "user", ResourceID: u.ID, TenantID: u.TenantID,
+				Changes: store.Changes{"reason": "own_role", "role": *in.Role}})
 			return nil, apierr.New(403, "forbidden", "you cannot change your own role")
 		}
-		if err := checkGrant(p, *in.Role); err != nil {
+		if err := s.checkGrant(ctx, p, auth.OpUserUpdate, u.ID, *in.Role); err != nil {
 			return nil, err
 		}
 		u.Role, revokeSessions = *in.Role, true
@@ -275,7 +303,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id string, 
 		if err := checkPassword(*in.Password); err != nil {
 			return nil, err
 		}
-		if u.PasswordHash, err = hashPassword(*in.Password); err != nil {
+		if u.PasswordHash, err = s.hash(ctx, *in.Password); err != nil {
 			return nil, err
 		}
 		cols, changes["password"] = append(cols, "password_hash"), redacted
@@ -314,7 +342,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id string, 
 			return nil
 		})
 		if err != nil {
-			return nil, emailConflict(err, u.Email)
+			return nil, s.emailConflict(ctx, p, err, u.Email)
 		}
 	}
 	s.fillBudget(ctx, u.Budget, "user:"+u.ID)
@@ -327,7 +355,7 @@ func (s *Service) DeleteUser(ctx context.Context, p *auth.Principal, id string) 
 	if err := s.can(ctx, p, auth.OpUserDelete); err != nil {
 		return err
 	}
-	u, err := s.managedUser(ctx, s.db, p, id)
+	u, err := s.userFor(ctx, p, auth.OpUserDelete, id)
 	if err != nil {
 		return err
 	}
@@ -349,7 +377,7 @@ func (s *Service) DeleteUserBudget(ctx context.Context, p *auth.Principal, id st
 	if err := s.can(ctx, p, auth.OpUserBudgetDelete); err != nil {
 		return err
 	}
-	u, err := s.managedUser(ctx, s.db, p, id)
+	u, err := s.userFor(ctx, p, auth.OpUserBudgetDelete, id)
 	if err != nil {
 		return err
 	}
@@ -367,7 +395,7 @@ func (s *Service) ListUserGateways(ctx context.Context, p *auth.Principal, userI
 	if err := s.can(ctx, p, auth.OpUserGatewayList); err != nil {
 		return nil, err
 	}
-	u, err := s.user(ctx, s.db, p, userID)
+	u, err := s.userFor(ctx, p, auth.OpUserGatewayList, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -393,10 +421,10 @@ func (s *Service) ListUserGateways(ctx context.Context, p *auth.Principal, userI
 	return out, nil
 }
 
-// assignment loads the user (changeable by p) and a gateway of the user's
-// tenant, answering 404 for either.
-func (s *Service) assignment(ctx context.Context, p *auth.Principal, userID, gatewayID string) (*store.User, *store.Gateway, error) {
-	u, err := s.managedUser(ctx, s.db, p, userID)
+// assignment loads the user (changeable by p for op) and a gateway of the
+// user's tenant, answering 404 for either.
+func (s *Service) assignment(ctx context.Context, p *auth.Principal, op auth.Op, userID, gatewayID string) (*store.User, *store.Gateway, error) {
+	u, err := s.userFor(ctx, p, op, userID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -416,7 +444,7 @@ func (s *Service) AssignGateway(ctx context.Context, p *auth.Principal, userID, 
 	if err := s.can(ctx, p, auth.OpUserGatewayAssign); err != nil {
 		return err
 	}
-	u, g, err := s.assignment(ctx, p, userID, gatewayID)
+	u, g, err := s.assignment(ctx, p, auth.OpUserGatewayAssign, userID, gatewayID)
 	if err != nil {
 		return err
 	}
@@ -436,7 +464,7 @@ func (s *Service) UnassignGateway(ctx context.Context, p *auth.Principal, userID
 	if err := s.can(ctx, p, auth.OpUserGatewayUnassign); err != nil {
 		return err
 	}
-	u, g, err := s.assignment(ctx, p, userID, gatewayID)
+	u, g, err := s.assignment(ctx, p, auth.OpUserGatewayUnassign, userID, gatewayID)
 	if err != nil {
 		return err
 	}

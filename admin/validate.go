@@ -69,9 +69,10 @@ func checkBaseURL(ctx context.Context, r Resolver, raw string, allowPrivate bool
 		return apierr.Invalid(param, "base_url may not contain user info, a query or a fragment")
 	}
 	host := u.Hostname()
-	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "metadata.google.internal" || h == "metadata" ||
-		strings.HasSuffix(h, ".internal") && !allowPrivate {
-		return apierr.Invalid(param, "base_url may not point at a metadata or internal host")
+	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "metadata.google.internal" || h == "metadata" {
+		return apierr.Invalid(param, "base_url may not point at a metadata host")
+	} else if strings.HasSuffix(h, ".internal") && !allowPrivate {
+		return apierr.Invalid(param, "base_url may not point at an internal host unless Sluice runs with %s", privateUpstreamsSwitch)
 	}
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
@@ -90,12 +91,25 @@ func checkBaseURL(ctx context.Context, r Resolver, raw string, allowPrivate bool
 		}
 	}
 	for _, a := range addrs {
-		if why := ForbiddenAddr(a, allowPrivate); why != "" {
+		why := ForbiddenAddr(a, allowPrivate)
+		switch {
+		case why == "":
+		case ForbiddenAddr(a, true) == "":
+			// Refused only because private upstreams are off: name the
+			// switch that allows them.
+			return apierr.Invalid(param, "base_url resolves to a %s address, which is allowed only when Sluice runs with %s (self-hosted models)", why, privateUpstreamsSwitch)
+		default:
 			return apierr.Invalid(param, "base_url resolves to a %s address, which is not allowed", why)
 		}
 	}
 	return nil
 }
+
+// privateUpstreamsSwitch names the setting that lets base URLs point at
+// loopback and private addresses (cmd/sluice: --allow-private-upstreams,
+// which Config.AllowPrivateBaseURLs carries); refusals that it would lift
+// name it, so an operator of a local Ollama or vLLM knows what to set.
+const privateUpstreamsSwitch = "--allow-private-upstreams (SLUICE_ALLOW_PRIVATE_UPSTREAMS=true)"
 
 func looksNumeric(host string) bool {
 	if host == "" {

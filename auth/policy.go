@@ -159,6 +159,25 @@ var policy = map[Op]rule{
 	OpMeTokenDelete:       {roles: accountable},
 }
 
+// reads are the operations that change nothing: every GET of the REST
+// shims and every GraphQL query field. Every other operation, and any Op
+// missing from this set, is a write (the safe side: a write is audited when
+// denied, and a write on a user or what it owns is held to the rank rule).
+var reads = map[Op]bool{
+	OpTenantList: true, OpTenantRead: true, OpGatewayList: true, OpGatewayRead: true,
+	OpKeyList: true, OpRuleList: true, OpGatewayTokenList: true,
+	OpUserList: true, OpUserRead: true, OpUserTokenList: true, OpUserGatewayList: true,
+	OpStats: true, OpStatsTimeseries: true, OpStatsAnalytics: true, OpGatewaySpend: true,
+	OpTenantSpend: true, OpTenantAnalytics: true, OpLogList: true, OpLogRead: true,
+	OpTraceList: true, OpTraceRead: true, OpPlaygroundSearch: true, OpPlaygroundTrace: true,
+	OpModelPriceList: true, OpProviderList: true, OpModelList: true, OpGuardrailStats: true,
+	OpGuardrailEvents: true, OpCircuitBreaker: true, OpAuditLog: true, OpClientErrorList: true,
+	OpMeRead: true, OpMeTokenList: true,
+}
+
+// Writes reports whether op changes state. An unknown Op is a write.
+func (op Op) Writes() bool { return !reads[op] }
+
 // Ops returns every known operation.
 func Ops() []Op {
 	out := make([]Op, 0, len(policy))

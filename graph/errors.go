@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/apierr"
 	"github.com/sluicehq/sluice/auth"
 )
@@ -30,6 +31,7 @@ const (
 	codeRateLimited      = "RATE_LIMITED"
 	codeInternal         = "INTERNAL_SERVER_ERROR"
 	codeTooComplex       = "QUERY_TOO_COMPLEX"
+	codeUnavailable      = "SERVICE_UNAVAILABLE"
 )
 
 // internalMessage is all a client learns of an unclassified error; the
@@ -57,6 +59,8 @@ func codeFor(status int) string {
 		return codePayloadTooLarge
 	case http.StatusTooManyRequests:
 		return codeRateLimited
+	case http.StatusServiceUnavailable:
+		return codeUnavailable
 	}
 	return codeInternal
 }
@@ -120,8 +124,13 @@ func presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 				attrs = append(attrs, "request_id", p.RequestID, "user_id", p.UserID)
 			}
 			log.ErrorContext(ctx, "graphql: internal error", attrs...)
-			out := present(gqlErr, apierr.Internal())
-			out.Message = internalMessage
+			// admin.ClassifyError is the mapping the REST shims use too: a
+			// store that cannot serve is a 503, anything else a 500.
+			ae, known := apierr.From(admin.ClassifyError(ie.err))
+			out := present(gqlErr, ae)
+			if !known {
+				out.Message = internalMessage
+			}
 			if p != nil && p.RequestID != "" {
 				out.Extensions["requestId"] = p.RequestID
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -56,16 +58,51 @@ func (s *Server) serveHealth(ctx *fasthttp.RequestCtx) {
 	ctx.SetBody(body)
 }
 
-// report asks Options.Health, bounded by healthTimeout, and fills what the
-// server owns. A status it does not know is reported as unavailable.
+// healthCacheTTL is how long one answer of Options.Health serves /healthz,
+// which needs no credential: a flood of probes costs one store ping a
+// second, not one each.
+const healthCacheTTL = time.Second
+
+// healthCache holds the last answer of Options.Health. Readers load it
+// without a lock; a caller that finds it stale refreshes it under mu, so
+// that concurrent probes wait for one check instead of running their own.
+type healthCache struct {
+	mu   sync.Mutex
+	last atomic.Pointer[checkedHealth]
+}
+
+type checkedHealth struct {
+	h  Health // shared by every reader: never modified once stored
+	at time.Time
+}
+
+// check returns an answer of s.health no older than healthCacheTTL.
+func (s *Server) check() Health {
+	c := &s.checked
+	if l := c.last.Load(); l != nil && time.Since(l.at) < healthCacheTTL {
+		return l.h
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l := c.last.Load(); l != nil && time.Since(l.at) < healthCacheTTL {
+		return l.h // refreshed while this caller waited
+	}
+	// Not the RequestCtx: its Done fires when shutdown begins, and a
+	// check must not keep a reference to it after the handler returns.
+	ctx, cancel := context.WithTimeout(context.Background(), healthTimeout)
+	defer cancel()
+	h := s.health(ctx)
+	c.last.Store(&checkedHealth{h: h, at: time.Now()})
+	return h
+}
+
+// report asks Options.Health (at most once per healthCacheTTL), bounded by
+// healthTimeout, and fills what the server owns in a copy. A status it
+// does not know is reported as unavailable.
 func (s *Server) report() Health {
 	h := Health{Status: StatusOK}
 	if s.health != nil {
-		// Not the RequestCtx: its Done fires when shutdown begins, and a
-		// check must not keep a reference to it after the handler returns.
-		ctx, cancel := context.WithTimeout(context.Background(), healthTimeout)
-		h = s.health(ctx)
-		cancel()
+		h = s.check()
 	}
 	switch h.Status {
 	case StatusOK, StatusDegraded, StatusUnavailable:

@@ -140,6 +140,7 @@ type Server struct {
 	version   string
 	started   time.Time
 	health    func(ctx context.Context) Health
+	checked   healthCache // the last answer of health, reused for a second
 	inference fasthttp.RequestHandler
 	admin     fasthttp.RequestHandler
 	srv       *fasthttp.Server

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // Cond is one equality condition of a query; values are always bound as
@@ -153,4 +154,21 @@ func Delete[T any](ctx context.Context, db bun.IDB, conds ...Cond) (int64, error
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// Lock locks the rows of type T matching every condition until the end of
+// the transaction tx, so that a count-then-insert under them (a cap on a
+// user's tokens) cannot be raced past. On PostgreSQL it is SELECT … FOR
+// UPDATE; SQLite needs nothing, its write transactions run one at a time
+// (the store opens them IMMEDIATE).
+func Lock[T any](ctx context.Context, tx bun.Tx, conds ...Cond) error {
+	if tx.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	var n []int
+	err := where(tx.NewSelect().Model((*T)(nil)).ColumnExpr("1"), conds).For("UPDATE").Scan(ctx, &n)
+	if err != nil && err != sql.ErrNoRows {
+		return classify(err)
+	}
+	return nil
 }

@@ -6,8 +6,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,12 +18,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sluicehq/sluice/migrations"
 )
@@ -146,6 +151,46 @@ var ErrNotFound = errors.New("not found")
 // ErrDuplicate is returned when a unique constraint refuses a write.
 var ErrDuplicate = errors.New("duplicate")
 
+// ErrUnavailable is wrapped around an error that says the store cannot be
+// reached or cannot serve now (connection refused or lost, the server
+// shutting down or out of connections, SQLite busy or failing I/O), as
+// opposed to an error of the query. The admin API answers it 503.
+var ErrUnavailable = errors.New("store unavailable")
+
+// Unavailable reports whether err says the store cannot serve now: an error
+// wrapping ErrUnavailable, or a driver error of that kind met by a query
+// that did not go through this package's helpers. It goes by the drivers'
+// error types and codes, never by message text.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.Timeout(err) {
+		return true
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*net.OpError](err); ok {
+		return true
+	}
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+		// Class 08: connection exception; 53: insufficient resources (too
+		// many connections, disk full, out of memory); 57P01–57P03: the
+		// server is shutting down or starting up.
+		c := pe.Code
+		return strings.HasPrefix(c, "08") || strings.HasPrefix(c, "53") || c == "57P01" || c == "57P02" || c == "57P03"
+	}
+	if se, ok := errors.AsType[*sqlite.Error](err); ok {
+		switch se.Code() & 0xff { // the primary result code
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
+			return true
+		}
+	}
+	return false
+}
+
 // classify maps driver errors to the package's sentinels.
 func classify(err error) error {
 	if err == nil {
@@ -154,12 +199,25 @@ func classify(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
-	msg := err.Error()
-	if strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505") ||
-		strings.Contains(msg, "constraint failed: PRIMARY KEY") {
+	if Unavailable(err) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if duplicate(err) {
 		return fmt.Errorf("%w: %v", ErrDuplicate, err)
 	}
 	return err
+}
+
+// duplicate reports whether err is a unique or primary-key violation.
+func duplicate(err error) bool {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+		return pe.Code == "23505" // unique_violation
+	}
+	if se, ok := errors.AsType[*sqlite.Error](err); ok {
+		c := se.Code()
+		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
 }
 
 // InTx runs fn in a transaction, committing when it returns nil.

@@ -21,7 +21,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(serveCmd("serve", "Serve the inference proxy, the admin API and the dashboard on one listener", partsAll),
 		serveCmd("proxy", "Serve the inference proxy alone", partsProxy),
 		serveCmd("admin", "Serve the admin API and the dashboard alone", partsAdmin),
-		migrateCmd(), tokenCmd(), mockProviderCmd(), benchCmd(), versionCmd())
+		migrateCmd(), tokenCmd(), keysCmd(), mockProviderCmd(), benchCmd(), versionCmd())
 	return root
 }
 
@@ -94,6 +94,38 @@ func tokenCmd() *cobra.Command {
 		return nil
 	})
 	root.AddCommand(create)
+	return root
+}
+
+func keysCmd() *cobra.Command {
+	root := &cobra.Command{Use: "keys", Short: "Manage the master key that seals provider keys"}
+	var c config
+	reseal := &cobra.Command{
+		Use:   "reseal",
+		Short: "Seal every provider key with the current master key (the last step of a rotation); prints counts, never keys",
+		Long: "Seal every provider key with the current master key (SLUICE_MASTER_KEY, or the key file of the\n" +
+			"embedded store). Keys sealed with the previous master key (SLUICE_MASTER_KEY_PREVIOUS or\n" +
+			"--master-key-previous-file) are opened and sealed anew, in one transaction: if any key opens with\n" +
+			"neither, nothing changes. Running it again changes nothing. See docs/security.md.",
+		Args: cobra.NoArgs,
+	}
+	c.bindFlags(reseal.Flags())
+	reseal.RunE = withConfig(&c, func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		svc, closeFn, err := openService(ctx, &c, nil)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		rep, err := svc.Reseal(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "provider keys: %d, resealed with master key %s: %d, already under it: %d\n",
+			rep.Total, rep.KeyID, rep.Resealed, rep.Current)
+		return nil
+	})
+	root.AddCommand(reseal)
 	return root
 }
 

@@ -44,9 +44,13 @@ type config struct {
 	RuleBudget time.Duration
 	// SnapshotMaxRows bounds the configuration rows a proxy loads.
 	SnapshotMaxRows int
+	// MasterKeyPreviousFile names a file holding the previous master key
+	// (a rotation in progress); the flag names the file, never the key.
+	MasterKeyPreviousFile string
 	// From the environment only: secrets do not belong in process arguments.
-	MasterKey  string
-	AdminToken string
+	MasterKey         string
+	MasterKeyPrevious string
+	AdminToken        string
 }
 
 // bindFlags registers the shared flags on fs.
@@ -64,6 +68,7 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.AllowPrivateUpstream, "allow-private-upstreams", false, "let provider base URLs point at loopback and private addresses (self-hosted models); link-local and metadata addresses stay refused")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and streams may run on after SIGTERM")
 	fs.DurationVar(&c.RuleBudget, "rule-budget", rules.DefaultBudget, "matching time the content rules may spend on one request (request, response and stream together); past it unchecked block and redact rules refuse the request (400 content_blocked) and flag rules let it pass; negative: no limit")
+	fs.StringVar(&c.MasterKeyPreviousFile, "master-key-previous-file", "", "file holding the previous master key during a rotation (or SLUICE_MASTER_KEY_PREVIOUS): provider keys sealed with it still open, and sluice keys reseal moves them to the current key")
 }
 
 // applyEnv fills every flag not set on the command line from its
@@ -86,6 +91,7 @@ func applyEnv(fs *pflag.FlagSet) error {
 
 func (c *config) loadEnvSecrets() {
 	c.MasterKey = os.Getenv("SLUICE_MASTER_KEY")
+	c.MasterKeyPrevious = os.Getenv("SLUICE_MASTER_KEY_PREVIOUS")
 	c.AdminToken = os.Getenv("SLUICE_ADMIN_TOKEN")
 }
 
@@ -118,8 +124,25 @@ func (c *config) openStore(ctx context.Context) (*store.Store, error) {
 }
 
 // box returns the sealer of provider keys: SLUICE_MASTER_KEY, or with the
-// embedded store a key file in the data dir (created with mode 0600).
+// embedded store a key file in the data dir (created with mode 0600). With
+// a previous key (SLUICE_MASTER_KEY_PREVIOUS or --master-key-previous-file)
+// it also opens values sealed with that key: a rotation in progress.
 func (c *config) box() (*secret.Box, error) {
+	b, err := c.currentBox()
+	if err != nil {
+		return nil, err
+	}
+	prev, err := c.previousBox()
+	if err != nil || prev == nil {
+		return b, err
+	}
+	if prev.KeyID() == b.KeyID() {
+		return nil, errors.New("the previous master key is the current one: set SLUICE_MASTER_KEY to the new key and the previous key to the old one")
+	}
+	return b.WithPrevious(prev), nil
+}
+
+func (c *config) currentBox() (*secret.Box, error) {
 	if c.MasterKey != "" {
 		k, err := secret.ParseKey(c.MasterKey)
 		if err != nil {
@@ -133,6 +156,30 @@ func (c *config) box() (*secret.Box, error) {
 	k, err := secret.LoadOrCreateKeyFile(filepath.Join(c.DataDir, "master.key"))
 	if err != nil {
 		return nil, err
+	}
+	return secret.NewBox(k)
+}
+
+// previousBox returns the box of the previous master key, or nil when none
+// is set. The key comes from SLUICE_MASTER_KEY_PREVIOUS or from the file
+// --master-key-previous-file names, not both.
+func (c *config) previousBox() (*secret.Box, error) {
+	raw, from := c.MasterKeyPrevious, "SLUICE_MASTER_KEY_PREVIOUS"
+	switch {
+	case raw != "" && c.MasterKeyPreviousFile != "":
+		return nil, errors.New("set the previous master key once: SLUICE_MASTER_KEY_PREVIOUS or --master-key-previous-file, not both")
+	case c.MasterKeyPreviousFile != "":
+		data, err := os.ReadFile(c.MasterKeyPreviousFile)
+		if err != nil {
+			return nil, fmt.Errorf("read --master-key-previous-file: %w", err)
+		}
+		raw, from = string(data), "--master-key-previous-file"
+	case raw == "":
+		return nil, nil
+	}
+	k, err := secret.ParseKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
 	}
 	return secret.NewBox(k)
 }

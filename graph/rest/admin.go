@@ -67,12 +67,7 @@ func NewAdmin(svc *admin.Service, opts AdminOptions) http.Handler {
 	}
 	a := &adminAPI{svc: svc, now: time.Now}
 	rt := NewRouter()
-	a.tenantRoutes(rt)
-	a.gatewayRoutes(rt)
-	a.userRoutes(rt)
-	a.accountRoutes(rt)
-	a.figureRoutes(rt)
-	a.platformRoutes(rt)
+	a.routes(rt)
 	if opts.GraphQL != nil {
 		rt.Handle(http.MethodPost, graphQLPath, mountGraphQL(opts.GraphQL, opts.Logger))
 	}
@@ -93,6 +88,46 @@ func NewAdmin(svc *admin.Service, opts AdminOptions) http.Handler {
 			authed.ServeHTTP(w, r)
 		}
 	})
+}
+
+// routes registers every REST route of the admin API on rt.
+func (a *adminAPI) routes(rt *Router) {
+	a.tenantRoutes(rt)
+	a.gatewayRoutes(rt)
+	a.userRoutes(rt)
+	a.accountRoutes(rt)
+	a.figureRoutes(rt)
+	a.platformRoutes(rt)
+}
+
+// Route names one route of the admin API.
+type Route struct {
+	Method, Pattern string
+}
+
+// Routes lists every REST route of the admin API and POST /admin/graphql,
+// sorted. The permission matrix test (internal/e2e) checks that each has a
+// row in the endpoint × role table, so a new route cannot go untested.
+func Routes() []Route {
+	rt := listingRouter()
+	return rt.list()
+}
+
+// MatchRoute returns the pattern of the admin route a request for method
+// and path (raw, query string excluded) is dispatched to.
+func MatchRoute(method, path string) (string, bool) {
+	return listingRouter().match(method, path)
+}
+
+// listingRouter is a router with every admin route, for Routes and
+// MatchRoute only: its handlers have no service and must not serve.
+func listingRouter() *Router {
+	rt := NewRouter()
+	(&adminAPI{}).routes(rt)
+	rt.Handle(http.MethodPost, graphQLPath, func(http.ResponseWriter, *http.Request, Params) error {
+		return errors.New("listing router: not for serving")
+	})
+	return rt
 }
 
 // mountGraphQL adapts the GraphQL handler to the router, which gives it

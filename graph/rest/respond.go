@@ -3,10 +3,12 @@ package rest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 
+	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/apierr"
 	"github.com/sluicehq/sluice/auth"
 )
@@ -62,15 +64,17 @@ func List[T any](w http.ResponseWriter, data []T, next *string) error {
 }
 
 // WriteError is the one place an error becomes a response. A *apierr.Error
-// (found with errors.As) is answered as it is, with Allow on a 405 and
-// WWW-Authenticate on a 401. Any other error is answered with the generic
-// 500 and logged with the request id; its text never reaches the client.
+// (found with errors.As) is answered as it is, with Allow on a 405,
+// WWW-Authenticate on a 401 and Retry-After on a 429 or 503. Any other
+// error is logged with the request id and answered as admin.ClassifyError
+// maps it: 503 when the store cannot serve, else the generic 500; its text
+// never reaches the client.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	e, ok := apierr.From(err)
-	if !ok {
+	if _, ok := errors.AsType[*apierr.Error](err); !ok {
 		slog.ErrorContext(r.Context(), "admin request failed",
 			"request_id", requestID(r), "method", r.Method, "path", requestPath(r), "err", err)
 	}
+	e, _ := apierr.From(admin.ClassifyError(err))
 	setHeaders(w)
 	h := w.Header()
 	if e.Status == http.StatusMethodNotAllowed && e.Allow != "" {
@@ -79,6 +83,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Status == http.StatusTooManyRequests && h.Get("Retry-After") == "" {
 		// The admin API's limits are per minute (sign-in, client errors).
 		h.Set("Retry-After", "60")
+	}
+	if e.Status == http.StatusServiceUnavailable && h.Get("Retry-After") == "" {
+		// The store coming back, or a hash slot freeing up: seconds.
+		h.Set("Retry-After", "5")
 	}
 	if e.Status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", `Bearer realm="sluice"`)

@@ -61,8 +61,9 @@ type node struct {
 }
 
 type route struct {
-	h     HandlerFunc
-	names []string // the wildcard names, in order
+	h       HandlerFunc
+	names   []string // the wildcard names, in order
+	pattern string
 }
 
 var _ http.Handler = (*Router)(nil)
@@ -90,7 +91,53 @@ func (rt *Router) Handle(method, pattern string, h HandlerFunc) {
 	if n.routes == nil {
 		n.routes = make(map[string]route)
 	}
-	n.routes[method] = route{h: h, names: names}
+	n.routes[method] = route{h: h, names: names, pattern: pattern}
+}
+
+// list returns every route, sorted by pattern and method.
+func (rt *Router) list() []Route {
+	var out []Route
+	var visit func(n *node)
+	visit = func(n *node) {
+		for m, ro := range n.routes {
+			out = append(out, Route{Method: m, Pattern: ro.pattern})
+		}
+		for _, c := range n.literal {
+			visit(c)
+		}
+		if n.param != nil {
+			visit(n.param)
+		}
+		if n.rest != nil {
+			visit(n.rest)
+		}
+	}
+	visit(&rt.root)
+	slices.SortFunc(out, func(a, b Route) int {
+		if c := strings.Compare(a.Pattern, b.Pattern); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Method, b.Method)
+	})
+	return out
+}
+
+// match returns the pattern a request for method and the raw path is
+// dispatched to, as ServeHTTP would.
+func (rt *Router) match(method, path string) (string, bool) {
+	raw, dec, err := splitPath(path)
+	if err != nil {
+		return "", false
+	}
+	var pattern string
+	rt.root.walk(raw, dec, nil, func(n *node, _ []string) bool {
+		if ro, ok := n.routes[method]; ok {
+			pattern = ro.pattern
+			return true
+		}
+		return false
+	})
+	return pattern, pattern != ""
 }
 
 // insert walks (creating) the nodes of pattern and returns the last one and
