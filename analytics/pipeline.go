@@ -50,9 +50,13 @@ type Pipeline struct {
 	log   *slog.Logger
 	spill *spill
 
-	// mu guards the ring (a FIFO of n records from head) and closed.
+	// mu guards the ring (a FIFO of n records from head, with the Size
+	// of each in sizes at the same index and their sum in bytes) and
+	// closed.
 	mu     sync.Mutex
 	ring   []*Record
+	sizes  []int64
+	bytes  int64
 	head   int
 	n      int
 	closed bool // Run has stopped: Enqueue spills directly
@@ -96,6 +100,7 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 		cfg:    cfg,
 		log:    cfg.Logger.With("component", "analytics-pipeline"),
 		ring:   make([]*Record, cfg.Queue),
+		sizes:  make([]int64, cfg.Queue),
 		wakeAt: min(cfg.BatchSize, cfg.Queue),
 		notify: make(chan struct{}, 1),
 	}
@@ -125,6 +130,11 @@ func (p *Pipeline) registerMetrics(set *metrics.Set) {
 		return
 	}
 	set.NewGauge("sluice_pipeline_queue_depth", func() float64 { return float64(p.queued()) })
+	set.NewGauge("sluice_pipeline_queue_bytes", func() float64 {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return float64(p.bytes)
+	})
 	set.NewGauge("sluice_pipeline_spill_bytes", func() float64 { return float64(p.spill.size()) })
 	set.NewGauge("sluice_pipeline_writer_healthy", func() float64 {
 		if p.healthy.Load() {
@@ -135,21 +145,24 @@ func (p *Pipeline) registerMetrics(set *metrics.Set) {
 }
 
 // Enqueue hands rec to the pipeline, which owns it from then on. It never
-// waits for the writer: when the in-memory queue is full (or Run has
-// stopped) the record is appended to the spill on disk instead.
+// waits for the writer: when the in-memory queue is full, in records or
+// in bytes (or Run has stopped), the record is appended to the spill on
+// disk instead.
 func (p *Pipeline) Enqueue(rec *Record) {
 	if rec == nil {
 		return
 	}
+	size := rec.Size()
 	p.mu.Lock()
-	if !p.closed && p.n < len(p.ring) {
+	if !p.closed && p.n < len(p.ring) && p.bytes+size <= p.cfg.QueueBytes {
 		i := p.head + p.n
 		if i >= len(p.ring) {
 			i -= len(p.ring)
 		}
-		p.ring[i] = rec
+		p.ring[i], p.sizes[i] = rec, size
 		p.n++
-		wake := p.n >= p.wakeAt
+		p.bytes += size
+		wake := p.ready()
 		p.mu.Unlock()
 		if wake {
 			select {
@@ -165,8 +178,12 @@ func (p *Pipeline) Enqueue(rec *Record) {
 
 // Stats reports the pipeline's figures.
 func (p *Pipeline) Stats() PipelineStats {
+	p.mu.Lock()
+	queuedBytes := p.bytes
+	p.mu.Unlock()
 	st := PipelineStats{
 		Queued:          p.queued(),
+		QueuedBytes:     queuedBytes,
 		SpilledBytes:    p.spill.size(),
 		SpilledRecords:  int64(p.spilled.Get()),
 		ReplayedRecords: int64(p.replayed.Get()),
@@ -207,16 +224,27 @@ func (p *Pipeline) takeLive(limit int, holding *atomic.Int64) []*Record {
 			j -= len(p.ring)
 		}
 		p.ring[j] = nil
+		p.bytes -= p.sizes[j]
 	}
 	p.head = (p.head + k) % len(p.ring)
 	p.n -= k
 	return out
 }
 
-func (p *Pipeline) queueLen() int {
+// queueLen returns the records in the queue and whether they make a batch
+// to write at once.
+func (p *Pipeline) queueLen() (n int, ready bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.n
+	return p.n, p.ready()
+}
+
+// ready reports whether the queue holds a full batch, or half its bytes:
+// the writer then takes a batch at once rather than at the next
+// FlushInterval, so that the byte bound does not spill records that a
+// write would make room for. The caller holds mu.
+func (p *Pipeline) ready() bool {
+	return p.n >= p.wakeAt || p.n > 0 && p.bytes >= p.cfg.QueueBytes/2
 }
 
 // spillOne spills a record that found the queue full.
@@ -461,7 +489,7 @@ func (r *runner) next(ctx context.Context) bool {
 		if r.replay == nil {
 			r.maybeReplay()
 		}
-		if n := p.queueLen(); (n >= p.wakeAt || (n > 0 && time.Since(r.lastLive) >= p.cfg.FlushInterval)) && r.takeLive() {
+		if n, ready := p.queueLen(); (ready || (n > 0 && time.Since(r.lastLive) >= p.cfg.FlushInterval)) && r.takeLive() {
 			return true
 		}
 		if r.replay != nil {

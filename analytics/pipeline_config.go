@@ -10,15 +10,19 @@ import (
 
 // Defaults of PipelineConfig.
 const (
-	DefaultPipelineQueue   = 100_000
-	DefaultBatchSize       = 5_000
-	DefaultFlushInterval   = 500 * time.Millisecond
-	DefaultMaxSpillBytes   = 1 << 30
-	DefaultFsyncInterval   = time.Second
-	DefaultStallTimeout    = 5 * time.Second
-	DefaultShutdownTimeout = 5 * time.Second
-	DefaultWriteTimeout    = 30 * time.Second
-	DefaultMaxBackoff      = 30 * time.Second
+	DefaultPipelineQueue = 100_000
+	// DefaultQueueBytesPerRecord makes the default QueueBytes: twice what
+	// a record without bodies takes, so that the byte bound only binds
+	// when bodies are logged.
+	DefaultQueueBytesPerRecord = 4 << 10
+	DefaultBatchSize           = 5_000
+	DefaultFlushInterval       = 500 * time.Millisecond
+	DefaultMaxSpillBytes       = 1 << 30
+	DefaultFsyncInterval       = time.Second
+	DefaultStallTimeout        = 5 * time.Second
+	DefaultShutdownTimeout     = 5 * time.Second
+	DefaultWriteTimeout        = 30 * time.Second
+	DefaultMaxBackoff          = 30 * time.Second
 )
 
 // PipelineConfig configures a Pipeline. Zero fields take the defaults.
@@ -32,6 +36,13 @@ type PipelineConfig struct {
 	// Queue bounds the in-memory queue in records (default 100,000). A
 	// record enqueued while it is full goes to the spill instead.
 	Queue int
+	// QueueBytes bounds the in-memory queue in bytes, as Record.Size counts
+	// them (default DefaultQueueBytesPerRecord per record of Queue: 400
+	// MiB for 100,000): logged bodies make records of very different
+	// sizes, and 100,000 records of two 64 KiB bodies would be 12 GiB. A record that would pass the bound goes to the spill
+	// instead, as when the queue is full. The batch being written was
+	// taken from the queue and is held besides it.
+	QueueBytes int64
 	// BatchSize is the most records one write takes (default 5,000); a full
 	// batch is written at once.
 	BatchSize int
@@ -73,11 +84,12 @@ func (c *PipelineConfig) Validate() error {
 	if c.Dir == "" {
 		return errors.New("analytics pipeline: a spill directory is required")
 	}
-	if c.Queue < 0 || c.BatchSize < 0 || c.MaxSpillBytes < 0 || c.FlushInterval < 0 || c.FsyncInterval < 0 ||
+	if c.Queue < 0 || c.QueueBytes < 0 || c.BatchSize < 0 || c.MaxSpillBytes < 0 || c.FlushInterval < 0 || c.FsyncInterval < 0 ||
 		c.StallTimeout < 0 || c.ShutdownTimeout < 0 || c.WriteTimeout < 0 || c.MaxBackoff < 0 {
 		return errors.New("analytics pipeline: sizes and durations must not be negative")
 	}
 	setDefault(&c.Queue, DefaultPipelineQueue)
+	setDefault(&c.QueueBytes, int64(c.Queue)*DefaultQueueBytesPerRecord)
 	setDefault(&c.BatchSize, DefaultBatchSize)
 	setDefault(&c.MaxSpillBytes, DefaultMaxSpillBytes)
 	setDefault(&c.FlushInterval, DefaultFlushInterval)
@@ -106,6 +118,9 @@ type PipelineStats struct {
 	// Queued is the records in memory: waiting, or in the batch being
 	// written.
 	Queued int64 `json:"queued"`
+	// QueuedBytes is the size of the records waiting in the queue (the
+	// batch being written not included), as Record.Size counts them.
+	QueuedBytes int64 `json:"queued_bytes"`
 	// SpilledBytes is the size of the spill on disk.
 	SpilledBytes int64 `json:"spilled_bytes"`
 	// SpilledRecords counts the records this process wrote to the spill.
