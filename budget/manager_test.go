@@ -297,24 +297,73 @@ func TestInitFromPersistedSpend(t *testing.T) {
 	}
 }
 
-// TestInitReadFails: a counter whose persisted spend cannot be read starts
-// from zero and takes the persisted spend once it can be read.
+// readsOf passes the reads of one scope to src; the others read 0.
+type readsOf struct {
+	src   *spendMap
+	scope string
+}
+
+func (r readsOf) SpendSince(ctx context.Context, scope string, start time.Time) (int64, error) {
+	if scope != r.scope {
+		return 0, nil
+	}
+	return r.src.SpendSince(ctx, scope, start)
+}
+
+// TestInitReadFails: a hard budget whose persisted spend cannot be read
+// (the analytics store is down at a restart) refuses with Unknown rather
+// than start from zero, reads again at most every UnknownSpendRetry, and
+// starts from the persisted spend once it can be read. A soft budget's
+// counter starts from zero and takes the persisted spend once it can be
+// read.
 func TestInitReadFails(t *testing.T) {
 	for name, mk := range managers() {
-		t.Run(name, func(t *testing.T) {
+		t.Run(name+"/hard", func(t *testing.T) {
+			src := &spendMap{}
+			src.set("user:x", 0, errors.New("analytics down"))
+			m := mk(t, Config{Spend: readsOf{src, "user:x"}})
+			lim := []Limit{{Scope: "gateway:g", Amount: usd(5), Period: "monthly", Hard: true},
+				{Scope: "user:x", Amount: usd(1), Period: "total", Hard: true}}
+			for range 3 {
+				_, ref := m.Reserve(context.Background(), march, lim, usd(0.5))
+				if ref == nil || !ref.Unknown || ref.RetryAfter != UnknownSpendRetry || ref.Limit.Scope != "user:x" {
+					t.Fatalf("refusal %+v, want Unknown for user:x while its spend cannot be read", ref)
+				}
+			}
+			if src.reads != 1 { // the refusals that follow the first do not read
+				t.Errorf("%d reads of the persisted spend of user:x, want 1", src.reads)
+			}
+			if _, reserved := state(t, m, "gateway:g", monthStart); reserved != 0 {
+				t.Errorf("gateway:g holds %s after the refusals, want 0", reserved)
+			}
+			src.set("user:x", int64(usd(0.8)), nil)
+			m.unknown.Store(m.key("user:x", "total", march).name, time.Now()) // due now
+			if _, ref := m.Reserve(context.Background(), march, lim, usd(0.5)); ref == nil || ref.Unknown {
+				t.Errorf("refusal %+v: 0.8 spent + 0.5 admitted against 1", ref)
+			}
+			r, ref := m.Reserve(context.Background(), march, lim, usd(0.2))
+			if ref != nil {
+				t.Fatalf("0.8 spent + 0.2 refused: %+v", ref)
+			}
+			m.Settle(context.Background(), r, usd(0.2))
+			if spent, _ := state(t, m, "user:x", time.Time{}); spent != usd(1) {
+				t.Errorf("spent %s, want the persisted 0.8 + 0.2", spent)
+			}
+		})
+		t.Run(name+"/soft", func(t *testing.T) {
 			src := &spendMap{}
 			src.set("user:x", 0, errors.New("analytics down"))
 			m := mk(t, Config{Spend: src})
-			lim := []Limit{{Scope: "user:x", Amount: usd(1), Period: "total", Hard: true}}
+			lim := []Limit{{Scope: "user:x", Amount: usd(1), Period: "total", Hard: false}}
 			r, ref := m.Reserve(context.Background(), march, lim, usd(0.5))
 			if ref != nil {
-				t.Fatal("refused while the persisted spend is unknown")
+				t.Fatal("a soft budget refused")
 			}
 			m.Settle(context.Background(), r, usd(0.1))
 			src.set("user:x", int64(usd(0.8)), nil)
 			m.reloads.Store(m.key("user:x", "total", march).name, time.Now()) // due now
 			if _, ref := m.Reserve(context.Background(), march, lim, usd(0.1)); ref != nil {
-				t.Fatal("refused 0.1 against 0.1 spent")
+				t.Fatal("a soft budget refused")
 			}
 			if spent, _ := state(t, m, "user:x", time.Time{}); spent != usd(0.8) {
 				t.Errorf("spent %s after the late read, want 0.8 (the larger of 0.1 counted and 0.8 persisted)", spent)

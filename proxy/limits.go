@@ -246,12 +246,17 @@ func worstCost(c *call, p *plan) money.USD {
 	return worst
 }
 
-// budgetExceeded is the 429 of a hard budget with not enough left.
+// budgetExceeded is the 429 of a hard budget with not enough left, or
+// the 503 of one whose spend is not known (budget.Refusal.Unknown).
 func budgetExceeded(c *call, ref *budget.Refusal) *apierr.Error {
 	c.retryAfter = retryAfterSeconds(ref.RetryAfter)
 	what := "gateway"
 	if ref.Limit.Scope != budget.GatewayScope(c.gw.ID) {
 		what = "user"
+	}
+	if ref.Unknown {
+		return apierr.Unavailable("the %s budget's spend cannot be read now (the analytics store does not answer); a hard budget refuses requests until it can; retry after %s s",
+			what, c.retryAfter)
 	}
 	resets := "it does not reset (period total)"
 	if ref.ResetsAt != nil {
