@@ -122,19 +122,47 @@ func (c *Counter) Count(model, text string) int {
 	if text == "" {
 		return 0
 	}
+	e, slot, tag := c.entry(model, maphash.String(c.seed, text))
+	if n, ok := cached(slot, tag); ok {
+		return n
+	}
+	return remember(slot, tag, e.count(text))
+}
+
+// CountBytes is Count of a text held in bytes (a request's, as parsed):
+// a text counted before costs neither a copy nor an allocation.
+func (c *Counter) CountBytes(model string, text []byte) int {
+	if len(text) == 0 {
+		return 0
+	}
+	e, slot, tag := c.entry(model, maphash.Bytes(c.seed, text))
+	if n, ok := cached(slot, tag); ok {
+		return n
+	}
+	return remember(slot, tag, e.count(string(text)))
+}
+
+// entry returns model's encoding and the cache slot and tag of a text
+// whose hash is h.
+func (c *Counter) entry(model string, h uint64) (*encoding, *atomic.Uint64, uint64) {
 	e := &c.cl100k
 	if Encoding(model) == O200kBase {
 		e = &c.o200k
-	}
-	h := maphash.String(c.seed, text)
-	if e == &c.o200k {
 		h ^= 0x9e3779b97f4a7c15 // the same text in the other encoding is another entry
 	}
-	slot, tag := &c.cache[h&(cacheSlots-1)], h>>countBits
+	return e, &c.cache[h&(cacheSlots-1)], h >> countBits
+}
+
+// cached returns the count a slot holds for tag.
+func cached(slot *atomic.Uint64, tag uint64) (int, bool) {
 	if v := slot.Load(); v != 0 && v>>countBits == tag {
-		return int(v&(1<<countBits-1)) - 1
+		return int(v&(1<<countBits-1)) - 1, true
 	}
-	n := e.count(text)
+	return 0, false
+}
+
+// remember stores n in slot under tag (when it fits) and returns it.
+func remember(slot *atomic.Uint64, tag uint64, n int) int {
 	if n+1 < 1<<countBits {
 		slot.Store(tag<<countBits | uint64(n+1))
 	}

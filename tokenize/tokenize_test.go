@@ -162,7 +162,8 @@ func TestCountConcurrent(t *testing.T) {
 }
 
 // TestCountCache: counts are kept and answered from the cache, per
-// encoding; what the cache answers is what the encoder counts.
+// encoding, for Count and CountBytes alike; what the cache answers is
+// what the encoder counts.
 func TestCountCache(t *testing.T) {
 	t.Parallel()
 	c := New()
@@ -187,6 +188,9 @@ func TestCountCache(t *testing.T) {
 				if got := c.Count(model, text); got != want {
 					t.Errorf("Count(%s, %.20q…) #%d = %d, want %d", model, text, i, got, want)
 				}
+				if got := c.CountBytes(model, []byte(text)); got != want {
+					t.Errorf("CountBytes(%s, %.20q…) #%d = %d, want %d", model, text, i, got, want)
+				}
 			}
 		}
 	}
@@ -204,6 +208,18 @@ func BenchmarkCount(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		c.o200k.count(text)
+	}
+}
+
+// BenchmarkCountBytesCached is the cost of a text in bytes counted before.
+func BenchmarkCountBytesCached(b *testing.B) {
+	c := New()
+	text := []byte(strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20))
+	c.CountBytes("gpt-4o", text)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		c.CountBytes("gpt-4o", text)
 	}
 }
 
