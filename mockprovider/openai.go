@@ -50,9 +50,11 @@ type openAIRequest struct {
 	StreamOptions struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	EncodingFormat      string `json:"encoding_format"`
-	MaxTokens           *int   `json:"max_tokens"`
-	MaxCompletionTokens *int   `json:"max_completion_tokens"`
+	EncodingFormat string `json:"encoding_format"`
+	// The maximum output (0: none); ints, not pointers, so that decoding
+	// a request allocates nothing for them.
+	MaxTokens           int `json:"max_tokens"`
+	MaxCompletionTokens int `json:"max_completion_tokens"`
 }
 
 type openAIMessage struct {
@@ -210,9 +212,9 @@ func (s *Server) serveOpenAI(ctx *fasthttp.RequestCtx, kind openAIKind, st Step)
 	r.text = echo(r.text)
 	r.completion = 3 + words(r.text)
 	if st.AnswerTokens > 0 && kind != openAIEmbedding {
-		limit := intOf(req.MaxCompletionTokens)
+		limit := req.MaxCompletionTokens
 		if limit == 0 {
-			limit = intOf(req.MaxTokens)
+			limit = req.MaxTokens
 		}
 		r.text, r.completion, r.cut = longAnswer(st, limit)
 	}
@@ -353,12 +355,16 @@ func (r *openAIReply) appendBody(b []byte) []byte {
 		b = r.appendHead(b, "chat.completion")
 		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`+answerPrefix...)
 		b = jsonstr.AppendEscaped(b, r.text)
-		b = append(b, `"},"logprobs":null,"finish_reason":"`+r.finish()+`"}]`...)
+		b = append(b, `"},"logprobs":null,"finish_reason":"`...)
+		b = append(b, r.finish()...)
+		b = append(b, `"}]`...)
 	case openAICompletion:
 		b = r.appendHead(b, "text_completion")
 		b = append(b, `"choices":[{"text":"`+answerPrefix...)
 		b = jsonstr.AppendEscaped(b, r.text)
-		b = append(b, `","index":0,"logprobs":null,"finish_reason":"`+r.finish()+`"}]`...)
+		b = append(b, `","index":0,"logprobs":null,"finish_reason":"`...)
+		b = append(b, r.finish()...)
+		b = append(b, `"}]`...)
 	case openAIEmbedding:
 		b = append(b, `{"object":"list","data":[`...)
 		for i, t := range r.texts {

@@ -53,14 +53,6 @@ func longAnswer(st Step, limit int) (text string, tokens int, cut bool) {
 	return strings.Repeat(answerWord+" ", n-1) + answerWord, tokens, cut
 }
 
-// intOf is *p, or 0 for nil.
-func intOf(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
 // words counts the white-space-separated words of s, the mock's tokens.
 func words(s string) int {
 	n, in := 0, false

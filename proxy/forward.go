@@ -281,7 +281,7 @@ func (h *Inference) forward(c *call) {
 		attempts++
 		prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
 		req := &providers.Request{Op: c.route.op, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
-			ClientWantsUsage: c.in.includeUsage, Header: hdr, Deadline: deadline,
+			ClientWantsUsage: c.in.includeUsage, Header: hdr, Deadline: deadline, MaxOutputTokens: c.lim.capOut,
 			Cred: providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 		c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, attempts
 		spanStart, n := h.cfg.Now(), attempts
