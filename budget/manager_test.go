@@ -372,6 +372,56 @@ func TestInitReadFails(t *testing.T) {
 	}
 }
 
+// TestPeriodResetAcrossReplicas (checklist 41): three replicas sharing
+// Redis across a UTC midnight. A request admitted at 23:59:59 and settled
+// after midnight counts once, in the old day; the new day's counter is
+// started once — a replica that uses it after another has counted in it
+// takes the shared counter, not the persisted spend (which lags: the
+// analytics store has not seen those requests yet), so nothing is reset
+// twice.
+func TestPeriodResetAcrossReplicas(t *testing.T) {
+	src := &spendMap{}
+	src.set("gateway:midnight", 0, nil) // the analytics store: nothing yet
+	mk := managers()["redis"]
+	reps := []*Manager{mk(t, Config{Spend: src}), mk(t, Config{Spend: src}), mk(t, Config{Spend: src})}
+	ctx := context.Background()
+	lim := []Limit{{Scope: "gateway:midnight", Amount: usd(1), Period: "daily", Hard: true}}
+	late := time.Date(2026, 3, 10, 23, 59, 59, 500_000_000, time.UTC)
+	straddling, ref := reps[0].Reserve(ctx, late, lim, usd(0.4))
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	after := late.Add(time.Second)
+	r, ref := reps[1].Reserve(ctx, after, lim, usd(0.3))
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	reps[1].Settle(ctx, r, usd(0.3))
+	// Replicas 0 and 2 first use the new day now, concurrently.
+	var wg sync.WaitGroup
+	for _, m := range []*Manager{reps[0], reps[2]} {
+		wg.Go(func() {
+			r, ref := m.Reserve(ctx, after.Add(time.Second), lim, usd(0.2))
+			if ref != nil {
+				t.Error(ref)
+				return
+			}
+			m.Settle(ctx, r, usd(0.2))
+		})
+	}
+	wg.Wait()
+	reps[0].Settle(ctx, straddling, usd(0.4)) // after midnight: in its own day
+	day10 := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
+	for i, m := range reps {
+		if spent, reserved := state(t, m, "gateway:midnight", day10); spent != usd(0.4) || reserved != 0 {
+			t.Errorf("replica %d, day 10: spent %s reserved %s, want 0.4 and 0", i, spent, reserved)
+		}
+		if spent, reserved := state(t, m, "gateway:midnight", day10.AddDate(0, 0, 1)); spent != usd(0.7) || reserved != 0 {
+			t.Errorf("replica %d, day 11: spent %s reserved %s, want 0.3 + 0.2 + 0.2 and 0 (started once)", i, spent, reserved)
+		}
+	}
+}
+
 // TestLeaseLapses: the reservation of a request never settled (its
 // process died) stops holding budget after LeaseTTL.
 func TestLeaseLapses(t *testing.T) {

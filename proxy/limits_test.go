@@ -387,16 +387,19 @@ func TestEveryRouteIsLimited(t *testing.T) {
 	}
 }
 
-// TestRateLimitAcrossReplicas: two proxies sharing one Redis, a 100-rpm
-// gateway limit and 300 concurrent requests: exactly 100 are admitted.
+// TestRateLimitAcrossReplicas (checklist 42): three proxies sharing one
+// Redis, a 100-rpm gateway limit and 1000 requests: exactly 100 are
+// admitted (the count is one atomic script: no tolerance); every 429
+// carries Retry-After and the x-ratelimit-*-requests headers; the window
+// key carries a TTL of the window and a second.
 func TestRateLimitAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	_, prefix := testenv.Redis(t)
+	client, prefix := testenv.Redis(t)
 	h := newHarness(t, harnessConfig{})
 	h.update(admin.GatewaySettings{RateLimit: rpm(100)})
 	var reps []*limitProc
 	var lims []*ratelimit.Redis
-	for range 2 {
+	for range 3 {
 		lim, b := sharedRedis(t, redisClient(t, ""), prefix, 10*time.Second)
 		lims = append(lims, lim)
 		reps = append(reps, h.limitReplica(t, lim, b))
@@ -404,24 +407,31 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 	var ok, limited atomic.Int64
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 50) // 50 clients at a time
-	for i := range 300 {
+	for i := range 1000 {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			resp, b := h.post(reps[i%2].addr, chatPath, h.token, chatBody("openai/gpt-4o-mini", ""))
+			resp, b := h.post(reps[i%3].addr, chatPath, h.token, chatBody("openai/gpt-4o-mini", ""))
 			switch {
 			case resp.StatusCode == 200:
 				ok.Add(1)
 			case resp.StatusCode == 429 && errCode(b) == "rate_limit_exceeded":
 				limited.Add(1)
+				ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+				if err != nil || ra < 1 || ra > 60 || resp.Header.Get("x-ratelimit-remaining-requests") != "0" ||
+					resp.Header.Get("x-ratelimit-limit-requests") != "100" || resp.Header.Get("x-ratelimit-reset-requests") == "" {
+					t.Errorf("429 headers Retry-After %q, x-ratelimit-limit/remaining/reset-requests %q %q %q",
+						resp.Header.Get("Retry-After"), resp.Header.Get("x-ratelimit-limit-requests"),
+						resp.Header.Get("x-ratelimit-remaining-requests"), resp.Header.Get("x-ratelimit-reset-requests"))
+				}
 			default:
 				t.Errorf("status %d: %s", resp.StatusCode, b)
 			}
 		})
 	}
 	wg.Wait()
-	if ok.Load() != 100 || limited.Load() != 200 {
-		t.Errorf("%d admitted and %d limited, want exactly 100 and 200", ok.Load(), limited.Load())
+	if ok.Load() != 100 || limited.Load() != 900 {
+		t.Errorf("%d admitted and %d limited, want exactly 100 and 900", ok.Load(), limited.Load())
 	}
 	if n := h.mock.Count(); n != 100 {
 		t.Errorf("the provider saw %d requests, want 100", n)
@@ -430,6 +440,10 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 		if n := l.Fallbacks(); n != 0 {
 			t.Errorf("replica %d fell back %d times", i, n)
 		}
+	}
+	key := prefix + "rl:gw:" + h.gw.ID + ":rpm"
+	if ttl := client.PTTL(context.Background(), key).Val(); ttl <= 0 || ttl > ratelimit.Window+time.Second {
+		t.Errorf("PTTL of %s is %s, want (0, %s]", key, ttl, ratelimit.Window+time.Second)
 	}
 }
 
