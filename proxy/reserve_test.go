@@ -404,3 +404,28 @@ func BenchmarkPromptBound(b *testing.B) {
 		}
 	})
 }
+
+// TestCapOnCompletionsAndEmbeddings: under a hard budget a legacy
+// completion without max_tokens reserves and is capped at 16 tokens
+// (OpenAI's default), whatever the upstream would answer; embeddings
+// have no output: nothing is added to their body.
+func TestCapOnCompletionsAndEmbeddings(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	h.update(hardBudget(money.FromFloat(100), "monthly"))
+	h.mock.Script(mockprovider.Step{AnswerTokens: 5000})
+	resp, b := h.post(h.addr, gwPath("compat/completions"), h.token, `{"model":"openai/gpt-3.5-turbo-instruct","prompt":"say hello"}`)
+	wantStatus(t, resp, b, 200)
+	if u := answerUsage(t, b); u.CompletionTokens != defaultCompletionTokens {
+		t.Errorf("completion tokens %d, want the cap %d", u.CompletionTokens, defaultCompletionTokens)
+	}
+	resp, b = h.post(h.addr, gwPath("openai/embeddings"), h.token, `{"model":"text-embedding-3-small","input":"hi"}`)
+	wantStatus(t, resp, b, 200)
+	reqs := h.mock.Requests()
+	if sent := string(reqs[0].Body); !strings.Contains(sent, `"max_tokens":16`) {
+		t.Errorf("completion body %s lacks the cap", sent)
+	}
+	if sent := string(reqs[1].Body); strings.Contains(sent, "max_tokens") {
+		t.Errorf("embeddings body %s has a cap", sent)
+	}
+}
