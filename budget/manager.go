@@ -228,10 +228,11 @@ func NewLocal(spend SpendSource) *Manager {
 func (m *Manager) Fallbacks() int64 { return m.guard.Fallbacks() }
 
 // Reserve holds cost against every limit for a request admitted at now.
-// It refuses when a hard limit has not enough left: then nothing stays
-// held. It never fails: a Redis failure is answered by the fallback, a
-// failed read of the persisted spend by a counter starting from zero
-// (read again later).
+// It refuses when a hard limit has not enough left, or when the spend of a
+// hard limit whose counter has to start cannot be read (Refusal.Unknown):
+// then nothing stays held. It never fails: a Redis failure is answered by
+// the fallback; a soft limit whose persisted spend cannot be read starts
+// from zero (read again later).
 func (m *Manager) Reserve(ctx context.Context, now time.Time, limits []Limit, cost money.USD) (*Reservation, *Refusal) {
 	r := &Reservation{}
 	cost = max(cost, 0)

@@ -69,7 +69,8 @@ type limitScope struct {
 // admit applies the rate limits (gateway, token, user) and reserves the
 // request's worst-case cost against its budgets (gateway, user) before
 // any upstream call. It is the one choke point every provider-reaching
-// request passes. A refusal is a 429.
+// request passes. A refusal is a 429 (a 503 when a hard budget's spend
+// cannot be read).
 //
 // Tokens per minute are reserved first (the request's worst case in
 // tokens, trued up at settle), then requests per minute are counted, then
