@@ -14,18 +14,7 @@ import (
 	"github.com/sluicehq/sluice/ids"
 )
 
-// Defaults of PipelineConfig.
 const (
-	DefaultPipelineQueue   = 100_000
-	DefaultBatchSize       = 5_000
-	DefaultFlushInterval   = 500 * time.Millisecond
-	DefaultMaxSpillBytes   = 1 << 30
-	DefaultFsyncInterval   = time.Second
-	DefaultStallTimeout    = 5 * time.Second
-	DefaultShutdownTimeout = 5 * time.Second
-	DefaultWriteTimeout    = 30 * time.Second
-	DefaultMaxBackoff      = 30 * time.Second
-
 	// firstBackoff is the wait after the first failed write; it doubles up
 	// to MaxBackoff.
 	firstBackoff = 100 * time.Millisecond
@@ -35,110 +24,6 @@ const (
 	// errorLogEvery rate-limits the log line about a failing writer.
 	errorLogEvery = time.Minute
 )
-
-// PipelineConfig configures a Pipeline. Zero fields take the defaults.
-type PipelineConfig struct {
-	// Writer stores batches (a backend). Required.
-	Writer Writer
-	// Dir is the spill directory, e.g. <data-dir>/spool. Required; created
-	// with mode 0700 when missing. It belongs to one pipeline: two on one
-	// directory would replay (and delete) each other's segments.
-	Dir string
-	// Queue bounds the in-memory queue in records (default 100,000). A
-	// record enqueued while it is full goes to the spill instead.
-	Queue int
-	// BatchSize is the most records one write takes (default 5,000); a full
-	// batch is written at once.
-	BatchSize int
-	// FlushInterval is the longest a record waits for a batch to fill
-	// (default 500 ms).
-	FlushInterval time.Duration
-	// MaxSpillBytes bounds the spill on disk (default 1 GiB). Beyond it new
-	// records are dropped and counted in sluice_pipeline_dropped_total.
-	MaxSpillBytes int64
-	// FsyncInterval is how often the spill is fsync'd (default 1 s): the
-	// spilled records a power loss or kernel crash can take.
-	FsyncInterval time.Duration
-	// StallTimeout is how long a write may run before the writer counts as
-	// stalled (default 5 s): from then on, as while it fails, every fsync
-	// tick moves the queue to the spill. Longer than the writes of a large
-	// batch on a loaded server take, shorter than a SIGKILL should cost.
-	StallTimeout time.Duration
-	// ShutdownTimeout bounds the final flush when Run's context ends
-	// (default 5 s); what is not written by then is spilled.
-	ShutdownTimeout time.Duration
-	// WriteTimeout bounds one Writer.Write (default 30 s).
-	WriteTimeout time.Duration
-	// MaxBackoff caps the wait between retries of a failed write (default
-	// 30 s; the first wait is 100 ms or MaxBackoff if smaller).
-	MaxBackoff time.Duration
-	// Metrics receives the pipeline's metrics; nil registers none. One
-	// pipeline per set: the names are fixed.
-	Metrics *metrics.Set
-	Logger  *slog.Logger
-	// Now is the clock of the log rate limits (default time.Now).
-	Now func() time.Time
-}
-
-// Validate fills the defaults of unset fields and reports an invalid one.
-func (c *PipelineConfig) Validate() error {
-	if c.Writer == nil {
-		return errors.New("analytics pipeline: a writer is required")
-	}
-	if c.Dir == "" {
-		return errors.New("analytics pipeline: a spill directory is required")
-	}
-	if c.Queue < 0 || c.BatchSize < 0 || c.MaxSpillBytes < 0 || c.FlushInterval < 0 || c.FsyncInterval < 0 ||
-		c.StallTimeout < 0 || c.ShutdownTimeout < 0 || c.WriteTimeout < 0 || c.MaxBackoff < 0 {
-		return errors.New("analytics pipeline: sizes and durations must not be negative")
-	}
-	setDefault(&c.Queue, DefaultPipelineQueue)
-	setDefault(&c.BatchSize, DefaultBatchSize)
-	setDefault(&c.MaxSpillBytes, DefaultMaxSpillBytes)
-	setDefault(&c.FlushInterval, DefaultFlushInterval)
-	setDefault(&c.FsyncInterval, DefaultFsyncInterval)
-	setDefault(&c.StallTimeout, DefaultStallTimeout)
-	setDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
-	setDefault(&c.WriteTimeout, DefaultWriteTimeout)
-	setDefault(&c.MaxBackoff, DefaultMaxBackoff)
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	return nil
-}
-
-func setDefault[T int | int64 | time.Duration](v *T, def T) {
-	if *v == 0 {
-		*v = def
-	}
-}
-
-// PipelineStats are the pipeline's figures, for /healthz.
-type PipelineStats struct {
-	// Queued is the records in memory: waiting, or in the batch being
-	// written.
-	Queued int64 `json:"queued"`
-	// SpilledBytes is the size of the spill on disk.
-	SpilledBytes int64 `json:"spilled_bytes"`
-	// SpilledRecords counts the records this process wrote to the spill.
-	SpilledRecords int64 `json:"spilled_records"`
-	// ReplayedRecords counts the spilled records written since start-up.
-	ReplayedRecords int64 `json:"replayed_records"`
-	// WrittenRecords counts every record written since start-up, replayed
-	// ones included.
-	WrittenRecords int64 `json:"written_records"`
-	// DroppedRecords counts the records lost: spill budget exhausted, disk
-	// full, or a corrupt or torn spill record.
-	DroppedRecords int64 `json:"dropped_records"`
-	// LastError is the error of the last failed write, "" once a write
-	// succeeds again.
-	LastError string `json:"last_error,omitempty"`
-	// WriterHealthy is false from a failed write to the next success.
-	WriterHealthy bool `json:"writer_healthy"`
-}
 
 // Pipeline carries records from the proxy to a Writer: a bounded in-memory
 // queue, batches written by size or time, and a spill on disk for what the
@@ -165,9 +50,13 @@ type Pipeline struct {
 	log   *slog.Logger
 	spill *spill
 
-	// mu guards the ring (a FIFO of n records from head) and closed.
+	// mu guards the ring (a FIFO of n records from head, with the Size
+	// of each in sizes at the same index and their sum in bytes) and
+	// closed.
 	mu     sync.Mutex
 	ring   []*Record
+	sizes  []int64
+	bytes  int64
 	head   int
 	n      int
 	closed bool // Run has stopped: Enqueue spills directly
@@ -211,6 +100,7 @@ func NewPipeline(cfg PipelineConfig) (*Pipeline, error) {
 		cfg:    cfg,
 		log:    cfg.Logger.With("component", "analytics-pipeline"),
 		ring:   make([]*Record, cfg.Queue),
+		sizes:  make([]int64, cfg.Queue),
 		wakeAt: min(cfg.BatchSize, cfg.Queue),
 		notify: make(chan struct{}, 1),
 	}
@@ -240,6 +130,11 @@ func (p *Pipeline) registerMetrics(set *metrics.Set) {
 		return
 	}
 	set.NewGauge("sluice_pipeline_queue_depth", func() float64 { return float64(p.queued()) })
+	set.NewGauge("sluice_pipeline_queue_bytes", func() float64 {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return float64(p.bytes)
+	})
 	set.NewGauge("sluice_pipeline_spill_bytes", func() float64 { return float64(p.spill.size()) })
 	set.NewGauge("sluice_pipeline_writer_healthy", func() float64 {
 		if p.healthy.Load() {
@@ -250,21 +145,24 @@ func (p *Pipeline) registerMetrics(set *metrics.Set) {
 }
 
 // Enqueue hands rec to the pipeline, which owns it from then on. It never
-// waits for the writer: when the in-memory queue is full (or Run has
-// stopped) the record is appended to the spill on disk instead.
+// waits for the writer: when the in-memory queue is full, in records or
+// in bytes (or Run has stopped), the record is appended to the spill on
+// disk instead.
 func (p *Pipeline) Enqueue(rec *Record) {
 	if rec == nil {
 		return
 	}
+	size := rec.Size()
 	p.mu.Lock()
-	if !p.closed && p.n < len(p.ring) {
+	if !p.closed && p.n < len(p.ring) && p.bytes+size <= p.cfg.QueueBytes {
 		i := p.head + p.n
 		if i >= len(p.ring) {
 			i -= len(p.ring)
 		}
-		p.ring[i] = rec
+		p.ring[i], p.sizes[i] = rec, size
 		p.n++
-		wake := p.n >= p.wakeAt
+		p.bytes += size
+		wake := p.ready()
 		p.mu.Unlock()
 		if wake {
 			select {
@@ -280,8 +178,12 @@ func (p *Pipeline) Enqueue(rec *Record) {
 
 // Stats reports the pipeline's figures.
 func (p *Pipeline) Stats() PipelineStats {
+	p.mu.Lock()
+	queuedBytes := p.bytes
+	p.mu.Unlock()
 	st := PipelineStats{
 		Queued:          p.queued(),
+		QueuedBytes:     queuedBytes,
 		SpilledBytes:    p.spill.size(),
 		SpilledRecords:  int64(p.spilled.Get()),
 		ReplayedRecords: int64(p.replayed.Get()),
@@ -322,16 +224,27 @@ func (p *Pipeline) takeLive(limit int, holding *atomic.Int64) []*Record {
 			j -= len(p.ring)
 		}
 		p.ring[j] = nil
+		p.bytes -= p.sizes[j]
 	}
 	p.head = (p.head + k) % len(p.ring)
 	p.n -= k
 	return out
 }
 
-func (p *Pipeline) queueLen() int {
+// queueLen returns the records in the queue and whether they make a batch
+// to write at once.
+func (p *Pipeline) queueLen() (n int, ready bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.n
+	return p.n, p.ready()
+}
+
+// ready reports whether the queue holds a full batch, or half its bytes:
+// the writer then takes a batch at once rather than at the next
+// FlushInterval, so that the byte bound does not spill records that a
+// write would make room for. The caller holds mu.
+func (p *Pipeline) ready() bool {
+	return p.n >= p.wakeAt || p.n > 0 && p.bytes >= p.cfg.QueueBytes/2
 }
 
 // spillOne spills a record that found the queue full.
@@ -576,7 +489,7 @@ func (r *runner) next(ctx context.Context) bool {
 		if r.replay == nil {
 			r.maybeReplay()
 		}
-		if n := p.queueLen(); (n >= p.wakeAt || (n > 0 && time.Since(r.lastLive) >= p.cfg.FlushInterval)) && r.takeLive() {
+		if n, ready := p.queueLen(); (ready || (n > 0 && time.Since(r.lastLive) >= p.cfg.FlushInterval)) && r.takeLive() {
 			return true
 		}
 		if r.replay != nil {

@@ -203,6 +203,59 @@ func TestPipelineQueueOverflowSpillsAndReplays(t *testing.T) {
 	}
 }
 
+// bigRecord is test record i with a request and a response body of size
+// bytes each.
+func bigRecord(i, size int) *analytics.Record {
+	r := analytics.NewTestRecord(i)
+	r.RequestBody, r.ResponseBody = strings.Repeat("q", size), strings.Repeat("a", size)
+	return r
+}
+
+// The queue is bounded in bytes as well as in records: records with large
+// bodies that would pass QueueBytes go to the spill (Enqueue does not
+// wait), and nothing is lost: once the writer is back, each is written
+// exactly once.
+func TestPipelineQueueBytesSpillsAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	w := analytics.NewFakeWriter()
+	w.Block()
+	const queueBytes = 256 << 10
+	p := newPipeline(t, analytics.PipelineConfig{Writer: w, Dir: dir, Queue: 1000, QueueBytes: queueBytes, BatchSize: 10,
+		FlushInterval: time.Millisecond, FsyncInterval: 10 * time.Millisecond})
+	analytics.StartPipeline(t, p)
+	for i := range 100 {
+		p.Enqueue(bigRecord(i, 16<<10)) // about 33 KiB each: 7 fit in the queue
+	}
+	st := p.Stats()
+	if st.QueuedBytes > queueBytes || st.SpilledRecords < 100-7-10 || st.Queued+st.SpilledRecords < 100 {
+		t.Errorf("stats %+v: want at most %d bytes queued (7 records) besides the batch in hand, the rest spilled", st, queueBytes)
+	}
+	w.Unblock()
+	analytics.WaitUntil(t, "everything is written and the spill is gone", func() bool {
+		return w.StoredCount() == 100 && spillDrained(t, p, dir)()
+	})
+	checkExactlyOnce(t, w, 100)
+	if st := p.Stats(); st.DroppedRecords != 0 || st.QueuedBytes != 0 {
+		t.Errorf("stats %+v: want nothing dropped and nothing left queued", st)
+	}
+}
+
+// A queue holding half its bytes wakes the writer at once, as a full
+// batch does, instead of waiting for FlushInterval (an hour here).
+func TestPipelineQueueBytesWakeTheWriter(t *testing.T) {
+	w := analytics.NewFakeWriter()
+	p := newPipeline(t, analytics.PipelineConfig{Writer: w, Queue: 1000, QueueBytes: 64 << 10, BatchSize: 1000,
+		FlushInterval: time.Hour})
+	analytics.StartPipeline(t, p)
+	for i := range 5 {
+		p.Enqueue(bigRecord(i, 20<<10)) // about 41 KiB: more than half the bound
+		analytics.WaitUntil(t, "the record is written", func() bool { return w.StoredCount() == i+1 })
+	}
+	if st := p.Stats(); st.SpilledRecords != 0 {
+		t.Errorf("stats %+v: want nothing spilled", st)
+	}
+}
+
 // A write that runs longer than the fsync interval but not StallTimeout is
 // slow, not stalled: the queue stays in memory (a large batch on a loaded
 // ClickHouse takes a second or more). Past StallTimeout every fsync tick
@@ -350,6 +403,7 @@ func TestPipelineConfigValidate(t *testing.T) {
 		{"no writer", analytics.PipelineConfig{Dir: "x"}},
 		{"no dir", analytics.PipelineConfig{Writer: analytics.NewFakeWriter()}},
 		{"negative queue", analytics.PipelineConfig{Writer: analytics.NewFakeWriter(), Dir: "x", Queue: -1}},
+		{"negative queue bytes", analytics.PipelineConfig{Writer: analytics.NewFakeWriter(), Dir: "x", QueueBytes: -1}},
 	} {
 		if err := tc.cfg.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted %+v", tc.name, tc.cfg)
@@ -359,7 +413,7 @@ func TestPipelineConfigValidate(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Queue != 100_000 || cfg.BatchSize != 5_000 || cfg.FlushInterval != 500*time.Millisecond ||
+	if cfg.Queue != 100_000 || cfg.QueueBytes != 100_000*4<<10 || cfg.BatchSize != 5_000 || cfg.FlushInterval != 500*time.Millisecond ||
 		cfg.MaxSpillBytes != 1<<30 || cfg.FsyncInterval != time.Second || cfg.StallTimeout != 5*time.Second {
 		t.Errorf("defaults: %+v", cfg)
 	}

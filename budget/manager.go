@@ -38,6 +38,11 @@ const (
 	expiryMargin = 24 * time.Hour
 	// reloadEvery paces the retries of a persisted-spend read that failed.
 	reloadEvery = 10 * time.Second
+	// UnknownSpendRetry paces the reads of the persisted spend of a hard
+	// budget that could not be read: until one succeeds the budget
+	// refuses (Refusal.Unknown), and requests meanwhile are refused at
+	// once, without a read of their own.
+	UnknownSpendRetry = 2 * time.Second
 )
 
 // SpendSource gives the persisted spend of a budget scope since a time:
@@ -140,6 +145,12 @@ type Limit struct {
 // Refusal says why Reserve refused a request.
 type Refusal struct {
 	Limit Limit
+	// Unknown is true when the hard budget's spend is not known: its
+	// counter had to start and the persisted spend could not be read (the
+	// analytics store does not answer). A hard budget does not start from
+	// zero, which would let it be spent again after a restart; it refuses
+	// until the read succeeds. RetryAfter is UnknownSpendRetry.
+	Unknown bool
 	// Spent and Reserved are the counter's values at the refusal.
 	Spent, Reserved money.USD
 	// ResetsAt is when the period ends; nil for a total budget.
@@ -176,12 +187,15 @@ type held struct {
 // costs at most its worst case; a request that costs more overshoots by
 // its own excess only.
 type Manager struct {
-	cfg      Config
-	local    *localCounters // the counters without Redis, the fallback with it
-	redis    *redisCounters // nil without Redis
-	guard    *redisguard.Guard
-	loads    singleflight.Group
-	reloads  sync.Map // counter name → time of the next persisted-spend read
+	cfg     Config
+	local   *localCounters // the counters without Redis, the fallback with it
+	redis   *redisCounters // nil without Redis
+	guard   *redisguard.Guard
+	loads   singleflight.Group
+	reloads sync.Map // counter name → time of the next persisted-spend read
+	// unknown holds, for the hard budgets whose spend could not be read,
+	// counter name → time of the next read.
+	unknown  sync.Map
 	pending  pendingSettles
 	flushing sync.Mutex
 }
@@ -214,10 +228,11 @@ func NewLocal(spend SpendSource) *Manager {
 func (m *Manager) Fallbacks() int64 { return m.guard.Fallbacks() }
 
 // Reserve holds cost against every limit for a request admitted at now.
-// It refuses when a hard limit has not enough left: then nothing stays
-// held. It never fails: a Redis failure is answered by the fallback, a
-// failed read of the persisted spend by a counter starting from zero
-// (read again later).
+// It refuses when a hard limit has not enough left, or when the spend of a
+// hard limit whose counter has to start cannot be read (Refusal.Unknown):
+// then nothing stays held. It never fails: a Redis failure is answered by
+// the fallback; a soft limit whose persisted spend cannot be read starts
+// from zero (read again later).
 func (m *Manager) Reserve(ctx context.Context, now time.Time, limits []Limit, cost money.USD) (*Reservation, *Refusal) {
 	r := &Reservation{}
 	cost = max(cost, 0)
@@ -229,6 +244,10 @@ func (m *Manager) Reserve(ctx context.Context, now time.Time, limits []Limit, co
 			req.lease = newLeaseID()
 		}
 		out, onRedis := m.reserve(ctx, k, req)
+		if out.unknown {
+			m.Settle(ctx, r, 0)
+			return nil, &Refusal{Limit: l, Unknown: true, RetryAfter: UnknownSpendRetry}
+		}
 		if !out.admitted {
 			m.Settle(ctx, r, 0)
 			ref := &Refusal{Limit: l, Spent: money.USD(out.spent), Reserved: money.USD(out.reserved), RetryAfter: 24 * time.Hour}
@@ -334,8 +353,11 @@ func (m *Manager) reserve(ctx context.Context, k counterKey, req reserveReq) (re
 }
 
 // initialised reserves on c, creating an absent counter with the
-// persisted spend (the first of concurrent creators wins: SETNX-style),
-// and retries a failed read of it now and then.
+// persisted spend (the first of concurrent creators wins: SETNX-style).
+// When that spend cannot be read, a hard budget's counter is not created
+// (out.unknown: the request is refused, and the read tried again at most
+// every UnknownSpendRetry); a soft budget's starts from zero and reads it
+// again now and then.
 func (m *Manager) initialised(ctx context.Context, c counters, k counterKey, req reserveReq) (reserveOut, error) {
 	out, err := c.reserve(ctx, k, req)
 	if err != nil || !out.needInit {
@@ -344,10 +366,20 @@ func (m *Manager) initialised(ctx context.Context, c counters, k counterKey, req
 		}
 		return out, err
 	}
+	if next, ok := m.unknown.Load(k.name); ok && req.hard && time.Now().Before(next.(time.Time)) {
+		return reserveOut{unknown: true}, nil
+	}
 	v, lerr := m.load(ctx, k)
+	if lerr != nil && req.hard {
+		m.unknown.Store(k.name, time.Now().Add(UnknownSpendRetry))
+		m.cfg.Logger.Warn("read persisted budget spend; the hard budget refuses requests until it can be read",
+			"scope", k.scope, "err", lerr)
+		return reserveOut{unknown: true}, nil
+	}
+	m.unknown.Delete(k.name)
 	req.init, req.haveInit, req.initLoaded = v, true, lerr == nil
 	if lerr != nil {
-		m.cfg.Logger.Warn("read persisted budget spend; the counter starts from zero and reads it again later",
+		m.cfg.Logger.Warn("read persisted budget spend; the soft budget's counter starts from zero and reads it again later",
 			"scope", k.scope, "err", lerr)
 		m.reloads.Store(k.name, time.Now().Add(reloadEvery))
 	}
@@ -462,6 +494,9 @@ type reserveReq struct {
 
 type reserveOut struct {
 	needInit bool
+	// unknown: the counter is absent and the persisted spend of a hard
+	// budget could not be read; nothing is held.
+	unknown bool
 	// admitted: the cost is held; fits: it was within the amount.
 	admitted, fits  bool
 	spent, reserved int64

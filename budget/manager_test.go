@@ -297,29 +297,128 @@ func TestInitFromPersistedSpend(t *testing.T) {
 	}
 }
 
-// TestInitReadFails: a counter whose persisted spend cannot be read starts
-// from zero and takes the persisted spend once it can be read.
+// readsOf passes the reads of one scope to src; the others read 0.
+type readsOf struct {
+	src   *spendMap
+	scope string
+}
+
+func (r readsOf) SpendSince(ctx context.Context, scope string, start time.Time) (int64, error) {
+	if scope != r.scope {
+		return 0, nil
+	}
+	return r.src.SpendSince(ctx, scope, start)
+}
+
+// TestInitReadFails: a hard budget whose persisted spend cannot be read
+// (the analytics store is down at a restart) refuses with Unknown rather
+// than start from zero, reads again at most every UnknownSpendRetry, and
+// starts from the persisted spend once it can be read. A soft budget's
+// counter starts from zero and takes the persisted spend once it can be
+// read.
 func TestInitReadFails(t *testing.T) {
 	for name, mk := range managers() {
-		t.Run(name, func(t *testing.T) {
+		t.Run(name+"/hard", func(t *testing.T) {
+			src := &spendMap{}
+			src.set("user:x", 0, errors.New("analytics down"))
+			m := mk(t, Config{Spend: readsOf{src, "user:x"}})
+			lim := []Limit{{Scope: "gateway:g", Amount: usd(5), Period: "monthly", Hard: true},
+				{Scope: "user:x", Amount: usd(1), Period: "total", Hard: true}}
+			for range 3 {
+				_, ref := m.Reserve(context.Background(), march, lim, usd(0.5))
+				if ref == nil || !ref.Unknown || ref.RetryAfter != UnknownSpendRetry || ref.Limit.Scope != "user:x" {
+					t.Fatalf("refusal %+v, want Unknown for user:x while its spend cannot be read", ref)
+				}
+			}
+			if src.reads != 1 { // the refusals that follow the first do not read
+				t.Errorf("%d reads of the persisted spend of user:x, want 1", src.reads)
+			}
+			if _, reserved := state(t, m, "gateway:g", monthStart); reserved != 0 {
+				t.Errorf("gateway:g holds %s after the refusals, want 0", reserved)
+			}
+			src.set("user:x", int64(usd(0.8)), nil)
+			m.unknown.Store(m.key("user:x", "total", march).name, time.Now()) // due now
+			if _, ref := m.Reserve(context.Background(), march, lim, usd(0.5)); ref == nil || ref.Unknown {
+				t.Errorf("refusal %+v: 0.8 spent + 0.5 admitted against 1", ref)
+			}
+			r, ref := m.Reserve(context.Background(), march, lim, usd(0.2))
+			if ref != nil {
+				t.Fatalf("0.8 spent + 0.2 refused: %+v", ref)
+			}
+			m.Settle(context.Background(), r, usd(0.2))
+			if spent, _ := state(t, m, "user:x", time.Time{}); spent != usd(1) {
+				t.Errorf("spent %s, want the persisted 0.8 + 0.2", spent)
+			}
+		})
+		t.Run(name+"/soft", func(t *testing.T) {
 			src := &spendMap{}
 			src.set("user:x", 0, errors.New("analytics down"))
 			m := mk(t, Config{Spend: src})
-			lim := []Limit{{Scope: "user:x", Amount: usd(1), Period: "total", Hard: true}}
+			lim := []Limit{{Scope: "user:x", Amount: usd(1), Period: "total", Hard: false}}
 			r, ref := m.Reserve(context.Background(), march, lim, usd(0.5))
 			if ref != nil {
-				t.Fatal("refused while the persisted spend is unknown")
+				t.Fatal("a soft budget refused")
 			}
 			m.Settle(context.Background(), r, usd(0.1))
 			src.set("user:x", int64(usd(0.8)), nil)
 			m.reloads.Store(m.key("user:x", "total", march).name, time.Now()) // due now
 			if _, ref := m.Reserve(context.Background(), march, lim, usd(0.1)); ref != nil {
-				t.Fatal("refused 0.1 against 0.1 spent")
+				t.Fatal("a soft budget refused")
 			}
 			if spent, _ := state(t, m, "user:x", time.Time{}); spent != usd(0.8) {
 				t.Errorf("spent %s after the late read, want 0.8 (the larger of 0.1 counted and 0.8 persisted)", spent)
 			}
 		})
+	}
+}
+
+// TestPeriodResetAcrossReplicas (checklist 41): three replicas sharing
+// Redis across a UTC midnight. A request admitted at 23:59:59 and settled
+// after midnight counts once, in the old day; the new day's counter is
+// started once — a replica that uses it after another has counted in it
+// takes the shared counter, not the persisted spend (which lags: the
+// analytics store has not seen those requests yet), so nothing is reset
+// twice.
+func TestPeriodResetAcrossReplicas(t *testing.T) {
+	src := &spendMap{}
+	src.set("gateway:midnight", 0, nil) // the analytics store: nothing yet
+	mk := managers()["redis"]
+	reps := []*Manager{mk(t, Config{Spend: src}), mk(t, Config{Spend: src}), mk(t, Config{Spend: src})}
+	ctx := context.Background()
+	lim := []Limit{{Scope: "gateway:midnight", Amount: usd(1), Period: "daily", Hard: true}}
+	late := time.Date(2026, 3, 10, 23, 59, 59, 500_000_000, time.UTC)
+	straddling, ref := reps[0].Reserve(ctx, late, lim, usd(0.4))
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	after := late.Add(time.Second)
+	r, ref := reps[1].Reserve(ctx, after, lim, usd(0.3))
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	reps[1].Settle(ctx, r, usd(0.3))
+	// Replicas 0 and 2 first use the new day now, concurrently.
+	var wg sync.WaitGroup
+	for _, m := range []*Manager{reps[0], reps[2]} {
+		wg.Go(func() {
+			r, ref := m.Reserve(ctx, after.Add(time.Second), lim, usd(0.2))
+			if ref != nil {
+				t.Error(ref)
+				return
+			}
+			m.Settle(ctx, r, usd(0.2))
+		})
+	}
+	wg.Wait()
+	reps[0].Settle(ctx, straddling, usd(0.4)) // after midnight: in its own day
+	day10 := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
+	for i, m := range reps {
+		if spent, reserved := state(t, m, "gateway:midnight", day10); spent != usd(0.4) || reserved != 0 {
+			t.Errorf("replica %d, day 10: spent %s reserved %s, want 0.4 and 0", i, spent, reserved)
+		}
+		if spent, reserved := state(t, m, "gateway:midnight", day10.AddDate(0, 0, 1)); spent != usd(0.7) || reserved != 0 {
+			t.Errorf("replica %d, day 11: spent %s reserved %s, want 0.3 + 0.2 + 0.2 and 0 (started once)", i, spent, reserved)
+		}
 	}
 }
 

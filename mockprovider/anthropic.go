@@ -103,6 +103,7 @@ type anthropicReply struct {
 	tool               string // the tool called, "" for a text answer
 	prompt, completion int
 	noUsage            bool
+	cut                bool // the answer stopped at max_tokens
 }
 
 func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
@@ -166,6 +167,12 @@ func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
 		r.tool = req.Tools[0].Name
 	}
 	r.completion = 3 + words(r.text)
+	if st.AnswerTokens > 0 && r.tool == "" {
+		r.text, r.completion, r.cut = longAnswer(st, *req.MaxTokens)
+	}
+	if st.PromptTokens > 0 {
+		r.prompt = st.PromptTokens
+	}
 
 	if !sleep(ctx, st.Latency) {
 		return
@@ -194,8 +201,11 @@ func (r *anthropicReply) toolInput() string {
 }
 
 func (r *anthropicReply) stopReason() string {
-	if r.tool != "" {
+	switch {
+	case r.tool != "":
 		return "tool_use"
+	case r.cut:
+		return "max_tokens"
 	}
 	return "end_turn"
 }

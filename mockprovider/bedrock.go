@@ -67,6 +67,9 @@ type bedrockConverseIn struct {
 	System []struct {
 		Text string `json:"text"`
 	} `json:"system"`
+	InferenceConfig struct {
+		MaxTokens int `json:"maxTokens"`
+	} `json:"inferenceConfig"`
 	ToolConfig *struct {
 		Tools []struct {
 			ToolSpec struct {
@@ -98,6 +101,7 @@ type bedrockReply struct {
 	toolID             string
 	prompt, completion int
 	noUsage            bool
+	cut                bool // the answer stopped at inferenceConfig.maxTokens
 }
 
 func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
@@ -181,6 +185,12 @@ func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
 		}
 		r.toolID = "tooluse_mock_" + strconv.FormatUint(s.seq.Add(1), 10)
 	}
+	if st.AnswerTokens > 0 && r.tool == "" {
+		r.text, r.completion, r.cut = longAnswer(st, req.InferenceConfig.MaxTokens)
+	}
+	if st.PromptTokens > 0 {
+		r.prompt = st.PromptTokens
+	}
 
 	if !sleep(ctx, st.Latency) {
 		return
@@ -235,6 +245,9 @@ func (r *bedrockReply) appendBody(b []byte) []byte {
 		b = append(b, `{"text":"`+answerPrefix...)
 		b = jsonstr.AppendEscaped(b, r.text)
 		b = append(b, `"}`...)
+		if r.cut {
+			stop = "max_tokens"
+		}
 	}
 	b = append(b, `]}},"stopReason":"`...)
 	b = append(b, stop...)
@@ -273,6 +286,9 @@ func (r *bedrockReply) stream(chunks int) *stream {
 	}
 	event("messageStart", []byte(`{"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW","role":"assistant"}`))
 	content, stop := answerPrefix+r.text, "end_turn"
+	if r.cut {
+		stop = "max_tokens"
+	}
 	if r.tool != "" {
 		content, stop = r.toolInput(), "tool_use"
 		p := []byte(`{"contentBlockIndex":0,"p":"abcd","start":{"toolUse":{"name":`)

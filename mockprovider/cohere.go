@@ -59,6 +59,7 @@ type cohereChatRequest struct {
 		} `json:"function"`
 	} `json:"tools"`
 	ToolChoice string `json:"tool_choice"`
+	MaxTokens  int    `json:"max_tokens"`
 }
 
 // cohereReply is what a chat request is answered with, before encoding.
@@ -67,6 +68,7 @@ type cohereReply struct {
 	tool               string // the tool called, "" for a text answer
 	prompt, completion int
 	noUsage            bool
+	cut                bool // the answer stopped at max_tokens
 }
 
 // cohereCheck answers a Step's failure or a missing key, and reports
@@ -136,6 +138,12 @@ func (s *Server) serveCohereChat(ctx *fasthttp.RequestCtx, st Step) {
 		r.tool = req.Tools[0].Function.Name
 	}
 	r.completion = 3 + words(r.text)
+	if st.AnswerTokens > 0 && r.tool == "" {
+		r.text, r.completion, r.cut = longAnswer(st, req.MaxTokens)
+	}
+	if st.PromptTokens > 0 {
+		r.prompt = st.PromptTokens
+	}
 
 	if !sleep(ctx, st.Latency) {
 		return
@@ -187,8 +195,11 @@ func (r *cohereChatRequest) invalid() string {
 }
 
 func (r *cohereReply) finishReason() string {
-	if r.tool != "" {
+	switch {
+	case r.tool != "":
 		return "TOOL_CALL"
+	case r.cut:
+		return "MAX_TOKENS"
 	}
 	return "COMPLETE"
 }

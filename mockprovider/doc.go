@@ -38,6 +38,11 @@
 // length 1, so equal inputs get equal vectors; "encoding_format":"base64" is
 // honoured (little-endian float32), as OpenAI's SDKs ask for it by default.
 //
+// A Step's AnswerTokens makes the answer that long ("word" repeated) and
+// makes every wire format honour its request's maximum output the way a
+// provider does: the answer stops at the cap with the format's "length"
+// finish reason. Its PromptTokens replaces the prompt count of the usage.
+//
 // # Fault injection
 //
 // Server.Script queues Steps; each request to a provider path takes the next

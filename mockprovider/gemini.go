@@ -43,7 +43,8 @@ type geminiRequest struct {
 	Contents          []geminiContent `json:"contents"`
 	SystemInstruction *geminiContent  `json:"systemInstruction"`
 	GenerationConfig  struct {
-		CandidateCount int `json:"candidateCount"`
+		CandidateCount  int `json:"candidateCount"`
+		MaxOutputTokens int `json:"maxOutputTokens"`
 	} `json:"generationConfig"`
 	// Content is embedContent's; Requests batchEmbedContents'.
 	Content  *geminiContent `json:"content"`
@@ -162,6 +163,12 @@ func (s *Server) serveGemini(ctx *fasthttp.RequestCtx, st Step) {
 		r.prompt = max(r.prompt, 1)
 		r.text = echo(r.text)
 		r.completion = 3 + words(r.text)
+		if st.AnswerTokens > 0 {
+			r.text, r.completion, r.cut = longAnswer(st, req.GenerationConfig.MaxOutputTokens)
+		}
+	}
+	if st.PromptTokens > 0 && r.texts == nil {
+		r.prompt = st.PromptTokens
 	}
 
 	if !sleep(ctx, st.Latency) {
@@ -218,6 +225,7 @@ type geminiReply struct {
 	candidates         int
 	prompt, completion int
 	noUsage            bool
+	cut                bool // the answer stopped at maxOutputTokens
 }
 
 // appendResponse appends a GenerateContentResponse whose candidates each
@@ -235,7 +243,9 @@ func (r *geminiReply) appendResponse(b []byte, text string, prefix, final bool) 
 		}
 		b = jsonstr.AppendEscaped(b, text)
 		b = append(b, `"}],"role":"model"}`...)
-		if final {
+		if final && r.cut {
+			b = append(b, `,"finishReason":"MAX_TOKENS"`...)
+		} else if final {
 			b = append(b, `,"finishReason":"STOP"`...)
 		}
 		b = append(b, `,"index":`...)

@@ -51,6 +51,10 @@ type openAIRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	EncodingFormat string `json:"encoding_format"`
+	// The maximum output (0: none); ints, not pointers, so that decoding
+	// a request allocates nothing for them.
+	MaxTokens           int `json:"max_tokens"`
+	MaxCompletionTokens int `json:"max_completion_tokens"`
 }
 
 type openAIMessage struct {
@@ -207,6 +211,16 @@ func (s *Server) serveOpenAI(ctx *fasthttp.RequestCtx, kind openAIKind, st Step)
 	r.prompt = max(r.prompt, 1)
 	r.text = echo(r.text)
 	r.completion = 3 + words(r.text)
+	if st.AnswerTokens > 0 && kind != openAIEmbedding {
+		limit := req.MaxCompletionTokens
+		if limit == 0 {
+			limit = req.MaxTokens
+		}
+		r.text, r.completion, r.cut = longAnswer(st, limit)
+	}
+	if st.PromptTokens > 0 {
+		r.prompt = st.PromptTokens
+	}
 
 	if !sleep(ctx, st.Latency) {
 		return
@@ -285,6 +299,15 @@ type openAIReply struct {
 	stream, base64     bool
 	includeUsage       bool // a stream ends with a usage chunk
 	noUsage            bool
+	cut                bool // the answer stopped at the request's max tokens
+}
+
+// finish is the finish_reason of the answer.
+func (r *openAIReply) finish() string {
+	if r.cut {
+		return "length"
+	}
+	return "stop"
 }
 
 // appendHead appends the fields every OpenAI object starts with, up to and
@@ -332,12 +355,16 @@ func (r *openAIReply) appendBody(b []byte) []byte {
 		b = r.appendHead(b, "chat.completion")
 		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`+answerPrefix...)
 		b = jsonstr.AppendEscaped(b, r.text)
-		b = append(b, `"},"logprobs":null,"finish_reason":"stop"}]`...)
+		b = append(b, `"},"logprobs":null,"finish_reason":"`...)
+		b = append(b, r.finish()...)
+		b = append(b, `"}]`...)
 	case openAICompletion:
 		b = r.appendHead(b, "text_completion")
 		b = append(b, `"choices":[{"text":"`+answerPrefix...)
 		b = jsonstr.AppendEscaped(b, r.text)
-		b = append(b, `","index":0,"logprobs":null,"finish_reason":"stop"}]`...)
+		b = append(b, `","index":0,"logprobs":null,"finish_reason":"`...)
+		b = append(b, r.finish()...)
+		b = append(b, `"}]`...)
 	case openAIEmbedding:
 		b = append(b, `{"object":"list","data":[`...)
 		for i, t := range r.texts {
@@ -406,9 +433,9 @@ func (r *openAIReply) streamBody(chunks int) *stream {
 	})
 	sm.last = len(sm.ends)
 	if r.kind == openAIChat {
-		event(`"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]`)
+		event(`"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"` + r.finish() + `"}]`)
 	} else {
-		event(`"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"stop"}]`)
+		event(`"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"` + r.finish() + `"}]`)
 	}
 	endEvent()
 	if r.includeUsage {

@@ -39,6 +39,19 @@ type Step struct {
 	ResetAfter int
 	// NoUsage omits usage from responses, and the usage chunk from streams.
 	NoUsage bool
+	// AnswerTokens, when positive, makes the answer that many tokens
+	// (words, answerPrefix's 3 included) long instead of the echo: a
+	// long answer. When the request caps its output lower — in its wire
+	// format's field: OpenAI max_completion_tokens or max_tokens,
+	// Anthropic max_tokens, Gemini generationConfig.maxOutputTokens,
+	// Bedrock inferenceConfig.maxTokens, Cohere max_tokens — the answer
+	// stops at the cap with that format's "length" finish reason, as a
+	// provider's does (never below answerPrefix's 3 tokens).
+	AnswerTokens int
+	// PromptTokens, when positive, is the prompt tokens the usage reports,
+	// whatever the request holds: a provider whose tokenizer counts more
+	// than the gateway's.
+	PromptTokens int
 	// Times repeats the step for that many requests; 0 means once.
 	Times int
 }

@@ -34,6 +34,25 @@ func echo(s string) string {
 	return s
 }
 
+// answerWord fills long answers (Step.AnswerTokens): one word, one token.
+const answerWord = "word"
+
+// longAnswer is the answer of a Step with AnswerTokens, for a request whose
+// maximum output is limit (0: none): the text after answerPrefix, the
+// tokens of the whole answer, and whether the cap cut it.
+func longAnswer(st Step, limit int) (text string, tokens int, cut bool) {
+	tokens = st.AnswerTokens
+	if limit > 0 && tokens > limit {
+		tokens, cut = limit, true
+	}
+	tokens = max(tokens, words(answerPrefix))
+	n := tokens - words(answerPrefix)
+	if n == 0 {
+		return "", tokens, cut
+	}
+	return strings.Repeat(answerWord+" ", n-1) + answerWord, tokens, cut
+}
+
 // words counts the white-space-separated words of s, the mock's tokens.
 func words(s string) int {
 	n, in := 0, false

@@ -78,7 +78,7 @@ func (a *Anthropic) Validate(req *Request) error {
 
 // Chat sends a chat completion and waits for the whole answer.
 func (a *Anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
-	body, jsonTool, err := anthropicRequestBody(req.Body, req.Model, false)
+	body, jsonTool, err := anthropicRequestBody(req.Body, req.Model, false, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (a *Anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 // OpenAI chat.completion.chunk objects; the usage chunk ("choices":[])
 // follows the finish chunk only when the client asked for usage.
 func (a *Anthropic) ChatStream(ctx context.Context, req *Request) (Stream, error) {
-	body, jsonTool, err := anthropicRequestBody(req.Body, req.Model, true)
+	body, jsonTool, err := anthropicRequestBody(req.Body, req.Model, true, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -314,10 +314,11 @@ var anthropicToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // API requires alternation), tool calls become tool_use blocks and "tool"
 // messages tool_result blocks of a user message, placed first as the API
 // requires. max_tokens is max_completion_tokens, else max_tokens, else
+// capOut (the gateway's cap, Request.MaxOutputTokens) when positive, else
 // AnthropicDefaultMaxTokens. A json_schema or json_object response_format
 // becomes a forced tool whose input is the answer, since the Messages API
 // has no JSON mode of its own.
-func anthropicRequestBody(body []byte, model string, stream bool) ([]byte, string, error) {
+func anthropicRequestBody(body []byte, model string, stream bool, capOut int64) ([]byte, string, error) {
 	if err := anthropicUnsupported(body); err != nil {
 		return nil, "", err
 	}
@@ -332,6 +333,8 @@ func anthropicRequestBody(body []byte, model string, stream bool) ([]byte, strin
 		out.MaxTokens = *in.MaxCompletionTokens
 	case in.MaxTokens != nil:
 		out.MaxTokens = *in.MaxTokens
+	case capOut > 0:
+		out.MaxTokens = capOut
 	}
 	if len(in.Stop) > 0 {
 		out.StopSequences = in.Stop

@@ -54,7 +54,7 @@ func TestAnthropicRequestGolden(t *testing.T) {
 				Stream bool `json:"stream"`
 			}
 			_ = json.Unmarshal(body, &flags)
-			out, jsonTool, err := anthropicRequestBody(body, "claude-sonnet-4-5", flags.Stream)
+			out, jsonTool, err := anthropicRequestBody(body, "claude-sonnet-4-5", flags.Stream, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestAnthropicRequestRefused(t *testing.T) {
 	a := newAnthropic(nil).(*Anthropic)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := anthropicRequestBody([]byte(tt.body), "m", false)
+			_, _, err := anthropicRequestBody([]byte(tt.body), "m", false, 0)
 			if e := AsError(err); e == nil || e.Status != 400 || e.Retryable() || !strings.Contains(e.Message, tt.want) {
 				t.Errorf("translation: got %v, want a 400 *Error containing %q", err, tt.want)
 			}
@@ -114,7 +114,7 @@ func TestAnthropicRequestRefused(t *testing.T) {
 	if err := a.Validate(&Request{Op: llm.OpChat, Body: []byte(ok)}); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
-	if _, _, err := anthropicRequestBody([]byte(ok), "m", false); err != nil {
+	if _, _, err := anthropicRequestBody([]byte(ok), "m", false, 0); err != nil {
 		t.Errorf("translation: %v", err)
 	}
 	if err := a.Validate(&Request{Op: llm.OpEmbeddings, Body: []byte(`{"n":3}`)}); err != nil {

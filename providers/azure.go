@@ -147,7 +147,7 @@ func azureHTTPRequest(req *Request, op string, body []byte) (HTTPRequest, error)
 func (a *Azure) call(ctx context.Context, req *Request, op string) (*Response, error) {
 	bp := bodyBufs.Get().(*[]byte)
 	defer putBodyBuf(bp)
-	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, false)
+	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, false, openAICap("azure-openai", req))
 	*bp = body
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func (a *Azure) call(ctx context.Context, req *Request, op string) (*Response, e
 func (a *Azure) stream(ctx context.Context, req *Request, op string) (Stream, error) {
 	bp := bodyBufs.Get().(*[]byte)
 	defer putBodyBuf(bp)
-	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, azureStreamUsage(azureAPIVersion(req)))
+	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, azureStreamUsage(azureAPIVersion(req)), openAICap("azure-openai", req))
 	*bp = body
 	if err != nil {
 		return nil, err

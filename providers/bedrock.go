@@ -81,13 +81,13 @@ func (b *Bedrock) Validate(req *Request) error {
 		_, err := bedrockEmbedPlan(req)
 		return err
 	}
-	_, err := bedrockConverseBody(req.Body)
+	_, err := bedrockConverseBody(req.Body, req.MaxOutputTokens)
 	return err
 }
 
 // Chat sends a Converse request and translates the answer.
 func (b *Bedrock) Chat(ctx context.Context, req *Request) (*Response, error) {
-	body, err := bedrockConverseBody(req.Body)
+	body, err := bedrockConverseBody(req.Body, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (b *Bedrock) Chat(ctx context.Context, req *Request) (*Response, error) {
 // answered with a success status and the stream's first chunk arrived (or
 // the exception sent in its place, as an *Error).
 func (b *Bedrock) ChatStream(ctx context.Context, req *Request) (Stream, error) {
-	body, err := bedrockConverseBody(req.Body)
+	body, err := bedrockConverseBody(req.Body, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}

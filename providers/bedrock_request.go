@@ -122,12 +122,17 @@ type bedrockToolChoiceN struct {
 var bedrockEmptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // bedrockConverseBody translates an OpenAI chat request body into the body
-// of a Converse (or ConverseStream) request. A feature Converse cannot
-// express is an *Error with status 400.
-func bedrockConverseBody(body []byte) ([]byte, error) {
+// of a Converse (or ConverseStream) request; capOut, when positive, is the
+// gateway's cap (Request.MaxOutputTokens), sent as inferenceConfig.maxTokens
+// when the request sets no maximum. A feature Converse cannot express is
+// an *Error with status 400.
+func bedrockConverseBody(body []byte, capOut int64) ([]byte, error) {
 	var in bedrockChatIn
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, bedrockDecodeError(err)
+	}
+	if in.MaxCompletionTokens == nil && in.MaxTokens == nil && capOut > 0 {
+		in.MaxTokens = &capOut
 	}
 	out, err := bedrockConverse(&in)
 	if err != nil {

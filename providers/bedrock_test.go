@@ -85,7 +85,7 @@ func TestBedrockRequestGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := bedrockConverseBody([]byte(tt.body))
+			got, err := bedrockConverseBody([]byte(tt.body), 0)
 			if err != nil {
 				t.Fatal(err)
 			}

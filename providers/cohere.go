@@ -68,7 +68,7 @@ func (co *Cohere) Validate(req *Request) error {
 
 // Chat sends a chat completion and waits for the whole answer.
 func (co *Cohere) Chat(ctx context.Context, req *Request) (*Response, error) {
-	body, err := cohereChatBody(req.Body, req.Model, false)
+	body, err := cohereChatBody(req.Body, req.Model, false, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (co *Cohere) Chat(ctx context.Context, req *Request) (*Response, error) {
 // chat.completion.chunk objects; the usage chunk ("choices":[]) follows
 // the finish chunk only when the client asked for usage.
 func (co *Cohere) ChatStream(ctx context.Context, req *Request) (Stream, error) {
-	body, err := cohereChatBody(req.Body, req.Model, true)
+	body, err := cohereChatBody(req.Body, req.Model, true, req.MaxOutputTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -283,10 +283,11 @@ var cohereEmptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // first (Cohere wants the system turn first); user, assistant and tool
 // messages keep their role, with text and image_url parts; an assistant's
 // text next to tool calls becomes its tool_plan; tool messages keep their
-// tool_call_id. max_completion_tokens (else max_tokens) is max_tokens,
+// tool_call_id. max_completion_tokens (else max_tokens, else capOut when
+// positive: the gateway's cap, Request.MaxOutputTokens) is max_tokens,
 // top_p is p, stop is stop_sequences; a json_schema response_format is
 // Cohere's json_object with that schema.
-func cohereChatBody(body []byte, model string, stream bool) ([]byte, error) {
+func cohereChatBody(body []byte, model string, stream bool, capOut int64) ([]byte, error) {
 	in, err := decodeOpenAIChat("cohere", body)
 	if err != nil {
 		return nil, err
@@ -303,6 +304,9 @@ func cohereChatBody(body []byte, model string, stream bool) ([]byte, error) {
 	out.MaxTokens = in.MaxCompletionTokens
 	if out.MaxTokens == nil {
 		out.MaxTokens = in.MaxTokens
+	}
+	if out.MaxTokens == nil && capOut > 0 {
+		out.MaxTokens = &capOut
 	}
 	if len(in.Stop) > 0 {
 		out.StopSequences = in.Stop

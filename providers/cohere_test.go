@@ -45,7 +45,7 @@ func TestCohereRequestGolden(t *testing.T) {
 			if err := co.Validate(&Request{Op: llm.OpChat, Body: body}); err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
-			out, err := cohereChatBody(body, "command-a-03-2025", flags.Stream)
+			out, err := cohereChatBody(body, "command-a-03-2025", flags.Stream, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestCohereRequestRefused(t *testing.T) {
 	co := newCohere(nil).(*Cohere)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := cohereChatBody([]byte(tt.body), "m", false)
+			_, err := cohereChatBody([]byte(tt.body), "m", false, 0)
 			if e := AsError(err); e == nil || e.Status != 400 || e.Retryable() || !strings.Contains(e.Message, tt.want) {
 				t.Errorf("translation: got %v, want a 400 *Error containing %q", err, tt.want)
 			}

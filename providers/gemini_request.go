@@ -123,6 +123,10 @@ func geminiChatBody(req *Request) ([]byte, error) {
 	if f := in.unsupported(req.Stream); f != "" {
 		return nil, geminiUnsupported(f)
 	}
+	if in.MaxCompletionTokens == nil && in.MaxTokens == nil && req.MaxOutputTokens > 0 {
+		capOut := req.MaxOutputTokens // the gateway's cap: generationConfig.maxOutputTokens
+		in.MaxTokens = &capOut
+	}
 	out := geminiRequest{}
 	var err error
 	if out.Contents, out.SystemInstruction, err = geminiContents(in.Messages, strings.HasPrefix(geminiModel(req.Model), "gemini-3")); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/valyala/fastjson"
@@ -92,12 +93,49 @@ var (
 
 const maxPooledBody = 1 << 20
 
+// outputCap is a maximum output the gateway adds to an OpenAI-wire body
+// (Request.MaxOutputTokens): n tokens in field; the zero value adds none.
+type outputCap struct {
+	field string
+	n     int64
+}
+
+// openAICap is the output cap of req in the OpenAI wire format of
+// provider: max_tokens, which every OpenAI-compatible server reads and
+// legacy completions take, except for the chat models of OpenAI and Azure
+// OpenAI that refuse it (the o-series and GPT-5 families), which take
+// max_completion_tokens.
+func openAICap(provider string, req *Request) outputCap {
+	if req.MaxOutputTokens <= 0 || req.Op == llm.OpEmbeddings {
+		return outputCap{}
+	}
+	if req.Op == llm.OpChat && (provider == "openai" || provider == "azure-openai") && refusesMaxTokens(req.Model) {
+		return outputCap{"max_completion_tokens", req.MaxOutputTokens}
+	}
+	return outputCap{"max_tokens", req.MaxOutputTokens}
+}
+
+// refusesMaxTokens reports whether an OpenAI model id is of a family whose
+// chat completions refuse max_tokens: o1, o3, o4-mini, … and gpt-5….
+func refusesMaxTokens(model string) bool {
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
+	model = strings.ToLower(model)
+	return strings.HasPrefix(model, "gpt-5") || len(model) >= 2 && model[0] == 'o' && model[1] >= '1' && model[1] <= '9'
+}
+
+// isNull reports whether a field is absent or null: not set.
+func isNull(v *fastjson.Value) bool { return v == nil || v.Type() == fastjson.TypeNull }
+
 // rewriteBody appends to dst the request body with "model" set to model
 // and, for a stream, "stream" set to true and
 // stream_options.include_usage set to true (other stream_options fields
-// are kept). Everything else is re-serialised as it came: key order,
-// number text and string escapes are preserved.
-func rewriteBody(dst, body []byte, model string, stream bool) ([]byte, error) {
+// are kept), and the field of capOut when it is set and the body sets no
+// maximum output (null is none). Everything else is
+// re-serialised as it came: key order, number text and string escapes
+// are preserved.
+func rewriteBody(dst, body []byte, model string, stream bool, capOut outputCap) ([]byte, error) {
 	p := bodyParsers.Get()
 	defer bodyParsers.Put(p)
 	v, err := p.ParseBytes(body)
@@ -110,6 +148,9 @@ func rewriteBody(dst, body []byte, model string, stream bool) ([]byte, error) {
 	a := bodyArenas.Get()
 	defer bodyArenas.Put(a)
 	v.Set("model", a.NewString(model))
+	if capOut.n > 0 && isNull(v.Get("max_tokens")) && isNull(v.Get("max_completion_tokens")) {
+		v.Set(capOut.field, a.NewNumberInt(int(capOut.n)))
+	}
 	if stream {
 		// Without stream true, OpenAI refuses stream_options.
 		v.Set("stream", a.NewTrue())
@@ -147,7 +188,7 @@ func (o *OpenAI) httpRequest(req *Request, path string, body []byte) (HTTPReques
 func (o *OpenAI) call(ctx context.Context, req *Request, path string) (*Response, error) {
 	bp := bodyBufs.Get().(*[]byte)
 	defer putBodyBuf(bp)
-	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, false)
+	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, false, openAICap(o.id, req))
 	*bp = body
 	if err != nil {
 		return nil, err
@@ -179,7 +220,7 @@ func putBodyBuf(bp *[]byte) {
 func (o *OpenAI) stream(ctx context.Context, req *Request, path string) (Stream, error) {
 	bp := bodyBufs.Get().(*[]byte)
 	defer putBodyBuf(bp)
-	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, true)
+	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, true, openAICap(o.id, req))
 	*bp = body
 	if err != nil {
 		return nil, err

@@ -401,7 +401,7 @@ func BenchmarkRewriteBody(b *testing.B) {
 	b.SetBytes(int64(len(benchRequestBody)))
 	for b.Loop() {
 		var err error
-		dst, err = rewriteBody(dst[:0], benchRequestBody, "gpt-4o-mini", true)
+		dst, err = rewriteBody(dst[:0], benchRequestBody, "gpt-4o-mini", true, outputCap{})
 		if err != nil {
 			b.Fatal(err)
 		}

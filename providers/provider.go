@@ -53,6 +53,15 @@ type Request struct {
 	Header http.Header
 	// Deadline bounds the whole call (connect, time to first byte, body).
 	Deadline time.Time
+	// MaxOutputTokens, when positive, caps the output of each choice of a
+	// request that sets no maximum of its own (neither
+	// max_completion_tokens nor max_tokens): the gateway reserved budget
+	// for that many tokens. Every adapter sends it in its wire format's
+	// field (OpenAI max_tokens, or max_completion_tokens for the models
+	// that refuse max_tokens; Anthropic max_tokens; Gemini
+	// generationConfig.maxOutputTokens; Bedrock inferenceConfig.maxTokens;
+	// Cohere max_tokens). Embeddings have no output to cap.
+	MaxOutputTokens int64
 }
 
 // Response is a complete (non-streamed) answer.

@@ -48,9 +48,12 @@ func setPrice(h *harness) {
 	h.rebuild()
 }
 
-// worstOf is the reservation of pricedBody: the documented bound.
-func worstOf(body string) money.USD {
-	return money.Cost(int64((len(body)+2)/3), inPrice) + money.Cost(8, outPrice)
+// pricedWorst is the reservation of pricedBody: the documented bound (the
+// prompt's tokens counted, plus a quarter and the chat overhead; the 8
+// tokens of max_tokens).
+func pricedWorst() money.USD {
+	prompt := reservedTokens("say hello to the test", 8) - 8
+	return money.Cost(int64(prompt), inPrice) + money.Cost(8, outPrice)
 }
 
 // realCost is what pricedBody costs.
@@ -85,7 +88,7 @@ func wantBudgetExceeded(t *testing.T, resp *http.Response, b []byte) {
 // at least amount/worst were admitted, and nothing stays reserved.
 func budgetRace(t *testing.T, h *harness, addrs []string, m *budget.Manager) {
 	setPrice(h)
-	worst := worstOf(pricedBody)
+	worst := pricedWorst()
 	amount := worst*20 + worst/2
 	h.update(hardBudget(amount, "monthly"))
 	h.mock.Script(mockprovider.Step{Latency: 30 * time.Millisecond, Times: 200})
@@ -187,7 +190,7 @@ func TestBudgetHardRefuses(t *testing.T) {
 	setPrice(h)
 	// Room for one worst case: the first request passes, and what it
 	// really cost leaves less than a worst case.
-	h.update(hardBudget(worstOf(pricedBody), "monthly"))
+	h.update(hardBudget(pricedWorst(), "monthly"))
 	resp, b := h.post(h.addr, chatPath, h.token, pricedBody)
 	wantStatus(t, resp, b, 200)
 	resp, b = h.post(h.addr, chatPath, h.token, pricedBody)
@@ -226,7 +229,7 @@ func TestBudgetReservationTooBig(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{})
 	setPrice(h)
-	h.update(hardBudget(worstOf(pricedBody)*3, "daily"))
+	h.update(hardBudget(pricedWorst()*3, "daily"))
 	// No max_tokens: the worst case assumes 4096 completion tokens.
 	resp, b := h.chat(chatBody("openai/"+pricedModel, ""))
 	wantBudgetExceeded(t, resp, b)

@@ -70,9 +70,11 @@ func (h *Inference) cacheLookup(c *call, p *plan) bool {
 	if !c.gw.Cache.Enabled || skip {
 		return false
 	}
+	// The header may only shorten the gateway's TTL: a client must not
+	// keep answers longer than the gateway's owner allows.
 	ttl := time.Duration(c.gw.Cache.TTLSeconds) * time.Second
-	if ttlSeconds > 0 {
-		ttl = time.Duration(ttlSeconds) * time.Second
+	if short := time.Duration(ttlSeconds) * time.Second; ttlSeconds > 0 && short < ttl {
+		ttl = short
 	}
 	if ttl <= 0 {
 		return false

@@ -506,3 +506,21 @@ func BenchmarkInferenceCacheHit(b *testing.B) {
 	h := newHarness(b, harnessConfig{gateway: cacheOn(3600)})
 	benchRequests(b, benchClient(b, h), "http://sluice"+chatPath, "Bearer "+h.token, benchBody)
 }
+
+// TestCacheTTLHeaderOnlyShortens: x-sluice-cache-ttl may shorten the
+// gateway's TTL but never stretch it: an answer stored with a header
+// longer than the gateway's 60 s is gone after 60 s.
+func TestCacheTTLHeaderOnlyShortens(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Now()}
+	h := newHarness(t, harnessConfig{gateway: cacheOn(60), now: clk.Now})
+	body := chatBody("openai/gpt-4o-mini", `,"seed":21`)
+	resp, _ := h.chat(body, "x-sluice-cache-ttl", "3600")
+	wantCache(t, resp, "MISS")
+	clk.Add(59 * time.Second)
+	resp, _ = h.chat(body)
+	wantCache(t, resp, "HIT")
+	clk.Add(2 * time.Second) // 61 s: past the gateway's TTL, within the header's
+	resp, _ = h.chat(body)
+	wantCache(t, resp, "MISS")
+}

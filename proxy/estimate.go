@@ -13,7 +13,7 @@ import (
 // Tokenizer counts the tokens of text as model would; *tokenize.Counter
 // is the gateway's.
 type Tokenizer interface {
-	Count(model, text string) int
+	CountBytes(model string, text []byte) int
 }
 
 var _ Tokenizer = (*tokenize.Counter)(nil)
@@ -145,9 +145,10 @@ func inputTexts(v *fastjson.Value, t *tally) {
 	}
 }
 
-// tally counts texts one by one under a byte budget: once
-// tokenize.MaxBytes have been encoded, further texts are only measured
-// and their tokens extrapolated from the ratio so far.
+// tally counts texts one by one under a byte budget: once limit bytes
+// (tokenize.MaxBytes when 0) have been encoded, further texts are only
+// measured, and their tokens extrapolated from the ratio so far — or,
+// with bound, counted one per byte: an upper bound, for reservations.
 type tally struct {
 	tok   Tokenizer
 	model string
@@ -158,24 +159,41 @@ type tally struct {
 	// extra are tokens known without the tokenizer (token ids, message
 	// overhead).
 	extra int64
+	// limit is the bytes encoded at most; 0 means tokenize.MaxBytes.
+	limit int64
+	// bound counts the skipped bytes one token each, and cuts a text at
+	// the budget rather than let Count extrapolate it.
+	bound bool
 }
 
 func (t *tally) text(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	if t.counted >= tokenize.MaxBytes {
+	limit := t.limit
+	if limit == 0 {
+		limit = tokenize.MaxBytes
+	}
+	if t.counted >= limit {
 		t.skipped += int64(len(b))
 		return
 	}
-	// Count itself bounds one text to tokenize.MaxBytes.
-	t.tokens += int64(t.tok.Count(t.model, string(b)))
+	if t.bound {
+		head := cutText(b, limit-t.counted)
+		t.skipped += int64(len(b) - len(head))
+		b = head
+	}
+	// CountBytes itself bounds one text to tokenize.MaxBytes.
+	t.tokens += int64(t.tok.CountBytes(t.model, b))
 	t.counted += int64(len(b))
 }
 
 func (t *tally) total() int64 {
 	n := t.tokens
-	if t.skipped > 0 && t.counted > 0 {
+	switch {
+	case t.bound:
+		n += t.skipped
+	case t.skipped > 0 && t.counted > 0:
 		n += t.tokens * t.skipped / t.counted
 	}
 	return n + t.extra

@@ -17,7 +17,7 @@ import (
 // read off the test bodies.
 type words struct{}
 
-func (words) Count(_, text string) int { return len(strings.Fields(text)) }
+func (words) CountBytes(_ string, text []byte) int { return len(strings.Fields(string(text))) }
 
 // estimateCall is the state estimate reads: the request body, the
 // operation and the model of the record.
@@ -164,7 +164,7 @@ func TestTallyBounded(t *testing.T) {
 
 type countFunc func(string) int
 
-func (f countFunc) Count(_, text string) int { return f(text) }
+func (f countFunc) CountBytes(_ string, text []byte) int { return f(string(text)) }
 
 // noUsageContent returns the message content of a chat answer and checks
 // that it carries no usage.

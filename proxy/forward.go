@@ -68,8 +68,8 @@ func (h *Inference) resolve(c *call) (plan, *apierr.Error) {
 // checkTargets applies the tenant's provider allow-list, the token's model
 // allow-list, provider capabilities, keys and sunset dates.
 func (h *Inference) checkTargets(c *call, p *plan) *apierr.Error {
-	if len(c.tok.AllowedModels) > 0 && !allowedModel(c.tok.AllowedModels, c.in.model, p) {
-		return apierr.New(403, "model_not_allowed", "this token may not use model %q", c.in.model)
+	if e := allowedTargets(c.tok.AllowedModels, c.in.model, p); e != nil {
+		return e
 	}
 	kept := p.targets[:0]
 	var first *apierr.Error
@@ -116,16 +116,26 @@ func (h *Inference) checkTargets(c *call, p *plan) *apierr.Error {
 	return nil
 }
 
-func allowedModel(list []string, requested string, p *plan) bool {
-	if contains(list, requested) {
-		return true
+// allowedTargets applies a token's allowed_models to the plan: with a
+// list, only the targets it names stay — by provider/model or by the bare
+// model id (any provider's) — unless it names the requested model itself
+// (a route's name, or the model as the request wrote it), which allows
+// every target of it. No target left is a 403.
+func allowedTargets(list []string, requested string, p *plan) *apierr.Error {
+	if len(list) == 0 || contains(list, requested) {
+		return nil
 	}
+	kept := p.targets[:0]
 	for _, t := range p.targets {
-		if contains(list, t.Provider+"/"+t.Model) {
-			return true
+		if contains(list, t.Model) || contains(list, t.Provider+"/"+t.Model) {
+			kept = append(kept, t)
 		}
 	}
-	return false
+	p.targets = kept
+	if len(kept) == 0 {
+		return apierr.New(403, "model_not_allowed", "this token may not use model %q", requested)
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {
@@ -293,7 +303,7 @@ func (h *Inference) forward(c *call) {
 		sk.tried = true
 		prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
 		req := &providers.Request{Op: c.route.op, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
-			ClientWantsUsage: c.in.includeUsage, Header: hdr, Deadline: deadline,
+			ClientWantsUsage: c.in.includeUsage, Header: hdr, Deadline: deadline, MaxOutputTokens: c.lim.capOut,
 			Cred: providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 		c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, attempts
 		spanStart, n := h.cfg.Now(), attempts

@@ -21,18 +21,16 @@ import (
 // provider, chat, completions, embeddings) and whatever the credential
 // (gateway, user, playground token; an Administrator's too).
 
-// defaultMaxTokens is the completion tokens a request without max_tokens
-// is assumed to produce at most, per choice, when its worst-case cost is
-// reserved. A longer answer costs more than was reserved; a hard budget
-// is then overspent by that one request's excess at most.
+// defaultMaxTokens is the completion tokens a chat request without
+// max_tokens reserves per choice (proxy/reserve.go). Under a hard budget
+// the upstream is told to stop there; otherwise a longer answer is
+// trued up when it ends.
 const defaultMaxTokens = 4096
 
-// promptBytesPerToken bounds the prompt's tokens from the body's size:
-// BPE tokenizers produce a token per ~4 bytes of English and up to one
-// per 3 bytes of CJK text (3 UTF-8 bytes per character); the JSON around
-// the messages only adds bytes. Images in a body overestimate (a base64
-// image is billed far below a token per 3 bytes), which errs on the safe
-// side.
+// promptBytesPerToken is the cheap prompt bound of a request held to soft
+// budgets only (a token per 3 bytes of the body, about right for English
+// and CJK text), and the bound of media other than images
+// (proxy/reserve.go).
 const promptBytesPerToken = 3
 
 // flagSoftBudget marks the record of a request that exceeded a soft
@@ -43,9 +41,12 @@ const flagSoftBudget = "budget_exceeded_soft"
 type admission struct {
 	// at is when the request was counted: refunds use the same instant.
 	at time.Time
-	// tpmKeys are the tokens-per-minute windows the request's tokens are
-	// added to when it settles.
-	tpmKeys []string
+	// tpm are the tokens-per-minute reservations, trued up to the
+	// request's real tokens when it settles (proxy/reserve.go).
+	tpm []tpmHold
+	// capOut is the output cap sent upstream (per choice; 0 for none):
+	// set under a hard budget for a request without a maximum output.
+	capOut int64
 	// reservation is the budgets' hold of the worst-case cost.
 	reservation *budget.Reservation
 	// flagged is true once the record carries flagSoftBudget.
@@ -68,12 +69,13 @@ type limitScope struct {
 // admit applies the rate limits (gateway, token, user) and reserves the
 // request's worst-case cost against its budgets (gateway, user) before
 // any upstream call. It is the one choke point every provider-reaching
-// request passes. A refusal is a 429.
+// request passes. A refusal is a 429 (a 503 when a hard budget's spend
+// cannot be read).
 //
-// Tokens per minute are checked first (a window that already reached its
-// limit refuses; the request's own tokens are added at settle), then
-// requests per minute are counted, then the budgets reserve. A refusal
-// at a later step takes back the request counts already made.
+// Tokens per minute are reserved first (the request's worst case in
+// tokens, trued up at settle), then requests per minute are counted, then
+// the budgets reserve. A refusal at a later step takes back the counts and
+// reservations already made.
 func (h *Inference) admit(c *call, p *plan) *apierr.Error {
 	ctx := context.Background() // the counters must not be cut by the client going away
 	now := c.start
@@ -88,24 +90,28 @@ func (h *Inference) admit(c *call, p *plan) *apierr.Error {
 		scopes[n] = limitScope{"user", "user:", u.ID, u.RateLimit}
 		n++
 	}
+	limits := budgetLimits(c)
+	est := h.reservation(c, p, scopes[:n], limits)
 	for _, s := range scopes[:n] {
 		if s.rl.TokensPerMinute == nil {
 			continue
 		}
 		limit, key := *s.rl.TokensPerMinute, s.kind+s.id+":tpm"
-		d, err := h.cfg.Limiter.Allow(ctx, key, limit, 0, now)
+		cost := est.tpmCost(limit)
+		d, err := h.cfg.Limiter.Allow(ctx, key, limit, cost, now)
 		if err != nil {
 			h.log.Warn("rate limiter failed; the limit is not applied to this request", "key", key, "err", err)
 			continue
 		}
 		c.lim.headers.tokens.merge(limit, d)
 		if !d.Allowed {
+			h.takeBackTokens(ctx, c)
 			h.peekRequests(ctx, c, scopes[:n], now)
 			c.retryAfter = retryAfterSeconds(d.RetryAfter)
 			return apierr.New(429, "rate_limit_exceeded", "rate limit reached: this %s allows %d tokens per minute; retry after %s s",
 				s.name, limit, c.retryAfter)
 		}
-		c.lim.tpmKeys = append(c.lim.tpmKeys, key)
+		c.lim.tpm = append(c.lim.tpm, tpmHold{key, cost})
 	}
 	var counted [3]string
 	nc := 0
@@ -122,6 +128,7 @@ func (h *Inference) admit(c *call, p *plan) *apierr.Error {
 		c.lim.headers.requests.merge(limit, d)
 		if !d.Allowed {
 			h.refund(ctx, counted[:nc], now)
+			h.takeBackTokens(ctx, c)
 			c.retryAfter = retryAfterSeconds(d.RetryAfter)
 			return apierr.New(429, "rate_limit_exceeded", "rate limit reached: this %s allows %d requests per minute; retry after %s s",
 				s.name, limit, c.retryAfter)
@@ -129,10 +136,11 @@ func (h *Inference) admit(c *call, p *plan) *apierr.Error {
 		counted[nc] = key
 		nc++
 	}
-	if limits := budgetLimits(c); len(limits) > 0 {
-		res, ref := h.cfg.Budgets.Reserve(ctx, now, limits, worstCost(c, p))
+	if len(limits) > 0 {
+		res, ref := h.cfg.Budgets.Reserve(ctx, now, limits, est.worstCost(c, p))
 		if ref != nil {
 			h.refund(ctx, counted[:nc], now)
+			h.takeBackTokens(ctx, c)
 			return budgetExceeded(c, ref)
 		}
 		c.lim.reservation = res
@@ -144,19 +152,12 @@ func (h *Inference) admit(c *call, p *plan) *apierr.Error {
 	return nil
 }
 
-// settle replaces the reservation made by admit with the real cost and
-// adds the real tokens to the token-per-minute windows. It is called
-// exactly once for every request admit let through, on every exit path.
+// settle replaces the reservations made by admit with the real cost and
+// the real tokens. It is called exactly once for every request admit let
+// through, on every exit path.
 func (h *Inference) settle(c *call, u llm.Usage) {
 	ctx := context.Background()
-	if tokens := u.PromptTokens + u.CompletionTokens; tokens > 0 {
-		now := h.cfg.Now()
-		for _, key := range c.lim.tpmKeys {
-			if err := h.cfg.Limiter.Add(ctx, key, int(tokens), now); err != nil {
-				h.log.Warn("rate limiter failed to count tokens", "key", key, "err", err)
-			}
-		}
-	}
+	h.trueUpTokens(ctx, c, u)
 	if c.lim.reservation == nil {
 		return
 	}
@@ -225,33 +226,17 @@ func budgetLimits(c *call) []budget.Limit {
 	return out
 }
 
-// worstCost is the most the request can cost on any of its targets: its
-// prompt bounded by the body's size, its completion by max_tokens (or
-// defaultMaxTokens) per choice. Unpriced targets cost 0.
-func worstCost(c *call, p *plan) money.USD {
-	u := llm.Usage{PromptTokens: int64((len(c.body) + promptBytesPerToken - 1) / promptBytesPerToken)}
-	if c.route.op != llm.OpEmbeddings {
-		perChoice := c.in.maxTokens
-		if perChoice <= 0 {
-			perChoice = defaultMaxTokens
-		}
-		u.CompletionTokens = perChoice * max(c.in.n, 1) // both bounded by parseBody: no overflow
-	}
-	var worst money.USD
-	for _, t := range p.targets {
-		if pr, ok := c.snap.Price(t.Provider, t.Model); ok {
-			worst = max(worst, cost(pr, u))
-		}
-	}
-	return worst
-}
-
-// budgetExceeded is the 429 of a hard budget with not enough left.
+// budgetExceeded is the 429 of a hard budget with not enough left, or
+// the 503 of one whose spend is not known (budget.Refusal.Unknown).
 func budgetExceeded(c *call, ref *budget.Refusal) *apierr.Error {
 	c.retryAfter = retryAfterSeconds(ref.RetryAfter)
 	what := "gateway"
 	if ref.Limit.Scope != budget.GatewayScope(c.gw.ID) {
 		what = "user"
+	}
+	if ref.Unknown {
+		return apierr.Unavailable("the %s budget's spend cannot be read now (the analytics store does not answer); a hard budget refuses requests until it can; retry after %s s",
+			what, c.retryAfter)
 	}
 	resets := "it does not reset (period total)"
 	if ref.ResetsAt != nil {

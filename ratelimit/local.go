@@ -115,6 +115,14 @@ func (l *Local) Len() int {
 
 func (w *window) add(sec, n int64) {
 	slot := &w.b[((sec%windowSeconds)+windowSeconds)%windowSeconds]
+	if n < 0 {
+		// A take-back lowers only its own second's bucket, and never
+		// below zero: another second's counts are not its to take.
+		if slot.sec == sec {
+			slot.n = max(slot.n+n, 0)
+		}
+		return
+	}
 	if slot.sec != sec {
 		if slot.sec > sec {
 			// A count from a clock behind this slot's second (a reordered

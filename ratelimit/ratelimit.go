@@ -36,8 +36,23 @@ type Limiter interface {
 	Allow(ctx context.Context, key string, limit int, cost int, now time.Time) (Decision, error)
 	// Add counts cost against key unconditionally: the tokens of a
 	// finished request. A negative cost takes back a count made by Allow
-	// at the same now (a request refused by a later check).
+	// at the same now (a request refused by a later check, a reservation
+	// trued up): it only lowers the bucket of that second, never below
+	// zero, and does nothing once that bucket has left the window.
 	Add(ctx context.Context, key string, cost int, now time.Time) error
+}
+
+// TrueUp replaces a reservation made by Allow at at — reserved counted in
+// the bucket of that second — with actual, the real cost known at now:
+// it adds the difference to that bucket while it is still in the window
+// (one call), and counts actual at now once the reservation has left it.
+// Tokens per minute are reserved this way: the request's estimate at
+// admission, its real tokens when it ends.
+func TrueUp(ctx context.Context, l Limiter, key string, reserved, actual int, at, now time.Time) error {
+	if floorDiv(now.UnixMilli(), 1000)-floorDiv(at.UnixMilli(), 1000) >= windowSeconds {
+		return l.Add(ctx, key, actual, now)
+	}
+	return l.Add(ctx, key, actual-reserved, at)
 }
 
 // Decision is the answer of Allow.

@@ -180,6 +180,77 @@ func TestRefund(t *testing.T) {
 	}
 }
 
+// TestTakeBackOnlyItsBucket: a negative Add lowers only the bucket of its
+// own second, never below zero, and does nothing when that bucket is not
+// there (it left the window, or nothing was counted then): it cannot take
+// away the counts of other requests.
+func TestTakeBackOnlyItsBucket(t *testing.T) {
+	for name, mk := range impls(t) {
+		t.Run(name, func(t *testing.T) {
+			l := mk(t)
+			ctx := context.Background()
+			allow(t, l, "tpm", 100, 30, base)
+			allow(t, l, "tpm", 100, 20, base.Add(2*time.Second))
+			for _, at := range []time.Time{base.Add(time.Second), base.Add(-time.Minute), base.Add(3 * time.Second)} {
+				if err := l.Add(ctx, "tpm", -15, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if d := allow(t, l, "tpm", 100, 0, base.Add(5*time.Second)); d.Remaining != 50 {
+				t.Errorf("remaining %d after take-backs at seconds without counts, want 50", d.Remaining)
+			}
+			if err := l.Add(ctx, "tpm", -45, base); err != nil { // more than second 0 holds
+				t.Fatal(err)
+			}
+			if d := allow(t, l, "tpm", 100, 0, base.Add(5*time.Second)); d.Remaining != 80 {
+				t.Errorf("remaining %d after taking back 45 of second 0's 30, want 80 (second 2's 20 stay)", d.Remaining)
+			}
+		})
+	}
+}
+
+// TestTrueUp: a reservation counted by Allow is replaced by the real cost:
+// lowered or raised in its own second while that is in the window, and
+// counted at the end once the reservation has left the window.
+func TestTrueUp(t *testing.T) {
+	for name, mk := range impls(t) {
+		t.Run(name, func(t *testing.T) {
+			l := mk(t)
+			ctx := context.Background()
+			remaining := func(now time.Time) int {
+				t.Helper()
+				return allow(t, l, "tpm", 1000, 0, now).Remaining
+			}
+			if d := allow(t, l, "tpm", 1000, 400, base); !d.Allowed || d.Remaining != 600 {
+				t.Fatalf("reservation of 400: %+v", d)
+			}
+			must(t, TrueUp(ctx, l, "tpm", 400, 120, base, base.Add(20*time.Second)))
+			if r := remaining(base.Add(20 * time.Second)); r != 880 {
+				t.Errorf("remaining %d after 400 reserved trued up to 120, want 880", r)
+			}
+			allow(t, l, "tpm", 1000, 100, base.Add(30*time.Second))
+			must(t, TrueUp(ctx, l, "tpm", 100, 250, base.Add(30*time.Second), base.Add(40*time.Second)))
+			if r := remaining(base.Add(40 * time.Second)); r != 630 {
+				t.Errorf("remaining %d after 100 reserved trued up to 250, want 630", r)
+			}
+			// Second 0 leaves the window at +60 s; a reservation made at +45 s
+			// and settled at +110 s has left it: its real cost counts at +110 s.
+			allow(t, l, "tpm", 1000, 300, base.Add(45*time.Second))
+			must(t, TrueUp(ctx, l, "tpm", 300, 70, base.Add(45*time.Second), base.Add(110*time.Second)))
+			if r := remaining(base.Add(110 * time.Second)); r != 930 {
+				t.Errorf("remaining %d at +110 s, want 930 (only the 70 counted then)", r)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRedisTTL: every key carries a TTL of at least the window, and a
 // check of an empty window creates no key.
 func TestRedisTTL(t *testing.T) {

@@ -104,7 +104,8 @@ func (r *Redis) Fallbacks() int64 { return r.guard.Fallbacks() }
 // windowScript is Allow and Add in one: KEYS[1] is the window, a hash of
 // unix second → count. ARGV: limit, cost, now (ms), window (s), TTL (ms),
 // mode ("allow" or "add"). It returns {allowed, remaining, reset ms,
-// retry ms}, the same rule as decide.
+// retry ms}, the same rule as decide. A negative add lowers only the
+// bucket of its own second, when it is there, and drops it at zero.
 var windowScript = redis.NewScript(`
 local key = KEYS[1]
 local limit = tonumber(ARGV[1])
@@ -114,9 +115,13 @@ local win = tonumber(ARGV[4])
 local ttl = tonumber(ARGV[5])
 local now = math.floor(now_ms / 1000)
 if ARGV[6] == 'add' then
-  if cost ~= 0 then
+  if cost > 0 then
     redis.call('HINCRBY', key, now, cost)
     redis.call('PEXPIRE', key, ttl)
+  elseif cost < 0 and redis.call('HEXISTS', key, now) == 1 then
+    if redis.call('HINCRBY', key, now, cost) <= 0 then
+      redis.call('HDEL', key, now)
+    end
   end
   return {1, 0, 0, 0}
 end

@@ -161,7 +161,70 @@ func TestCountConcurrent(t *testing.T) {
 	}
 }
 
+// TestCountCache: counts are kept and answered from the cache, per
+// encoding, for Count and CountBytes alike; what the cache answers is
+// what the encoder counts.
+func TestCountCache(t *testing.T) {
+	t.Parallel()
+	c := New()
+	filled := func() int {
+		n := 0
+		for i := range c.cache {
+			if c.cache[i].Load() != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	texts := []string{"hello world", strings.Repeat("Hello, 世界! 🚀 ", 10), strings.Repeat("tiktoken is great! ", 10), strings.Repeat("x", 5000)}
+	for _, text := range texts {
+		for _, model := range []string{"gpt-4o", "gpt-4"} {
+			e := &c.cl100k
+			if Encoding(model) == O200kBase {
+				e = &c.o200k
+			}
+			want := e.count(text)
+			for i := range 3 { // a miss, then hits
+				if got := c.Count(model, text); got != want {
+					t.Errorf("Count(%s, %.20q…) #%d = %d, want %d", model, text, i, got, want)
+				}
+				if got := c.CountBytes(model, []byte(text)); got != want {
+					t.Errorf("CountBytes(%s, %.20q…) #%d = %d, want %d", model, text, i, got, want)
+				}
+			}
+		}
+	}
+	if n := filled(); n != 2*len(texts) {
+		t.Errorf("%d cache entries, want %d (each text in each encoding)", n, 2*len(texts))
+	}
+}
+
+// BenchmarkCount is the cost of encoding a text (no cache).
 func BenchmarkCount(b *testing.B) {
+	c := New()
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20) // ~900 bytes
+	c.Count("gpt-4o", text)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		c.o200k.count(text)
+	}
+}
+
+// BenchmarkCountBytesCached is the cost of a text in bytes counted before.
+func BenchmarkCountBytesCached(b *testing.B) {
+	c := New()
+	text := []byte(strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20))
+	c.CountBytes("gpt-4o", text)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		c.CountBytes("gpt-4o", text)
+	}
+}
+
+// BenchmarkCountCached is the cost of a text counted before.
+func BenchmarkCountCached(b *testing.B) {
 	c := New()
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20) // ~900 bytes
 	c.Count("gpt-4o", text)
