@@ -183,6 +183,10 @@ func (h *Inference) forward(c *call) {
 	if h.cacheLookup(c, &p) {
 		return
 	}
+	if e := h.acquireSlots(c); e != nil {
+		h.fail(c, e)
+		return
+	}
 	if e := h.admit(c, &p); e != nil {
 		h.fail(c, e)
 		return
@@ -203,6 +207,17 @@ func (h *Inference) forward(c *call) {
 		timeout = d
 	}
 	deadline := c.start.Add(timeout)
+	if !c.in.stream {
+		// The upstream calls of a non-streamed request end at its
+		// deadline, at the hard stop, or when its client goes away
+		// (proxy/clientconn.go).
+		ctx, cancel := context.WithDeadline(h.hardStop, deadline)
+		defer cancel()
+		c.upctx = ctx
+		if c.watch = watchClient(c.ctx, cancel); c.watch != nil {
+			defer c.watch.stopWatch()
+		}
+	}
 	hdr, traceID := traceHeader(c.ctx.Request.Header.Peek("traceparent"))
 	c.rec.TraceID, c.rootSpan = traceID, newSpanID()
 
@@ -238,8 +253,16 @@ func (h *Inference) forward(c *call) {
 		if k := sk.key; len(k.Models) > 0 && !contains(k.Models, cand.Target.Model) {
 			return true
 		}
+		// So is a key whose upstream has no room left in the tenant's
+		// share (proxy/inflight.go).
+		if !h.acquireUpstream(c, sk.key) {
+			return true
+		}
 		ok, probe := h.cfg.Breakers.Get(c.gw.ID, cand.Key.ID, bs).Allow()
 		sk.probe = probe
+		if !ok {
+			c.releaseUpstream()
+		}
 		return !ok
 	}
 	pl := routing.NewPlan(p.strategy, p.targets, keys, maxAttempts, randUint64, skip)
@@ -262,8 +285,9 @@ func (h *Inference) forward(c *call) {
 			wait, ok := routing.Backoff(attempts, time.Duration(c.gw.Retry.BackoffMS)*time.Millisecond, ra, h.cfg.Now(), deadline, randUint64)
 			if !ok {
 				// No attempt is made: it is not counted, and the probe
-				// slot skip may have taken is handed back.
+				// slot and upstream slot skip took are handed back.
 				br.Release(probe)
+				c.releaseUpstream()
 				break
 			}
 			time.Sleep(wait)
@@ -279,6 +303,7 @@ func (h *Inference) forward(c *call) {
 		// record may be handed to the sink.
 		span := func(err error) { c.attemptSpan(spanStart, h.cfg.Now(), cand, key.Alias, n, err) }
 		done, err := h.attempt(c, prov, req, span)
+		c.releaseUpstream() // a stream that started took its slot along
 		if c.relayGo != nil {
 			close(c.relayGo) // the stream's relay may use c from now on
 		}
@@ -290,6 +315,10 @@ func (h *Inference) forward(c *call) {
 			continue
 		}
 		last = err
+		if c.watch.clientGone() {
+			br.Release(probe)
+			break
+		}
 		pe := providers.AsError(err)
 		if pe == nil || !pe.Retryable() {
 			br.Release(probe)
@@ -301,7 +330,14 @@ func (h *Inference) forward(c *call) {
 		}
 	}
 	c.rec.Attempts = attempts
-	h.fail(c, h.exhausted(c, pl, last, attempts))
+	switch {
+	case c.watch.clientGone():
+		h.clientClosed(c)
+	case attempts == 0 && c.shareFull != "":
+		h.fail(c, h.shareRefusal(c))
+	default:
+		h.fail(c, h.exhausted(c, pl, last, attempts))
+	}
 }
 
 // seenKey is a key a request's plan may use, with the breaker's probe
