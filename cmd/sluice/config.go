@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sluicehq/sluice/proxy"
 	"github.com/sluicehq/sluice/secret"
 	"github.com/sluicehq/sluice/store"
 )
@@ -30,6 +31,11 @@ type config struct {
 	LogFormat            string
 	AllowPrivateUpstream bool
 	ShutdownGrace        time.Duration
+
+	// Concurrency limits of the proxy (docs/security.md).
+	TenantMaxInFlight    int
+	UpstreamConnsPerHost int
+	StreamWriteTimeout   time.Duration
 
 	// RedisFallbackReplicas divides rate limits and remaining budgets
 	// among the replicas while Redis is unreachable.
@@ -55,6 +61,22 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.AllowPrivateUpstream, "allow-private-upstreams", false, "let provider base URLs point at loopback and private addresses (self-hosted models); link-local and metadata addresses stay refused")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and streams may run on after SIGTERM")
+	fs.IntVar(&c.TenantMaxInFlight, "tenant-max-in-flight", proxy.DefaultTenantMaxInFlight, "requests a tenant may have in flight at once in this process, unless its settings.max_in_flight says otherwise")
+	fs.IntVar(&c.UpstreamConnsPerHost, "upstream-conns-per-host", 512, "connections kept to one upstream host; one tenant may use a quarter of them")
+	fs.DurationVar(&c.StreamWriteTimeout, "stream-write-timeout", proxy.DefaultStreamWriteTimeout, "how long a stream waits for its client to read before it closes the connection")
+}
+
+// checkLimits reports a concurrency setting that cannot work.
+func (c *config) checkLimits() error {
+	switch {
+	case c.TenantMaxInFlight < 1:
+		return fmt.Errorf("--tenant-max-in-flight must be at least 1, got %d", c.TenantMaxInFlight)
+	case c.UpstreamConnsPerHost < 4:
+		return fmt.Errorf("--upstream-conns-per-host must be at least 4, got %d", c.UpstreamConnsPerHost)
+	case c.StreamWriteTimeout < time.Second:
+		return fmt.Errorf("--stream-write-timeout must be at least 1s, got %s", c.StreamWriteTimeout)
+	}
+	return nil
 }
 
 // applyEnv fills every flag not set on the command line from its
