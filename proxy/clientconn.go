@@ -88,7 +88,10 @@ var aLongTimeAgo = time.Unix(1, 0)
 // before the handler returns.
 func watchClient(ctx *fasthttp.RequestCtx, onGone context.CancelFunc) *clientConn {
 	c, ok := ctx.Conn().(*clientConn)
-	if !ok {
+	if !ok || len(c.ahead) > 0 {
+		// A byte read ahead by an earlier watch is still owed to fasthttp
+		// (it parsed this request from its buffer): the client is
+		// pipelining, so it is there, and a new watch would read over it.
 		return nil
 	}
 	c.onGone = onGone

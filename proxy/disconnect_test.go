@@ -106,25 +106,30 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 }
 
 // TestPipelinedRequestAfterWatch: the watcher of a non-streamed request
-// reads the client's connection; a client that sends its next request
-// before the answer (HTTP pipelining) loses no byte of it.
+// reads the client's connection; a client that sends its next requests
+// before the answers (HTTP pipelining) loses no byte of them, also when a
+// request was read ahead while fasthttp still held a whole one.
 func TestPipelinedRequestAfterWatch(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{})
 	conn, err := net.Dial("tcp", h.addr)
 	must(t, err)
 	defer conn.Close()
-	first := rawRequest(h.token, chatBody("openai/gpt-4o-mini@latency=300ms", ""))
-	second := rawRequest(h.token, `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"second one"}]}`)
-	_, err = io.WriteString(conn, first)
+	req := func(text string) string {
+		return rawRequest(h.token, `{"model":"openai/gpt-4o-mini@latency=300ms","messages":[{"role":"user","content":"`+text+`"}]}`)
+	}
+	// The first two arrive together: fasthttp reads both at once. The
+	// third arrives while the first waits for its upstream: its first
+	// byte is what the first request's watcher reads.
+	_, err = io.WriteString(conn, req("first one")+req("second one"))
 	must(t, err)
 	if !waitFor(5*time.Second, func() bool { return h.mock.Count() == 1 }) {
 		t.Fatal("the first request did not reach the upstream")
 	}
-	_, err = io.WriteString(conn, second) // while the first waits for its upstream
+	_, err = io.WriteString(conn, req("third one"))
 	must(t, err)
 	br := bufio.NewReader(conn)
-	for i, want := range []string{"say hello to the test", "second one"} {
+	for i, want := range []string{"first one", "second one", "third one"} {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			t.Fatalf("response %d: %v", i+1, err)
