@@ -144,6 +144,17 @@ func checkRateLimit(param string, r *store.RateLimit) error {
 	if v := r.TokensPerMinute; v != nil && (*v < 1 || *v > 2_000_000_000) {
 		return apierr.Invalid(param+".tokens_per_minute", "tokens_per_minute must be null or between 1 and 2000000000")
 	}
+	return checkMaxInFlight(param+".max_in_flight", r.MaxInFlight)
+}
+
+// maxInFlightLimit bounds every max_in_flight: far above what one process
+// can hold open, low enough that a count never nears overflow.
+const maxInFlightLimit = 1_000_000
+
+func checkMaxInFlight(param string, v *int) error {
+	if v != nil && (*v < 1 || *v > maxInFlightLimit) {
+		return apierr.Invalid(param, "max_in_flight must be null or between 1 and %d", maxInFlightLimit)
+	}
 	return nil
 }
 

@@ -43,7 +43,7 @@ func checkTenantSettings(ts *store.TenantSettings) error {
 			return apierr.Invalid("settings.allowed_providers", "unknown provider %q", p)
 		}
 	}
-	return nil
+	return checkMaxInFlight("settings.max_in_flight", ts.MaxInFlight)
 }
 
 // tenant loads a tenant the principal may see, or answers 404.
@@ -158,6 +158,11 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 		if err := checkTenantSettings(in.Settings); err != nil {
 			return nil, err
 		}
+		// The tenant's in-flight cap protects the other tenants of the
+		// process: only the platform's Administrator may move it.
+		if p.Role != auth.Administrator && !sameInt(in.Settings.MaxInFlight, t.Settings.MaxInFlight) {
+			return nil, apierr.New(403, "forbidden", "only the Administrator may change a tenant's settings.max_in_flight")
+		}
 		t.Settings, changes["settings"], cols = *in.Settings, *in.Settings, append(cols, "settings")
 	}
 	if len(cols) == 0 {
@@ -233,4 +238,10 @@ func deleteInOrder(what string, steps ...func() (int64, error)) error {
 		}
 	}
 	return nil
+}
+
+// sameInt reports whether two optional integers are equal (both nil, or
+// both set to the same value).
+func sameInt(a, b *int) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }

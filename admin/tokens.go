@@ -100,6 +100,9 @@ func checkTokenLimit(r, owner *store.RateLimit) error {
 	if v, lim := r.TokensPerMinute, owner.TokensPerMinute; v != nil && lim != nil && *v > *lim {
 		return apierr.Invalid("rate_limit.tokens_per_minute", "a token's tokens_per_minute may not exceed its owner's (%d)", *lim)
 	}
+	if v, lim := r.MaxInFlight, owner.MaxInFlight; v != nil && lim != nil && *v > *lim {
+		return apierr.Invalid("rate_limit.max_in_flight", "a token's max_in_flight may not exceed its owner's (%d)", *lim)
+	}
 	return nil
 }
 

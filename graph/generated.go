@@ -453,6 +453,7 @@ type ComplexityRoot struct {
 	}
 
 	RateLimit struct {
+		MaxInFlight       func(childComplexity int) int
 		RequestsPerMinute func(childComplexity int) int
 		TokensPerMinute   func(childComplexity int) int
 	}
@@ -567,6 +568,7 @@ type ComplexityRoot struct {
 		AllowedProviders func(childComplexity int) int
 		LogBodiesDefault func(childComplexity int) int
 		LogRetentionDays func(childComplexity int) int
+		MaxInFlight      func(childComplexity int) int
 	}
 
 	Timeseries struct {
@@ -2821,6 +2823,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Users(childComplexity, args["tenantId"].(string), args["limit"].(*int), args["cursor"].(*string)), true
 
+	case "RateLimit.maxInFlight":
+		if e.ComplexityRoot.RateLimit.MaxInFlight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimit.MaxInFlight(childComplexity), true
 	case "RateLimit.requestsPerMinute":
 		if e.ComplexityRoot.RateLimit.RequestsPerMinute == nil {
 			break
@@ -3294,6 +3302,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TenantSettings.LogRetentionDays(childComplexity), true
+	case "TenantSettings.maxInFlight":
+		if e.ComplexityRoot.TenantSettings.MaxInFlight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TenantSettings.MaxInFlight(childComplexity), true
 
 	case "Timeseries.interval":
 		if e.ComplexityRoot.Timeseries.Interval == nil {
@@ -3842,12 +3856,16 @@ type TenantSettings {
   logRetentionDays: Int!
   logBodiesDefault: Boolean!
   allowedProviders: [String!]!
+  "Requests in flight at once per proxy process; null means the process default (1000)."
+  maxInFlight: Int
 }
 
 input TenantSettingsInput {
   logRetentionDays: Int! = 30
   logBodiesDefault: Boolean! = true
   allowedProviders: [String!]! = []
+  "Administrator only; null means the process default."
+  maxInFlight: Int
 }
 
 input TenantInput {
@@ -3894,10 +3912,12 @@ type CacheSettings {
   ttlSeconds: Int!
 }
 
-"Per-minute limits; null means unlimited."
+"Per-minute limits and a concurrency limit; null means unlimited."
 type RateLimit {
   requestsPerMinute: Int
   tokensPerMinute: Int
+  "Requests in flight at once, per proxy process."
+  maxInFlight: Int
 }
 
 type RetrySettings {
@@ -3942,6 +3962,7 @@ input CacheSettingsInput {
 input RateLimitInput {
   requestsPerMinute: Int
   tokensPerMinute: Int
+  maxInFlight: Int
 }
 
 input RetrySettingsInput {
@@ -5221,6 +5242,8 @@ func (ec *executionContext) childFields_RateLimit(ctx context.Context, field gra
 		return ec.fieldContext_RateLimit_requestsPerMinute(ctx, field)
 	case "tokensPerMinute":
 		return ec.fieldContext_RateLimit_tokensPerMinute(ctx, field)
+	case "maxInFlight":
+		return ec.fieldContext_RateLimit_maxInFlight(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RateLimit", field.Name)
 }
@@ -5445,6 +5468,8 @@ func (ec *executionContext) childFields_TenantSettings(ctx context.Context, fiel
 		return ec.fieldContext_TenantSettings_logBodiesDefault(ctx, field)
 	case "allowedProviders":
 		return ec.fieldContext_TenantSettings_allowedProviders(ctx, field)
+	case "maxInFlight":
+		return ec.fieldContext_TenantSettings_maxInFlight(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TenantSettings", field.Name)
 }
@@ -15487,6 +15512,29 @@ func (ec *executionContext) fieldContext_RateLimit_tokensPerMinute(_ context.Con
 	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _RateLimit_maxInFlight(ctx context.Context, field graphql.CollectedField, obj *store.RateLimit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimit_maxInFlight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxInFlight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimit_maxInFlight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _RetrySettings_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *store.RetrySettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17314,6 +17362,29 @@ func (ec *executionContext) _TenantSettings_allowedProviders(ctx context.Context
 }
 func (ec *executionContext) fieldContext_TenantSettings_allowedProviders(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TenantSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TenantSettings_maxInFlight(ctx context.Context, field graphql.CollectedField, obj *store.TenantSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TenantSettings_maxInFlight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxInFlight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TenantSettings_maxInFlight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TenantSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Timeseries_interval(ctx context.Context, field graphql.CollectedField, obj *analytics.Timeseries) (ret graphql.Marshaler) {
@@ -20290,7 +20361,7 @@ func (ec *executionContext) unmarshalInputRateLimitInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"requestsPerMinute", "tokensPerMinute"}
+	fieldsInOrder := [...]string{"requestsPerMinute", "tokensPerMinute", "maxInFlight"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20311,6 +20382,13 @@ func (ec *executionContext) unmarshalInputRateLimitInput(ctx context.Context, ob
 				return it, err
 			}
 			it.TokensPerMinute = data
+		case "maxInFlight":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxInFlight"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxInFlight = data
 		}
 	}
 	return it, nil
@@ -20726,7 +20804,7 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 		asMap["allowedProviders"] = []any{}
 	}
 
-	fieldsInOrder := [...]string{"logRetentionDays", "logBodiesDefault", "allowedProviders"}
+	fieldsInOrder := [...]string{"logRetentionDays", "logBodiesDefault", "allowedProviders", "maxInFlight"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20754,6 +20832,13 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.AllowedProviders = data
+		case "maxInFlight":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxInFlight"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxInFlight = data
 		}
 	}
 	return it, nil
@@ -24636,6 +24721,11 @@ func (ec *executionContext) _RateLimit(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "maxInFlight":
+			out.Values[i] = ec._RateLimit_maxInFlight(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25560,6 +25650,11 @@ func (ec *executionContext) _TenantSettings(ctx context.Context, sel ast.Selecti
 		case "allowedProviders":
 			out.Values[i] = ec._TenantSettings_allowedProviders(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxInFlight":
+			out.Values[i] = ec._TenantSettings_maxInFlight(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:

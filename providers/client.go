@@ -164,6 +164,9 @@ func NewClient(cfg ClientConfig) *Client {
 		DisablePathNormalizing: true,
 		// LIFO keeps the fewest connections warm under uneven load.
 		ConnPoolStrategy: fasthttp.LIFO,
+		// Closes a call's connection when its context ends
+		// (providers/transport.go).
+		Transport: cancelTransport{},
 	}
 	return c
 }
@@ -211,12 +214,12 @@ type HTTPResponse struct {
 // *Error carrying the status, the upstream's scrubbed message and its
 // Retry-After; transport failures are an *Error with Status 0.
 //
-// Cancellation: fasthttp cannot abort a call in flight, and the client
-// does not spend a goroutine per call to close its connection. So ctx is
-// checked before sending, its deadline shortens the call's, and a
-// cancellation in between takes effect at the answer or the deadline. The
-// answer is returned even when ctx ended meanwhile, because the upstream
-// billed it.
+// Cancellation: when ctx ends during the call, the call's connection is
+// closed (providers/transport.go), so the call returns at once with an
+// *Error wrapping the context's cause, and the upstream sees its client
+// go away and stops generating. ctx's deadline also shortens the call's.
+// An answer that arrived complete is returned even when ctx ended
+// meanwhile, because the upstream billed it.
 func (c *Client) Do(ctx context.Context, req *HTTPRequest) (*HTTPResponse, error) {
 	deadline, err := callDeadline(ctx, req.Deadline)
 	if err != nil {
@@ -229,6 +232,7 @@ func (c *Client) Do(ctx context.Context, req *HTTPRequest) (*HTTPResponse, error
 	if err := c.prepare(fr, req); err != nil {
 		return nil, err
 	}
+	fr.SetUserValue(ctxKey{}, ctx) // for cancelTransport; cleared by ReleaseRequest
 	if err := c.fc.DoDeadline(fr, resp, deadline); err != nil {
 		return nil, c.transportError(ctx, err, req.Key)
 	}
@@ -249,8 +253,10 @@ func (c *Client) Do(ctx context.Context, req *HTTPRequest) (*HTTPResponse, error
 // After the headers, each Read must see data within IdleTimeout and the
 // whole stream must end by the deadline; otherwise Read fails with an
 // *Error whose Timeout is set. Cancelling ctx closes the connection and
-// so interrupts a Read in progress; before the headers, cancellation
-// works as for Do.
+// so interrupts a Read in progress; before the headers, a cancellation
+// takes effect when they arrive or at the first-byte timeout (the body of
+// a stream is handed over by fasthttp's own transport, which cannot be
+// interrupted; see providers/transport.go).
 func (c *Client) Stream(ctx context.Context, req *HTTPRequest) (*StreamResponse, error) {
 	deadline, err := callDeadline(ctx, req.Deadline)
 	if err != nil {

@@ -193,6 +193,10 @@ func (h *Inference) forward(c *call) {
 	if h.cacheLookup(c, &p) {
 		return
 	}
+	if e := h.acquireSlots(c); e != nil {
+		h.fail(c, e)
+		return
+	}
 	if e := h.admit(c, &p); e != nil {
 		h.fail(c, e)
 		return
@@ -213,6 +217,17 @@ func (h *Inference) forward(c *call) {
 		timeout = d
 	}
 	deadline := c.start.Add(timeout)
+	if !c.in.stream {
+		// The upstream calls of a non-streamed request end at its
+		// deadline, at the hard stop, or when its client goes away
+		// (proxy/clientconn.go).
+		ctx, cancel := context.WithDeadline(h.hardStop, deadline)
+		defer cancel()
+		c.upctx = ctx
+		if c.watch = watchClient(c.ctx, cancel); c.watch != nil {
+			defer c.watch.stopWatch()
+		}
+	}
 	hdr, traceID := traceHeader(c.ctx.Request.Header.Peek("traceparent"))
 	c.rec.TraceID, c.rootSpan = traceID, newSpanID()
 
@@ -261,10 +276,21 @@ func (h *Inference) forward(c *call) {
 				return true
 			}
 		}
+		// So is a key whose upstream has no room left in the tenant's
+		// share (proxy/inflight.go).
+		if !h.acquireUpstream(c, sk.key) {
+			if rb != nil {
+				rb.DoneRetry()
+			}
+			return true
+		}
 		ok, probe := h.cfg.Breakers.Get(c.gw.ID, cand.Key.ID, bs).Allow()
 		sk.probe, sk.retry, sk.open = probe, ok && rb != nil, sk.open || !ok
-		if !ok && rb != nil {
-			rb.DoneRetry()
+		if !ok {
+			c.releaseUpstream()
+			if rb != nil {
+				rb.DoneRetry()
+			}
 		}
 		return !ok
 	}
@@ -290,8 +316,10 @@ func (h *Inference) forward(c *call) {
 			wait, ok := routing.Backoff(attempts, time.Duration(c.gw.Retry.BackoffMS)*time.Millisecond, ra, h.cfg.Now(), deadline, randUint64)
 			if !ok {
 				// No attempt is made: it is not counted, and the probe
-				// slot and the retry skip may have taken are handed back.
+				// slot, the upstream slot and the retry skip took are
+				// handed back.
 				br.Release(probe)
+				c.releaseUpstream()
 				if retried {
 					rb.DoneRetry()
 				}
@@ -311,6 +339,7 @@ func (h *Inference) forward(c *call) {
 		// record may be handed to the sink.
 		span := func(err error) { c.attemptSpan(spanStart, h.cfg.Now(), cand, key.Alias, n, err) }
 		done, err := h.countedAttempt(rb, retried, c, prov, req, span)
+		c.releaseUpstream() // a stream that started took its slot along
 		if c.relayGo != nil {
 			close(c.relayGo) // the stream's relay may use c from now on
 		}
@@ -322,6 +351,10 @@ func (h *Inference) forward(c *call) {
 			continue
 		}
 		last = err
+		if c.watch.clientGone() {
+			br.Release(probe)
+			break
+		}
 		pe := providers.AsError(err)
 		if pe == nil || !pe.Retryable() {
 			br.Release(probe)
@@ -333,10 +366,17 @@ func (h *Inference) forward(c *call) {
 		}
 	}
 	c.rec.Attempts = attempts
-	if attempts == 0 {
-		c.retryAfter = h.circuitRetryAfter(c.gw.ID, seen, bs)
+	switch {
+	case c.watch.clientGone():
+		h.clientClosed(c)
+	case attempts == 0 && c.shareFull != "":
+		h.fail(c, h.shareRefusal(c))
+	default:
+		if attempts == 0 {
+			c.retryAfter = h.circuitRetryAfter(c.gw.ID, seen, bs)
+		}
+		h.fail(c, h.exhausted(c, pl, last, attempts))
 	}
-	h.fail(c, h.exhausted(c, pl, last, attempts))
 }
 
 // countedAttempt makes one attempt counted in rb, the retry budget of its

@@ -61,6 +61,10 @@ type harnessConfig struct {
 	// ruleBudget is the content rules' matching budget per request
 	// (default rules.DefaultBudget).
 	ruleBudget time.Duration
+	// client configures the upstream client (AllowPrivate is always set).
+	client providers.ClientConfig
+	// inference, when set, adjusts the inference handler's configuration.
+	inference func(*InferenceConfig)
 }
 
 // harness is one proxy in front of one mock provider.
@@ -86,6 +90,10 @@ type harness struct {
 	// stopOnce guards the one read of served; serveErr keeps its result.
 	stopOnce sync.Once
 	serveErr error
+
+	// counters keeps the in-flight counters across rebuilds, as the
+	// Holder does.
+	counters *snapshot.Counters
 }
 
 // newHarness configures tenant acme, gateway prod (with cfg.gateway), an
@@ -106,7 +114,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	must(tb, err)
 	root, err := svc.Authenticate(ctx, rootSecret)
 	must(tb, err)
-	h := &harness{tb: tb, ctx: ctx, st: st, svc: svc, root: root, sink: &MemorySink{}}
+	h := &harness{tb: tb, ctx: ctx, st: st, svc: svc, root: root, sink: &MemorySink{}, counters: snapshot.NewCounters()}
 
 	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
 	must(tb, err)
@@ -123,8 +131,10 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	h.token, h.tokenID = tok.Secret, tok.ID
 	h.rebuild()
 
-	h.client = providers.NewClient(providers.ClientConfig{AllowPrivate: true})
-	h.inf = NewInference(InferenceConfig{
+	ccfg := cfg.client
+	ccfg.AllowPrivate = true
+	h.client = providers.NewClient(ccfg)
+	icfg := InferenceConfig{
 		Snapshots:  &h.snaps,
 		Providers:  providers.NewRegistry(h.client),
 		Breakers:   breaker.NewSet(time.Now),
@@ -132,7 +142,11 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 		Logger:     discard,
 		Now:        cfg.now,
 		RuleBudget: cfg.ruleBudget,
-	})
+	}
+	if cfg.inference != nil {
+		cfg.inference(&icfg)
+	}
+	h.inf = NewInference(icfg)
 	grace := cfg.shutdownGrace
 	if grace == 0 {
 		grace = 5 * time.Second
@@ -192,7 +206,7 @@ func ptr[T any](v T) *T { return &v }
 // a configuration change.
 func (h *harness) rebuild() {
 	h.tb.Helper()
-	s, err := snapshot.Build(h.ctx, h.st, h.svc, time.Now())
+	s, err := snapshot.BuildWith(h.ctx, h.st, h.svc, time.Now(), h.counters)
 	must(h.tb, err)
 	h.snaps.p.Store(s)
 }

@@ -57,6 +57,15 @@ type InferenceConfig struct {
 	// request (proxy/rules.go); 0 means rules.DefaultBudget, a negative
 	// value no limit.
 	RuleBudget time.Duration
+	// TenantMaxInFlight is the in-flight limit of a tenant whose settings
+	// set none; 0 means DefaultTenantMaxInFlight (proxy/inflight.go).
+	TenantMaxInFlight int
+	// UpstreamShare is how many calls one tenant may have in flight to
+	// one upstream host; 0 means DefaultUpstreamShare.
+	UpstreamShare int
+	// StreamWriteTimeout is how long a stream waits for its client to
+	// take a write; 0 means DefaultStreamWriteTimeout.
+	StreamWriteTimeout time.Duration
 }
 
 // Inference serves the five inference paths. It reads configuration only
@@ -100,6 +109,7 @@ func NewInference(cfg InferenceConfig) *Inference {
 	if cfg.Tokenizer == nil {
 		cfg.Tokenizer = tokenize.New()
 	}
+	cfg.fillInFlightDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Inference{cfg: cfg, log: cfg.Logger, hardStop: ctx, stopNow: cancel}
 }
@@ -146,6 +156,19 @@ type call struct {
 	// ruleBudget is the content rules' matching budget, made at its
 	// first use (proxy/rules.go).
 	ruleBudget *rules.Budget
+	// slots are the in-flight counters the call holds, and upstream the
+	// current attempt's slot of the tenant's share of its upstream;
+	// shareFull names the provider of a candidate passed over because that
+	// share was used up (proxy/inflight.go).
+	slots     slots
+	upstream  *snapshot.InFlight
+	shareFull string
+	// upctx is the context of a non-streamed request's upstream calls,
+	// cancelled when its client goes away (watch) or at its deadline.
+	upctx context.Context
+	watch *clientConn
+	// recorded is true once the record was handed to the sink.
+	recorded bool
 }
 
 // Handle serves one inference request, in the contract's order of checks:
@@ -153,6 +176,7 @@ type call struct {
 // limits (429) → upstream.
 func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
 	c := &call{ctx: ctx, start: h.cfg.Now()}
+	defer h.recoverCall(c)
 	c.rec = &analytics.Record{ID: string(RequestID(ctx)), TS: c.start.UTC(),
 		ClientIP: ctx.RemoteIP().String(), UserAgent: string(ctx.UserAgent())}
 	c.snap = h.cfg.Snapshots.Load()
@@ -274,6 +298,7 @@ func (h *Inference) fail(c *call, e *apierr.Error) {
 	}
 	c.closeRootSpan(end)
 	h.release(c, llmUsageZero)
+	c.recorded = true
 	h.cfg.Sink.Enqueue(c.rec)
 }
 

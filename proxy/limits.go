@@ -174,8 +174,10 @@ func (h *Inference) settle(c *call, u llm.Usage) {
 // llmUsageZero settles a request that reached no provider answer.
 var llmUsageZero llm.Usage
 
-// release settles the call's admission once, whatever the exit path.
+// release gives back the call's in-flight slots and settles its
+// admission once, whatever the exit path.
 func (h *Inference) release(c *call, u llm.Usage) {
+	c.slots.release()
 	if !c.admitted || c.settled {
 		return
 	}

@@ -26,8 +26,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	if req.Stream {
 		return h.attemptStream(c, prov, req, span)
 	}
-	ctx, cancel := context.WithDeadline(h.hardStop, req.Deadline)
-	defer cancel()
+	ctx := c.upctx // set by forward: ends at the deadline, the hard stop or when the client goes away
 	var resp *providers.Response
 	switch req.Op {
 	case llm.OpChat:
@@ -120,21 +119,48 @@ func (h *Inference) attemptStream(c *call, prov providers.Provider, req *provide
 	// attempt in c.rec: the writer waits for that before touching c.
 	c.relayGo = make(chan struct{})
 	sc := newStreamCopy(c.body) // for a usage estimate (proxy/estimate.go)
+	// The stream holds the attempt's upstream slot until it ends, and
+	// watches its client's writes (proxy/clientconn.go).
+	up := c.upstream
+	c.upstream = nil
+	conn := ctx2.Conn()
 	ctx2.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer h.streams.Done()
+		defer releaseSlot(up)
 		defer cancel()
 		defer st.Close()
 		<-c.relayGo
-		h.relay(c, st, w, sc)
+		sw := newStreamWriter(w, conn, h.cfg.StreamWriteTimeout)
+		defer sw.disarm()
+		defer h.recoverStream(c, st, sw)
+		h.relay(c, st, sw, sc)
 	})
 	return true, nil
+}
+
+// recoverStream is deferred by a stream's writer: fasthttp runs the writer
+// in its own goroutine and does not recover a panic there, which would
+// end the process. It logs the panic, ends the stream with an error event
+// and records the request (500) unless it was recorded.
+func (h *Inference) recoverStream(c *call, st providers.Stream, sw *streamWriter) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	h.log.Error("stream relay panicked", "request_id", c.rec.ID, "panic", v)
+	_, _ = sw.Write(sse.AppendError(nil, "api_error", "internal_error", "the gateway failed while relaying the stream"))
+	_ = sw.Flush()
+	if !c.recorded {
+		h.finish(c, st.Usage(), nil, 500, "internal_error")
+	}
+	h.release(c, llmUsageZero)
 }
 
 // relay copies chunks to the client as they arrive, flushing each. It ends
 // with [DONE] only after a clean upstream end; a broken upstream, a
 // shutdown or a gone client end it with an SSE error event (or nothing,
 // when nobody is listening) and no [DONE].
-func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer, sc *streamCopy) {
+func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *streamCopy) {
 	buf := make([]byte, 0, 1024)
 	var kept []byte // the response body for the log, bounded
 	limit := 0
@@ -159,14 +185,14 @@ func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer, sc *str
 				break
 			}
 			if !h.writeChunks(c, w, outs, &buf, &kept, limit, &first) {
-				status, code = 499, "client_closed"
+				status, code = w.clientStatus()
 				break
 			}
 			continue
 		}
 		if errors.Is(err, io.EOF) && filter != nil {
 			if !h.writeChunks(c, w, filter.Flush(), &buf, &kept, limit, &first) {
-				status, code = 499, "client_closed"
+				status, code = w.clientStatus()
 				break
 			}
 		}
@@ -203,17 +229,22 @@ func (h *Inference) relay(c *call, st providers.Stream, w *bufio.Writer, sc *str
 				continue
 			}
 		}
-		// The client went away: closing the stream cancels the upstream.
-		status, code = 499, "client_closed"
+		// The client went away, or did not read within the stream write
+		// timeout: closing the stream cancels the upstream.
+		status, code = w.clientStatus()
 		break
 	}
+	// Closing first cancels a stream cut short at once: the estimate
+	// below may take a while, and the upstream must not generate (and
+	// bill) meanwhile. Close is idempotent; the writer closes it again.
+	_ = st.Close()
 	h.finish(c, h.estimate(c, st.Usage(), nil, sc), kept, status, code)
 	sc.release()
 }
 
 // writeChunks sends chunks as SSE data events, flushing after each; it
 // returns false when the client is gone.
-func (h *Inference) writeChunks(c *call, w *bufio.Writer, chunks [][]byte, buf, kept *[]byte, limit int, first *bool) bool {
+func (h *Inference) writeChunks(c *call, w *streamWriter, chunks [][]byte, buf, kept *[]byte, limit int, first *bool) bool {
 	for _, chunk := range chunks {
 		if *first {
 			c.rec.TTFBMS = since(c.start)
@@ -253,6 +284,7 @@ func (h *Inference) finish(c *call, u llm.Usage, respBody []byte, status int, co
 	}
 	c.closeRootSpan(end)
 	h.release(c, u)
+	c.recorded = true
 	if c.gw.LogBodies {
 		if rec.RequestBody == "" {
 			rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)

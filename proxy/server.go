@@ -223,7 +223,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.cancelHardStop()
 
 	served := make(chan error, 1) // one send, by the serving goroutine
-	go func() { served <- s.srv.Serve(ln) }()
+	// watchListener lets a handler notice its client going away
+	// (proxy/clientconn.go).
+	go func() { served <- s.srv.Serve(watchListener{ln}) }()
 
 	select {
 	case err := <-served:

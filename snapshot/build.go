@@ -42,7 +42,18 @@ type rows struct {
 // The keys are read after the transaction, so they are at least as new as
 // the rest: a key added in between belongs to a change with a higher version
 // than Snapshot.Version, which the Holder sees and rebuilds for.
+//
+// The snapshot's in-flight counters are new; BuildWith keeps them across
+// builds.
 func Build(ctx context.Context, st *store.Store, keys KeySource, now time.Time) (*Snapshot, error) {
+	return BuildWith(ctx, st, keys, now, nil)
+}
+
+// BuildWith is Build with the in-flight counters taken from counters: an
+// object that was in the previous snapshot built with them gets the same
+// counter, so requests in flight stay counted across rebuilds. Nil counters
+// means new ones.
+func BuildWith(ctx context.Context, st *store.Store, keys KeySource, now time.Time, counters *Counters) (*Snapshot, error) {
 	r, err := read(ctx, st)
 	if err != nil {
 		return nil, err
@@ -51,7 +62,10 @@ func Build(ctx context.Context, st *store.Store, keys KeySource, now time.Time) 
 	if err != nil {
 		return nil, fmt.Errorf("read provider keys: %w", err)
 	}
-	return assemble(r, resolved, now), nil
+	if counters == nil {
+		counters = NewCounters()
+	}
+	return assemble(r, resolved, now, counters), nil
 }
 
 func read(ctx context.Context, st *store.Store) (*rows, error) {
@@ -113,7 +127,9 @@ func read(ctx context.Context, st *store.Store) (*rows, error) {
 // assemble links the rows into a snapshot. It leaves out what the proxy must
 // not serve: gateways of deleted tenants, disabled rules, revoked and
 // long-expired tokens, tokens of users not active and of gateways not served.
-func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time) *Snapshot {
+func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time, counters *Counters) *Snapshot {
+	cb := counters.begin()
+	defer cb.done()
 	s := &Snapshot{
 		Version:  r.version,
 		BuiltAt:  now,
@@ -125,14 +141,14 @@ func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time) *Snap
 		prices:   make(map[priceKey]*Price, len(r.prices)),
 	}
 	for _, t := range r.tenants {
-		s.tenants[t.ID] = &Tenant{ID: t.ID, Status: t.Status, Settings: t.Settings}
+		s.tenants[t.ID] = &Tenant{ID: t.ID, Status: t.Status, Settings: t.Settings, InFlight: cb.get("tenant", t.ID)}
 	}
 	for _, g := range r.gateways {
 		t := s.tenants[g.TenantID]
 		if t == nil || t.Status == store.TenantDeleted {
 			continue // its paths answer 404
 		}
-		gw := &Gateway{Gateway: g, Tenant: t, Keys: map[string][]*Key{}}
+		gw := &Gateway{Gateway: g, Tenant: t, Keys: map[string][]*Key{}, InFlight: cb.get("gateway", g.ID)}
 		s.bySlug[gatewayKey{g.TenantID, g.Slug}] = gw
 		s.byID[g.ID] = gw
 		s.gateways = append(s.gateways, gw) // r.gateways is ordered by id
@@ -151,10 +167,12 @@ func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time) *Snap
 			if k.TenantID != g.TenantID {
 				continue
 			}
-			g.Keys[k.Provider] = append(g.Keys[k.Provider], &Key{
+			key := &Key{
 				ID: k.ID, Provider: k.Provider, Alias: k.Alias, BaseURL: k.BaseURL, Weight: k.Weight,
 				Models: []string(k.Models), Options: k.Options, Secret: k.Secret,
-			})
+			}
+			key.Upstream = cb.get("upstream", g.TenantID+" "+upstreamID(key))
+			g.Keys[k.Provider] = append(g.Keys[k.Provider], key)
 		}
 		for _, list := range g.Keys {
 			slices.SortFunc(list, func(a, b *Key) int { return cmp.Or(cmp.Compare(a.Alias, b.Alias), cmp.Compare(a.ID, b.ID)) })
@@ -166,7 +184,7 @@ func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time) *Snap
 			continue
 		}
 		users[u.ID] = &User{ID: u.ID, TenantID: u.TenantID, Role: u.Role, Status: u.Status,
-			Budget: u.Budget, RateLimit: u.RateLimit, Gateways: map[string]bool{}}
+			Budget: u.Budget, RateLimit: u.RateLimit, Gateways: map[string]bool{}, InFlight: cb.get("user", u.ID)}
 	}
 	s.userCount = len(users)
 	for _, a := range r.assigned {
@@ -180,6 +198,7 @@ func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time) *Snap
 			if n, err := hex.Decode(h[:], []byte(t.Hash)); err != nil || n != len(h) {
 				continue // cannot match any secret
 			}
+			tok.InFlight = cb.get("token", tok.ID)
 			s.tokens[h] = tok
 		}
 	}

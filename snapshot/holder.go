@@ -53,6 +53,8 @@ type Holder struct {
 	cfg HolderConfig
 	log *slog.Logger
 	cur atomic.Pointer[Snapshot]
+	// counters keeps the in-flight counters from one snapshot to the next.
+	counters *Counters
 
 	// refresh asks the run loop for a rebuild. Size 1: a request made while
 	// one is pending is dropped, since the pending rebuild will read the
@@ -111,12 +113,17 @@ func NewHolder(cfg HolderConfig) *Holder {
 		cfg.Now = time.Now
 	}
 	return &Holder{
-		cfg:     cfg,
-		log:     cfg.Logger.With("component", "snapshot"),
-		refresh: make(chan struct{}, 1),
-		check:   make(chan struct{}, 1),
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "snapshot"),
+		refresh:  make(chan struct{}, 1),
+		check:    make(chan struct{}, 1),
+		counters: NewCounters(),
 	}
 }
+
+// Counters returns the in-flight counters of the snapshots the Holder
+// builds, for tests and diagnostics.
+func (h *Holder) Counters() *Counters { return h.counters }
 
 // Load returns the snapshot in service, or nil before the first successful
 // build. It is one atomic load.
@@ -279,7 +286,7 @@ func (h *Holder) rebuild(ctx context.Context) error {
 	}
 	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
-	s, err := Build(bctx, h.cfg.Store, h.cfg.Keys, h.cfg.Now())
+	s, err := BuildWith(bctx, h.cfg.Store, h.cfg.Keys, h.cfg.Now(), h.counters)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.fail("build configuration snapshot", err)

@@ -7,7 +7,9 @@
 // VictoriaMetrics vmauth model, STYLE.md).
 //
 // Everything reachable from a Snapshot is shared by every request that
-// loaded it: callers read it and never modify it.
+// loaded it: callers read it and never modify it. The one exception is the
+// InFlight counters, which count requests in flight and outlive the
+// snapshot (Counters).
 package snapshot
 
 import (
@@ -46,6 +48,8 @@ type Tenant struct {
 	ID       string
 	Status   string // store.TenantActive, TenantSuspended or TenantDeleted
 	Settings store.TenantSettings
+	// InFlight counts the tenant's requests in flight.
+	InFlight *InFlight
 }
 
 // Gateway is a servable gateway: one whose tenant is not deleted.
@@ -59,6 +63,8 @@ type Gateway struct {
 	Keys map[string][]*Key
 	// Rules are the gateway's enabled content rules in creation order.
 	Rules []store.Rule
+	// InFlight counts the gateway's requests in flight.
+	InFlight *InFlight
 }
 
 // Key is a provider key with its decrypted secret. Secret prints as
@@ -72,6 +78,10 @@ type Key struct {
 	Models   []string // models the key serves; empty means any
 	Options  store.KeyOptions
 	Secret   secret.Value
+	// Upstream counts the calls in flight of the key's tenant to the
+	// key's upstream (upstreamID), whichever of the tenant's keys and
+	// gateways they use: the tenant's share of that upstream's connections.
+	Upstream *InFlight
 }
 
 // Token is an inference credential: a gateway token, a user token or a
@@ -98,6 +108,8 @@ type Token struct {
 	// User is the owner of a user or playground token; nil for gateway
 	// tokens.
 	User *User
+	// InFlight counts the token's requests in flight.
+	InFlight *InFlight
 }
 
 // User is an active user. Disabled users are left out, and with them their
@@ -114,6 +126,8 @@ type User struct {
 	RateLimit store.RateLimit
 	// Gateways holds the ids of the gateways assigned to the user.
 	Gateways map[string]bool
+	// InFlight counts the user's requests in flight, all tokens together.
+	InFlight *InFlight
 }
 
 // Price is the list price of a model.

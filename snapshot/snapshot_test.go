@@ -410,7 +410,7 @@ func BenchmarkHotPath(b *testing.B) {
 		tokens: []store.Token{{ID: "tok_1", Kind: store.TokenUser, TenantID: "acme", UserID: &userID,
 			Hash: hex.EncodeToString(h[:])}},
 		prices: []store.ModelPrice{{Provider: "openai", Model: "gpt-4o"}},
-	}, nil, time.Now())
+	}, nil, time.Now(), NewCounters())
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -33,6 +33,9 @@ type TenantSettings struct {
 	LogRetentionDays int      `json:"log_retention_days"`
 	LogBodiesDefault bool     `json:"log_bodies_default"`
 	AllowedProviders []string `json:"allowed_providers"`
+	// MaxInFlight caps the tenant's inference requests in flight in one
+	// proxy process; nil means the process's default (docs/security.md).
+	MaxInFlight *int `json:"max_in_flight"`
 }
 
 // UnmarshalJSON decodes strictly.
@@ -92,10 +95,13 @@ func (c *CacheSettings) Scan(src any) error {
 	return jsonScan(src, (*plain)(c))
 }
 
-// RateLimit is a pair of per-minute limits; nil means unlimited.
+// RateLimit holds per-minute limits and a concurrency limit; nil means
+// unlimited.
 type RateLimit struct {
 	RequestsPerMinute *int `json:"requests_per_minute"`
 	TokensPerMinute   *int `json:"tokens_per_minute"`
+	// MaxInFlight caps the requests in flight at once, per proxy process.
+	MaxInFlight *int `json:"max_in_flight"`
 }
 
 // UnmarshalJSON decodes strictly.

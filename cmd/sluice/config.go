@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sluicehq/sluice/proxy"
 	"github.com/sluicehq/sluice/rules"
 	"github.com/sluicehq/sluice/secret"
 	"github.com/sluicehq/sluice/snapshot"
@@ -32,6 +33,11 @@ type config struct {
 	LogFormat            string
 	AllowPrivateUpstream bool
 	ShutdownGrace        time.Duration
+
+	// Concurrency limits of the proxy (docs/security.md).
+	TenantMaxInFlight    int
+	UpstreamConnsPerHost int
+	StreamWriteTimeout   time.Duration
 
 	// RedisFallbackReplicas divides rate limits and remaining budgets
 	// among the replicas while Redis is unreachable.
@@ -69,6 +75,22 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and streams may run on after SIGTERM")
 	fs.DurationVar(&c.RuleBudget, "rule-budget", rules.DefaultBudget, "matching time the content rules may spend on one request (request, response and stream together); past it unchecked block and redact rules refuse the request (400 content_blocked) and flag rules let it pass; negative: no limit")
 	fs.StringVar(&c.MasterKeyPreviousFile, "master-key-previous-file", "", "file holding the previous master key during a rotation (or SLUICE_MASTER_KEY_PREVIOUS): provider keys sealed with it still open, and sluice keys reseal moves them to the current key")
+	fs.IntVar(&c.TenantMaxInFlight, "tenant-max-in-flight", proxy.DefaultTenantMaxInFlight, "requests a tenant may have in flight at once in this process, unless its settings.max_in_flight says otherwise")
+	fs.IntVar(&c.UpstreamConnsPerHost, "upstream-conns-per-host", 512, "connections kept to one upstream host; one tenant may use a quarter of them")
+	fs.DurationVar(&c.StreamWriteTimeout, "stream-write-timeout", proxy.DefaultStreamWriteTimeout, "how long a stream waits for its client to read before it closes the connection")
+}
+
+// checkLimits reports a concurrency setting that cannot work.
+func (c *config) checkLimits() error {
+	switch {
+	case c.TenantMaxInFlight < 1:
+		return fmt.Errorf("--tenant-max-in-flight must be at least 1, got %d", c.TenantMaxInFlight)
+	case c.UpstreamConnsPerHost < 4:
+		return fmt.Errorf("--upstream-conns-per-host must be at least 4, got %d", c.UpstreamConnsPerHost)
+	case c.StreamWriteTimeout < time.Second:
+		return fmt.Errorf("--stream-write-timeout must be at least 1s, got %s", c.StreamWriteTimeout)
+	}
+	return nil
 }
 
 // applyEnv fills every flag not set on the command line from its

@@ -31,6 +31,9 @@ func serve(ctx context.Context, c *config, which parts) error {
 	if err != nil {
 		return err
 	}
+	if err := c.checkLimits(); err != nil {
+		return err
+	}
 	// The in-process proxy refreshes its snapshot at once after an admin
 	// write; refresh is set before the listener opens.
 	var refresh func()
@@ -95,7 +98,8 @@ func serve(ctx context.Context, c *config, which parts) error {
 			_ = holder.Sync(ctx)
 		}
 		g.Go(func() error { return holder.Run(gctx) })
-		client := providers.NewClient(providers.ClientConfig{AllowPrivate: c.AllowPrivateUpstream, UserAgent: "sluice/" + version})
+		client := providers.NewClient(providers.ClientConfig{AllowPrivate: c.AllowPrivateUpstream, UserAgent: "sluice/" + version,
+			MaxConnsPerHost: c.UpstreamConnsPerHost})
 		// The response cache: shared through Redis when it is set, else
 		// in process (nil).
 		var respCache cache.Store
@@ -115,6 +119,11 @@ func serve(ctx context.Context, c *config, which parts) error {
 			Cache:      respCache,
 			Tokenizer:  tokenize.New(),
 			RuleBudget: c.RuleBudget,
+			// A tenant may hold a quarter of the connections to one
+			// upstream host (docs/security.md, "Upstream fairness").
+			TenantMaxInFlight:  c.TenantMaxInFlight,
+			UpstreamShare:      c.UpstreamConnsPerHost / 4,
+			StreamWriteTimeout: c.StreamWriteTimeout,
 		})
 		opts.Inference, opts.EndStreams = inf.Handle, inf.EndStreams
 		svc.SetBreakerStates(inf)

@@ -42,6 +42,14 @@ func NewTCPProxy(t testing.TB, target string) *TCPProxy {
 // Addr is the proxy's host:port.
 func (p *TCPProxy) Addr() string { return p.addr }
 
+// Conns returns the number of forwarded connections open: a pair counts
+// once, and a pair one side of which closed is gone.
+func (p *TCPProxy) Conns() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns) / 2
+}
+
 // Break closes the listener and every forwarded connection: new
 // connections are refused until Restore.
 func (p *TCPProxy) Break() {

@@ -1,0 +1,85 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// A non-streamed call whose context ends while the upstream is still
+// working returns at once, and the upstream sees its client go away
+// (issue 12, defect 10: a client that leaves cancels the upstream call).
+func TestChatContextCancel(t *testing.T) {
+	leakCheck(t)
+	gone := make(chan struct{})
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done(): // net/http notices the closed connection
+			close(gone)
+		case <-time.After(10 * time.Second):
+			_, _ = io.WriteString(w, benchAnswer)
+		}
+	})
+	o := NewOpenAI("openai", newTestClient(t, ClientConfig{}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := o.Chat(ctx, chatRequest(u.URL, `{}`))
+	if !errors.Is(err, context.Canceled) || AsError(err) == nil {
+		t.Errorf("got %v, want *Error wrapping context.Canceled", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Chat returned %v after the call began, want soon after the cancellation at 100 ms", d)
+	}
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream did not see the cancellation")
+	}
+}
+
+// Cancellable calls still reuse their connections, and a cancelled one is
+// not given back to the pool.
+func TestChatConnectionReuse(t *testing.T) {
+	leakCheck(t)
+	slow := make(chan struct{})
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Slow") != "" {
+			select {
+			case <-r.Context().Done():
+			case <-slow:
+			}
+			return
+		}
+		_, _ = io.WriteString(w, benchAnswer)
+	})
+	defer close(slow)
+	o := NewOpenAI("openai", newTestClient(t, ClientConfig{}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 3 {
+		if _, err := o.Chat(ctx, chatRequest(u.URL, `{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := u.newConns.Load(); n != 1 {
+		t.Errorf("3 calls used %d connections, want 1", n)
+	}
+	cctx, ccancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, ccancel)
+	req := chatRequest(u.URL, `{}`)
+	req.Header = http.Header{"X-Slow": {"1"}}
+	if _, err := o.Chat(cctx, req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	if _, err := o.Chat(ctx, chatRequest(u.URL, `{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := u.newConns.Load(); n != 2 {
+		t.Errorf("after a cancelled call: %d connections, want 2", n)
+	}
+}
