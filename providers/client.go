@@ -677,6 +677,8 @@ func statusError(status int, h *fasthttp.ResponseHeader, body []byte, key secret
 		e.Message = "the upstream answered with a redirect, which is not followed"
 		return e
 	}
+	e.KeyRejected = status == http.StatusUnauthorized || status == http.StatusForbidden ||
+		status == http.StatusBadRequest && bytes.Contains(body, []byte(`"API_KEY_INVALID"`))
 	e.Message = scrub(errorMessage(body), key)
 	if e.Message == "" {
 		e.Message = strings.ToLower(http.StatusText(status))

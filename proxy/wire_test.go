@@ -1,0 +1,101 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/store"
+)
+
+// nativeProvider is one provider wire format the mock speaks, with the
+// model ids its adapter is tested with.
+type nativeProvider struct {
+	provider, chat, embedding, completion string
+	key                                   string
+	opts                                  *store.KeyOptions
+}
+
+// nativeProviders are the six wire formats of the mock provider, each
+// with its own key so that a leak names the adapter.
+var nativeProviders = []nativeProvider{
+	{provider: "openai", chat: "gpt-4o-mini", embedding: "text-embedding-3-small", completion: "gpt-3.5-turbo-instruct",
+		key: "sk-wire-openai-Q7vT2mXc9LpR4"},
+	{provider: "anthropic", chat: "claude-sonnet-4-5", key: "sk-ant-wire-Hs8Kd2Pq5Zr1"},
+	{provider: "google", chat: "gemini-2.5-flash", embedding: "gemini-embedding-001", key: "AIzaWireGoogleKq93Lm27Xv"},
+	{provider: "bedrock", chat: "amazon.nova-lite-v1:0", embedding: "amazon.titan-embed-text-v2:0",
+		key: mockprovider.MockSecretAccessKey, opts: &store.KeyOptions{Region: "us-east-1", AccessKeyID: mockprovider.MockAccessKeyID}},
+	{provider: "azure-openai", chat: "gpt-4o-mini", embedding: "text-embedding-3-small", key: "azurewirekey7Gf3Np0Qs8Wd",
+		opts: &store.KeyOptions{APIVersion: "2024-10-21", Deployments: map[string]string{
+			"gpt-4o-mini": "chat-dep", "text-embedding-3-small": "emb-dep"}}},
+	{provider: "cohere", chat: "command-a-03-2025", embedding: "embed-v4.0", key: "co-wire-cohere-Rb6Yt1Vn4"},
+}
+
+// addNativeProviders gives the harness gateway a key of every native
+// provider, all pointing at the mock, and rebuilds the snapshot. The
+// openai key is added under the alias "native" beside the harness's own.
+func (h *harness) addNativeProviders() {
+	h.tb.Helper()
+	for _, p := range nativeProviders {
+		base := h.mockURL
+		if p.provider == "openai" {
+			base += "/v1"
+		}
+		_, err := h.svc.CreateKey(h.ctx, h.root, h.gw.ID, admin.KeyInput{Provider: p.provider, Alias: "native",
+			Key: p.key, BaseURL: base, Options: p.opts})
+		must(h.tb, err)
+	}
+	h.rebuild()
+}
+
+// TestUpstreamKeyRejected checks that an upstream's refusal of the
+// gateway's provider key (401, 403, Google's 400 API_KEY_INVALID) reaches
+// the client as 502 upstream_error naming the provider and the status,
+// never as the client's own authentication_error, for every adapter,
+// streamed or not; it is not retried and tells SDKs not to retry.
+func TestUpstreamKeyRejected(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(3, 0)}})
+	h.addNativeProviders()
+	googleBadKey := `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT",` +
+		`"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}`
+	for _, p := range nativeProviders {
+		steps := []mockprovider.Step{{Status: 401}, {Status: 403}}
+		if p.provider == "google" {
+			steps = append(steps, mockprovider.Step{Status: 400, Body: googleBadKey})
+		}
+		for _, step := range steps {
+			for _, stream := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%d/stream=%v", p.provider, step.Status, stream), func(t *testing.T) {
+					extra := ""
+					if stream {
+						extra = `,"stream":true`
+					}
+					before := h.mock.Count()
+					h.mock.Script(step)
+					resp, b := h.do("POST", gwPath(p.provider+"/chat/completions"), bearer(h.token), chatBody(p.chat, extra))
+					wantAPIError(t, resp, b, 502, "api_error", "upstream_error", "")
+					msg := string(b)
+					if !strings.Contains(msg, "provider "+p.provider) || !strings.Contains(msg, fmt.Sprint(step.Status)) {
+						t.Errorf("message %s does not name provider %s and status %d", b, p.provider, step.Status)
+					}
+					if strings.Contains(msg, p.key) || strings.Contains(msg, h.token) {
+						t.Errorf("answer %s holds a credential", b)
+					}
+					if got := resp.Header.Get("x-should-retry"); got != "false" {
+						t.Errorf("x-should-retry %q, want false", got)
+					}
+					if n := h.mock.Count() - before; n != 1 {
+						t.Errorf("upstream requests %d, want 1 (a refused key is not retried)", n)
+					}
+					rec := h.record(resp.Header.Get(RequestIDHeader))
+					if rec.Status != 502 || rec.ErrorCode != "upstream_error" || rec.Provider != p.provider {
+						t.Errorf("record status %d code %q provider %q, want 502 upstream_error %s", rec.Status, rec.ErrorCode, rec.Provider, p.provider)
+					}
+				})
+			}
+		}
+	}
+}
