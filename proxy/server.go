@@ -278,6 +278,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		ctx.SetConnectionClose()
 		return
 	}
+	if e := checkFraming(ctx.Request.Header.RawHeaders()); e != nil {
+		writeError(ctx, e)
+		ctx.SetConnectionClose()
+		return
+	}
 
 	path := ctx.Path()
 	switch {
