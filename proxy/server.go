@@ -40,6 +40,13 @@ const (
 
 	// healthTimeout bounds one call of Options.Health.
 	healthTimeout = 5 * time.Second
+
+	// An oversized or refused request is read and discarded after its
+	// error answer (proxy/linger.go), up to lingerBodies times the body
+	// limit or lingerMinBytes, whichever is more, and for at most the read
+	// timeout; beyond that the connection is reset.
+	lingerBodies   = 4
+	lingerMinBytes = 64 << 20
 )
 
 // Config is the listener's configuration. The zero value is valid after
@@ -221,6 +228,10 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.cancelHardStop()
 
+	stopLinger, cancelLinger := context.WithCancel(context.Background())
+	defer cancelLinger()
+	ln = &lingerListener{Listener: ln, stop: stopLinger, maxTime: s.cfg.ReadTimeout,
+		maxBytes: max(lingerBodies*int64(s.cfg.MaxBodyBytes), lingerMinBytes)}
 	served := make(chan error, 1) // one send, by the serving goroutine
 	go func() { served <- s.srv.Serve(ln) }()
 
@@ -232,6 +243,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 
+	cancelLinger()
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace)
 	defer cancel()
 	shutErr := s.srv.ShutdownWithContext(graceCtx)
@@ -276,11 +288,13 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	if e := checkHeaders(&ctx.Request.Header); e != nil {
 		writeError(ctx, e)
 		ctx.SetConnectionClose()
+		lingerOnClose(ctx)
 		return
 	}
 	if e := checkFraming(ctx.Request.Header.RawHeaders()); e != nil {
 		writeError(ctx, e)
 		ctx.SetConnectionClose()
+		lingerOnClose(ctx)
 		return
 	}
 
