@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/auth"
 	"github.com/sluicehq/sluice/breaker"
+	"github.com/sluicehq/sluice/internal/canary"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/mockprovider"
 	"github.com/sluicehq/sluice/providers"
@@ -37,10 +37,12 @@ import (
 const (
 	testTenant  = "acme"
 	testGateway = "prod"
-	// mainKey is the upstream key of the "main" openai key the harness
-	// adds; the mock records it in Authorization.
-	mainKey = "sk-upstream-main-0001"
 )
+
+// mainKey is the upstream key of the "main" openai key the harness adds;
+// the mock records it in Authorization. It is a canary: no log line of a
+// test may hold it.
+var mainKey = canary.New("sk-upstream-main-")
 
 // snapSource is the proxy's SnapshotSource in tests: the latest snapshot
 // the test built, swapped atomically like snapshot.Holder does.
@@ -91,7 +93,7 @@ type harness struct {
 func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	tb.Helper()
 	ctx := context.Background()
-	discard := slog.New(slog.DiscardHandler)
+	discard := canary.Logger(tb) // checked for canary secrets, then discarded
 	st := testenv.Store(tb, testenv.SQLite)
 	box, err := secret.NewBox(make([]byte, 32))
 	must(tb, err)
@@ -101,6 +103,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	must(tb, err)
 	rootSecret, _, err := svc.Bootstrap(ctx, "")
 	must(tb, err)
+	canary.Register(rootSecret)
 	root, err := svc.Authenticate(ctx, rootSecret)
 	must(tb, err)
 	h := &harness{tb: tb, ctx: ctx, st: st, svc: svc, root: root, sink: &MemorySink{}}
@@ -118,6 +121,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	tok, err := svc.CreateGatewayToken(ctx, root, h.gw.ID, admin.TokenInput{Name: "test"})
 	must(tb, err)
 	h.token, h.tokenID = tok.Secret, tok.ID
+	canary.Register(h.token)
 	h.rebuild()
 
 	h.client = providers.NewClient(providers.ClientConfig{AllowPrivate: true})

@@ -19,6 +19,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
+
+	"github.com/sluicehq/sluice/internal/canary"
 )
 
 // started is a server serving on a real loopback listener.
@@ -32,7 +34,7 @@ type started struct {
 func startServer(t *testing.T, opts Options) *started {
 	t.Helper()
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+		opts.Logger = canary.Logger(t)
 	}
 	s, err := New(opts)
 	if err != nil {
