@@ -73,7 +73,7 @@ func TestServerLogRedacted(t *testing.T) {
 	}
 }
 
-func TestRedactFasthttp(t *testing.T) {
+func TestRedactLogText(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`error when serving connection "127.0.0.1:8080"<->"127.0.0.1:51234": error when reading request headers: invalid header value "Bearer sk-sl-abc\x00"`,
 			`error when serving connection "127.0.0.1:8080"<->"127.0.0.1:51234": error when reading request headers: invalid header value "[REDACTED]"`},
@@ -84,8 +84,8 @@ func TestRedactFasthttp(t *testing.T) {
 		{`The incoming connection cannot be served, because 10 concurrent connections are served.`,
 			`The incoming connection cannot be served, because 10 concurrent connections are served.`},
 	} {
-		if got := redactFasthttp(tc.in); got != tc.want {
-			t.Errorf("redactFasthttp(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		if got := redactLogText(tc.in); got != tc.want {
+			t.Errorf("redactLogText(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -148,4 +148,24 @@ func TestCanaryEverywhere(t *testing.T) {
 		must(t, err)
 		canary.Check(t, "record "+r.ID, string(j))
 	}
+}
+
+// TestPanicRedacted checks that a recovered panic whose value quotes a
+// credential is logged without it (checklist item 33: panics).
+func TestPanicRedacted(t *testing.T) {
+	var logs syncBuffer
+	tok := canary.New("sk-sl-")
+	st := startServer(t, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+		Inference: func(ctx *fasthttp.RequestCtx) {
+			panic(fmt.Sprintf("cannot use header %q", ctx.Request.Header.Peek("Authorization")))
+		}})
+	resp, body := get(t, "GET", "http://"+st.addr+"/v1/models", map[string][]string{"Authorization": {"Bearer " + tok}})
+	if resp.StatusCode != 500 {
+		t.Fatalf("status %d, want 500", resp.StatusCode)
+	}
+	canary.Check(t, "the answer", string(body))
+	if !strings.Contains(logs.String(), "handler panicked") {
+		t.Fatalf("the panic was not logged: %s", logs.String())
+	}
+	canary.Check(t, "the log of the panic", logs.String())
 }

@@ -15,13 +15,13 @@ import (
 // header value with a NUL or CR (SecureErrorLogMessage does not cover
 // that one), the request URI with its query string in the lines of
 // RequestCtx.Logger, form fields and chunk bytes elsewhere. Any of them may
-// be a credential, so redactFasthttp masks every quoted string that is not
+// be a credential, so redactLogText masks every quoted string that is not
 // a network address, every query string, and whatever looks like a bearer
 // token or an API key, whatever fasthttp's next release logs.
 type fasthttpLogger struct{ log *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.log.Warn(redactFasthttp(fmt.Sprintf(format, args...)), "component", "fasthttp")
+	l.log.Warn(redactLogText(fmt.Sprintf(format, args...)), "component", "fasthttp")
 }
 
 const redactedText = "[REDACTED]"
@@ -34,9 +34,9 @@ var (
 	credentialLike = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[^\s"]+|\b(sk-|sk_|gsk_|xai-|pplx-|csk-|aiza|fw_)[\w\-*.]{6,}`)
 )
 
-// redactFasthttp masks what in a fasthttp log line may be a secret (see
-// fasthttpLogger).
-func redactFasthttp(msg string) string {
+// redactLogText masks what in a log line made of request bytes may be a
+// secret: fasthttp's lines (see fasthttpLogger) and recovered panics.
+func redactLogText(msg string) string {
 	var b strings.Builder
 	b.Grow(len(msg))
 	for i := 0; i < len(msg); {

@@ -277,7 +277,10 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	ctx.Request.Header.SetBytesV(RequestIDHeader, id[:])
 	defer func() {
 		if v := recover(); v != nil {
-			s.log.Error("handler panicked", "request_id", string(id[:]), "path", string(ctx.Path()), "panic", v)
+			// The panic value may quote request bytes: it is redacted like
+			// fasthttp's lines.
+			s.log.Error("handler panicked", "request_id", string(id[:]), "path", string(ctx.Path()),
+				"panic", redactLogText(fmt.Sprint(v)))
 			ctx.Response.Reset()
 			writeError(ctx, apierr.Internal())
 		}
