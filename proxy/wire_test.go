@@ -99,3 +99,77 @@ func TestUpstreamKeyRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestNumericParameters checks checklist item 4's numbers and the numeric
+// parameters of the three operations: a number that is not a finite
+// double anywhere in the body, and a parameter out of its range or not an
+// integer where one is due, are refused with 400 naming the parameter,
+// before any upstream call.
+func TestNumericParameters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	msgs := `"messages":[{"role":"user","content":"hi"}]`
+	chat := func(extra string) string { return `{"model":"openai/gpt-4o-mini",` + msgs + extra + `}` }
+	completion := func(extra string) string { return `{"model":"openai/gpt-3.5-turbo-instruct","prompt":"hi"` + extra + `}` }
+	embedding := func(extra string) string { return `{"model":"openai/text-embedding-3-small","input":"hi"` + extra + `}` }
+	for _, tc := range []struct {
+		name, op, body, param string
+	}{
+		{"temperature 1e400", "chat/completions", chat(`,"temperature":1e400`), "temperature"},
+		{"temperature -1e400", "chat/completions", chat(`,"temperature":-1e400`), "temperature"},
+		{"temperature 2.5", "chat/completions", chat(`,"temperature":2.5`), "temperature"},
+		{"temperature -0.1", "chat/completions", chat(`,"temperature":-0.1`), "temperature"},
+		{"temperature string", "chat/completions", chat(`,"temperature":"1"`), "temperature"},
+		{"top_p 1e400", "chat/completions", chat(`,"top_p":1e400`), "top_p"},
+		{"top_p 1.5", "chat/completions", chat(`,"top_p":1.5`), "top_p"},
+		{"frequency_penalty 3", "chat/completions", chat(`,"frequency_penalty":3`), "frequency_penalty"},
+		{"presence_penalty -2.5", "chat/completions", chat(`,"presence_penalty":-2.5`), "presence_penalty"},
+		{"presence_penalty 1E+999", "chat/completions", chat(`,"presence_penalty":1E+999`), "presence_penalty"},
+		{"seed 1e400", "chat/completions", chat(`,"seed":1e400`), "seed"},
+		{"seed 2^64", "chat/completions", chat(`,"seed":18446744073709551616`), "seed"},
+		{"seed 1.5", "chat/completions", chat(`,"seed":1.5`), "seed"},
+		{"seed with exponent", "chat/completions", chat(`,"seed":1e3`), "seed"},
+		{"n 1e400", "chat/completions", chat(`,"n":1e400`), "n"},
+		{"n -0", "chat/completions", chat(`,"n":-0`), "n"},
+		{"n 2.0", "chat/completions", chat(`,"n":2.0`), "n"},
+		{"max_tokens 1e400", "chat/completions", chat(`,"max_tokens":1e400`), "max_tokens"},
+		{"max_tokens -0", "chat/completions", chat(`,"max_tokens":-0`), "max_tokens"},
+		{"max_completion_tokens 9e18", "chat/completions", chat(`,"max_completion_tokens":9000000000000000000`), "max_completion_tokens"},
+		{"top_logprobs 21", "chat/completions", chat(`,"top_logprobs":21`), "top_logprobs"},
+		{"logit_bias 101", "chat/completions", chat(`,"logit_bias":{"50256":101}`), "logit_bias"},
+		{"logit_bias 1e400", "chat/completions", chat(`,"logit_bias":{"50256":1e400}`), "logit_bias"},
+		{"1e400 deep in a tool schema", "chat/completions", chat(`,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"number","maximum":1e400}}}]`), "tools"},
+		{"1e400 in metadata", "chat/completions", chat(`,"metadata":{"x":[1,2,-1e400]}`), "metadata"},
+		{"completions logprobs 6", "compat/completions", completion(`,"logprobs":6`), "logprobs"},
+		{"completions best_of 1e400", "compat/completions", completion(`,"best_of":1e400`), "best_of"},
+		{"completions temperature 9", "compat/completions", completion(`,"temperature":9`), "temperature"},
+		{"embeddings dimensions 0", "compat/embeddings", embedding(`,"dimensions":0`), "dimensions"},
+		{"embeddings dimensions 1e400", "compat/embeddings", embedding(`,"dimensions":1e400`), "dimensions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := gwPath(tc.op)
+			if tc.op == "chat/completions" {
+				path = chatPath
+			}
+			before := h.mock.Count()
+			resp, b := h.do("POST", path, bearer(h.token), tc.body)
+			wantAPIError(t, resp, b, 400, "invalid_request_error", "invalid_request", tc.param)
+			if h.mock.Count() != before {
+				t.Error("the request reached the upstream")
+			}
+		})
+	}
+	// In range, and the edges, still pass.
+	for _, body := range []string{
+		chat(`,"temperature":0,"top_p":1,"frequency_penalty":-2,"presence_penalty":2,"seed":-9223372036854775808,"n":1,"top_logprobs":0,"logprobs":true`),
+		chat(`,"temperature":2,"top_p":0.0,"seed":9223372036854775807,"logit_bias":{"50256":-100},"max_tokens":5`),
+		chat(`,"temperature":-0,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"number","maximum":1e308,"minimum":1e-400}}}]`),
+	} {
+		resp, b := h.do("POST", chatPath, bearer(h.token), body)
+		wantStatus(t, resp, b, 200)
+	}
+	resp, b := h.do("POST", gwPath("compat/completions"), bearer(h.token), completion(`,"logprobs":5,"best_of":1,"temperature":0.7`))
+	wantStatus(t, resp, b, 200)
+	resp, b = h.do("POST", gwPath("compat/embeddings"), bearer(h.token), embedding(`,"dimensions":256`))
+	wantStatus(t, resp, b, 200)
+}
