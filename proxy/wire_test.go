@@ -110,8 +110,12 @@ func TestNumericParameters(t *testing.T) {
 	h := newHarness(t, harnessConfig{})
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 	chat := func(extra string) string { return `{"model":"openai/gpt-4o-mini",` + msgs + extra + `}` }
-	completion := func(extra string) string { return `{"model":"openai/gpt-3.5-turbo-instruct","prompt":"hi"` + extra + `}` }
-	embedding := func(extra string) string { return `{"model":"openai/text-embedding-3-small","input":"hi"` + extra + `}` }
+	completion := func(extra string) string {
+		return `{"model":"openai/gpt-3.5-turbo-instruct","prompt":"hi"` + extra + `}`
+	}
+	embedding := func(extra string) string {
+		return `{"model":"openai/text-embedding-3-small","input":"hi"` + extra + `}`
+	}
 	for _, tc := range []struct {
 		name, op, body, param string
 	}{
