@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/auth"
 	"github.com/sluicehq/sluice/breaker"
 	"github.com/sluicehq/sluice/internal/canary"
+	"github.com/sluicehq/sluice/internal/openaischema"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/mockprovider"
 	"github.com/sluicehq/sluice/providers"
@@ -320,6 +321,7 @@ func wantAPIError(tb testing.TB, resp *http.Response, body []byte, status int, t
 	if err := json.Unmarshal(body, &shape); err != nil || len(shape) != 1 || shape["error"] == nil {
 		tb.Fatalf("body %s is not {\"error\":{…}}: %v", body, err)
 	}
+	openaischema.Check(tb, openaischema.Error, "the error body", body)
 	e := shape["error"]
 	var keys []string
 	for k := range e {

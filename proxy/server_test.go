@@ -21,6 +21,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttputil"
 
 	"github.com/sluicehq/sluice/internal/canary"
+	"github.com/sluicehq/sluice/internal/openaischema"
 )
 
 // started is a server serving on a real loopback listener.
@@ -128,6 +129,7 @@ func wantError(t *testing.T, body []byte, typ, code string) {
 	if err := json.Unmarshal(body, &shape); err != nil {
 		t.Fatalf("body %q is not JSON: %v", body, err)
 	}
+	openaischema.Check(t, openaischema.Error, "the error body", body)
 	e, ok := shape["error"]
 	if !ok || len(shape) != 1 {
 		t.Fatalf("body %s: want a single top-level \"error\" object", body)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/internal/openaischema"
 	"github.com/sluicehq/sluice/mockprovider"
 	"github.com/sluicehq/sluice/store"
 )
@@ -176,4 +177,76 @@ func TestNumericParameters(t *testing.T) {
 	wantStatus(t, resp, b, 200)
 	resp, b = h.do("POST", gwPath("compat/embeddings"), bearer(h.token), embedding(`,"dimensions":256`))
 	wantStatus(t, resp, b, 200)
+}
+
+// TestAnswersConformToOpenAI checks what a client receives through the
+// gateway, for every native provider's adapter against the mock, against
+// OpenAI's published schema: the chat answer, every chunk of a stream
+// (with and without the usage chunk), embeddings, legacy completions,
+// the SSE error event that ends a broken stream, and error bodies.
+func TestAnswersConformToOpenAI(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(1, 0)}})
+	h.addNativeProviders()
+	chunks := func(t *testing.T, path, body string) []string {
+		t.Helper()
+		resp, b := h.do("POST", path, bearer(h.token), body)
+		wantStatus(t, resp, b, 200)
+		var out []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok && data != "[DONE]" {
+				out = append(out, data)
+			}
+		}
+		if len(out) == 0 {
+			t.Fatalf("no chunks in %s", b)
+		}
+		return out
+	}
+	for _, p := range nativeProviders {
+		t.Run(p.provider, func(t *testing.T) {
+			path := gwPath(p.provider + "/chat/completions")
+			for _, tools := range []string{"", `,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}],"tool_choice":"required"`} {
+				resp, b := h.do("POST", path, bearer(h.token), chatBody(p.chat, tools))
+				wantStatus(t, resp, b, 200)
+				openaischema.Check(t, openaischema.ChatCompletion, p.provider+" answer", b)
+				for _, usage := range []string{"", `,"stream_options":{"include_usage":true}`} {
+					for i, c := range chunks(t, path, chatBody(p.chat, `,"stream":true`+usage+tools)) {
+						openaischema.Check(t, openaischema.ChatCompletionChunk, fmt.Sprintf("%s chunk %d", p.provider, i), []byte(c))
+					}
+				}
+			}
+			if p.embedding != "" {
+				resp, b := h.do("POST", gwPath(p.provider+"/embeddings"), bearer(h.token), `{"model":"`+p.embedding+`","input":["a","b"]}`)
+				wantStatus(t, resp, b, 200)
+				openaischema.Check(t, openaischema.Embeddings, p.provider+" embeddings", b)
+			}
+			// A stream the upstream breaks ends with an error event.
+			h.mock.Script(mockprovider.Step{ResetAfter: 1})
+			cs := chunks(t, path, chatBody(p.chat, `,"stream":true`))
+			last := cs[len(cs)-1]
+			if !strings.Contains(last, `"error"`) {
+				t.Fatalf("a broken stream ended with %s, want an error event", last)
+			}
+			openaischema.Check(t, openaischema.Error, p.provider+" stream error event", []byte(last))
+			// An upstream failure is answered in the error shape.
+			h.mock.Script(mockprovider.Step{Status: 500})
+			resp, b := h.do("POST", path, bearer(h.token), chatBody(p.chat, ""))
+			wantAPIError(t, resp, b, 502, "api_error", "upstream_error", "")
+		})
+	}
+	t.Run("completions", func(t *testing.T) {
+		body := `{"model":"openai/gpt-3.5-turbo-instruct","prompt":"Once upon a time"}`
+		resp, b := h.do("POST", gwPath("compat/completions"), bearer(h.token), body)
+		wantStatus(t, resp, b, 200)
+		openaischema.Check(t, openaischema.Completion, "completion", b)
+		// The spec gives streamed completions the shape of the answer, but
+		// OpenAI's own streams send finish_reason and usage null before the
+		// last chunk (and the SDKs read them): a chunk is checked as if it
+		// were the last.
+		nulls := strings.NewReplacer(`"finish_reason":null`, `"finish_reason":"stop"`, `,"usage":null`, ``)
+		for i, c := range chunks(t, gwPath("compat/completions"), strings.TrimSuffix(body, "}")+`,"stream":true}`) {
+			openaischema.Check(t, openaischema.Completion, fmt.Sprintf("completion chunk %d", i), []byte(nulls.Replace(c)))
+		}
+	})
 }
