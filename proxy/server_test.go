@@ -393,6 +393,9 @@ func TestMalformedRequests(t *testing.T) {
 		{"CR in header value", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", 400, "invalid_request"},
 		{"NUL in authorization", "GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\x00\r\n\r\n", 400, "invalid_request"},
 		{"CR in user agent", "GET /v1/models HTTP/1.1\r\nHost: x\r\nUser-Agent: a\rb\r\n\r\n", 400, "invalid_request"},
+		{"LF in header value", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\nX-Evil: 1\r\n\r\n", 400, "invalid_request"},
+		{"NUL in header name", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-A\x00: b\r\n\r\n", 400, "invalid_request"},
+		{"DEL in header value", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n", 400, "invalid_request"},
 		{"not HTTP", "HELLO\r\n\r\n", 400, "invalid_request"},
 		{"header too large", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", 431, "headers_too_large"},
 	} {

@@ -1,9 +1,14 @@
 package proxy
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/internal/openaischema"
@@ -249,4 +254,119 @@ func TestAnswersConformToOpenAI(t *testing.T) {
 			openaischema.Check(t, openaischema.Completion, fmt.Sprintf("completion chunk %d", i), []byte(nulls.Replace(c)))
 		}
 	})
+}
+
+// TestPathConfusion extends TestNonCanonicalPaths with the rest of
+// checklist item 14: encoded and raw dot segments, backslashes, a double
+// slash before admin, trailing dots, mixed case, homoglyphs, overlong
+// UTF-8, NUL and parameters. Each is answered 400 or 404 and nothing
+// reaches the upstream; the canonical path is served.
+func TestPathConfusion(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	body := chatBody("openai/gpt-4o-mini", "")
+	for _, p := range []string{
+		"/v1/acme/prod/compat/chat/completions/..",
+		"/v1/acme/prod/compat/chat/completions/../completions",
+		"/v1/acme/prod/compat/%2e%2e%2fcompat/chat/completions",
+		"/v1/acme/prod/compat/chat%2Fcompletions",
+		"/v1/acme/prod/compat/chat%2fcompletions",
+		"/v1/acme/prod/compat%5Cchat/completions",
+		"/v1/acme/prod/compat\\chat/completions",
+		"/v1//admin/v1/tenants",
+		"/v1/acme/prod/compat//admin",
+		"/v1/../admin/v1/tenants",
+		"/v1/acme./prod/compat/chat/completions",
+		"/v1/acme/prod./compat/chat/completions",
+		"/v1/acme/prod/compat./chat/completions",
+		"/v1/acme/prod/OpenAI/chat/completions",
+		"/v1/acme/prod/compat/Chat/Completions",
+		"/v1/Acme/prod/compat/chat/completions",
+		"/v1/\xd0\xb0cme/prod/compat/chat/completions",           // Cyrillic а
+		"/v1/%D0%B0cme/prod/compat/chat/completions",             // the same, escaped
+		"/v1/acme/prod/compat/chat/c\xd0\xbempletions",           // Cyrillic о
+		"/v1/acme/prod/compat/chat/%c0%ae%c0%ae/completions",     // overlong "..": escaped
+		"/v1/acme/prod/compat/chat/\xc0\xae\xc0\xae/completions", // and raw
+		"/v1/acme/prod/compat/chat/completions%00",
+		"/v1/acme/prod/compat/chat/completions;x=1",
+		"/v1/acme/prod/compat/chat/completions%3Bx=1",
+		"/v1/acme/prod/compat/chat/completions\xef\xbc\x8f", // fullwidth solidus
+		"/v1/acme/prod/compat/chat/completions ",
+	} {
+		t.Run(p, func(t *testing.T) {
+			before := h.mock.Count()
+			out := rawExchange(t, h.addr, rawPost(h, p, body))
+			if !strings.HasPrefix(out, "HTTP/1.1 400 ") && !strings.HasPrefix(out, "HTTP/1.1 404 ") {
+				t.Errorf("answer:\n%s\nwant 400 or 404", out)
+			}
+			if h.mock.Count() != before {
+				t.Error("a confusing path was routed upstream")
+			}
+		})
+	}
+	out := rawExchange(t, h.addr, rawPost(h, chatPath, body))
+	if !strings.HasPrefix(out, "HTTP/1.1 200 ") {
+		t.Errorf("the canonical path: %s", out)
+	}
+}
+
+// TestUpstreamHeadersNotReflected checks checklist item 8 on the upstream
+// side: nothing of an upstream's answer headers reaches the client's raw
+// response — not a cookie, a redirect, a forged Sluice header nor a value
+// with a control character, which fails the attempt instead.
+func TestUpstreamHeadersNotReflected(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(1, 0)}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { ln.Close() })
+	bad := make(chan bool, 8) // one per request the test sends
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				_, _ = io.Copy(io.Discard, req.Body)
+				answer := `{"id":"c","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,` +
+					`"message":{"role":"assistant","content":"hi","refusal":null},"logprobs":null,"finish_reason":"stop"}],` +
+					`"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+				head := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nSet-Cookie: upstream=1\r\n" +
+					"Location: http://evil.example/\r\nX-Sluice-Provider: evil\r\nX-Upstream-Probe: 1\r\n"
+				if <-bad {
+					head += "X-Probe-Ctl: a\rX-Injected: 1\r\n"
+				}
+				_, _ = io.WriteString(c, head+"Content-Length: "+itoa(len(answer))+"\r\n\r\n"+answer)
+			}()
+		}
+	}()
+	h.addKeyAt(h.gw.ID, "openai", "raw", "sk-raw-upstream-0001", "http://"+ln.Addr().String()+"/v1")
+	routes := []store.Route{{Name: "raw", Targets: []store.RouteTarget{{Provider: "openai", Model: "gpt-4o-mini", KeyAlias: ptr("raw")}}}}
+	h.update(admin.GatewaySettings{Routes: &routes})
+
+	for _, withCtl := range []bool{false, true} {
+		bad <- withCtl
+		out := rawExchange(t, h.addr, rawPost(h, chatPath, chatBody("raw", "")))
+		head, _, _ := strings.Cut(out, "\r\n\r\n")
+		want := "HTTP/1.1 200 "
+		if withCtl {
+			want = "HTTP/1.1 502 "
+		}
+		if !strings.HasPrefix(head, want) {
+			t.Errorf("control character %v: answer\n%s\nwant %s", withCtl, out, want)
+		}
+		lower := strings.ToLower(head)
+		for _, leak := range []string{"set-cookie", "location", "x-upstream-probe", "x-injected", "x-probe-ctl", "evil"} {
+			if strings.Contains(lower, leak) {
+				t.Errorf("control character %v: the upstream's %q reached the client:\n%s", withCtl, leak, head)
+			}
+		}
+	}
 }
