@@ -10,7 +10,8 @@ import (
 )
 
 // numberRule bounds one numeric parameter of a request, after OpenAI's
-// API reference (the schema Sluice takes for every provider).
+// API reference (the schema Sluice takes for every provider); ruleFor
+// has them all.
 type numberRule struct {
 	name     string
 	integer  bool
@@ -27,61 +28,74 @@ const (
 	embeddingOps  opSet = 1 << llm.OpEmbeddings
 )
 
-// numberRules are checked besides n and max_tokens (parseBody), which the
-// gateway reads itself.
-var numberRules = []numberRule{
-	{name: "temperature", min: 0, max: 2, ops: chatOps | completionOps},
-	{name: "top_p", min: 0, max: 1, ops: chatOps | completionOps},
-	{name: "frequency_penalty", min: -2, max: 2, ops: chatOps | completionOps},
-	{name: "presence_penalty", min: -2, max: 2, ops: chatOps | completionOps},
-	{name: "seed", integer: true, min: math.MinInt64, max: math.MaxInt64, ops: chatOps | completionOps},
-	{name: "top_logprobs", integer: true, min: 0, max: 20, ops: chatOps},
-	{name: "logprobs", integer: true, min: 0, max: 5, ops: completionOps},
-	{name: "best_of", integer: true, min: 0, max: 20, ops: completionOps},
-	{name: "dimensions", integer: true, min: 1, max: math.MaxInt32, ops: embeddingOps},
+// numberRule returns the rule of the top-level field name for op. A
+// switch on the name costs no allocation and no scan per rule.
+func ruleFor(name []byte, op llm.Operation) (numberRule, bool) {
+	var r numberRule
+	switch string(name) {
+	case "temperature":
+		r = numberRule{name: "temperature", min: 0, max: 2, ops: chatOps | completionOps}
+	case "top_p":
+		r = numberRule{name: "top_p", min: 0, max: 1, ops: chatOps | completionOps}
+	case "frequency_penalty":
+		r = numberRule{name: "frequency_penalty", min: -2, max: 2, ops: chatOps | completionOps}
+	case "presence_penalty":
+		r = numberRule{name: "presence_penalty", min: -2, max: 2, ops: chatOps | completionOps}
+	case "seed":
+		r = numberRule{name: "seed", integer: true, min: math.MinInt64, max: math.MaxInt64, ops: chatOps | completionOps}
+	case "top_logprobs":
+		r = numberRule{name: "top_logprobs", integer: true, min: 0, max: 20, ops: chatOps}
+	case "logprobs":
+		r = numberRule{name: "logprobs", integer: true, min: 0, max: 5, ops: completionOps}
+	case "best_of":
+		r = numberRule{name: "best_of", integer: true, min: 0, max: 20, ops: completionOps}
+	case "dimensions":
+		r = numberRule{name: "dimensions", integer: true, min: 1, max: math.MaxInt32, ops: embeddingOps}
+	default:
+		return r, false
+	}
+	return r, r.ops&(1<<op) != 0
 }
 
 // checkNumbers refuses, naming the parameter, a number anywhere in the
 // body that is not finite as a double (1e400 and the like: parsers read it
 // as infinity, as an error or as a big number, so the gateway and the
 // upstream would disagree), and a numeric parameter out of its range or
-// not an integer where one is due. NaN and Infinity are not JSON and never
-// get here.
-func checkNumbers(obj *fastjson.Object, op llm.Operation) *apierr.Error {
-	var bad []byte
+// not an integer where one is due (n and max_tokens are parseBody's,
+// which reads them). NaN and Infinity are not JSON and never get here.
+// nonFinite says whether the body holds such a number anywhere
+// (duplicateKey's walk found it); only then are the fields walked again
+// to name the one that holds it. One pass over the top-level fields.
+func checkNumbers(obj *fastjson.Object, op llm.Operation, nonFinite bool) *apierr.Error {
+	var e *apierr.Error
 	obj.Visit(func(k []byte, v *fastjson.Value) {
-		if bad == nil && !finite(v) {
-			bad = k
+		switch {
+		case e != nil:
+		case nonFinite && !finite(v):
+			e = apierr.Invalid(string(k), "%s holds a number too large to be represented (a finite double)", k)
+		case v.Type() == fastjson.TypeNull:
+		case string(k) == "logit_bias" && v.Type() == fastjson.TypeObject && op != llm.OpEmbeddings:
+			if !logitBiasOK(v) {
+				e = apierr.Invalid("logit_bias", "logit_bias values must be integers between -100 and 100")
+			}
+		default:
+			if r, ok := ruleFor(k, op); ok {
+				e = r.check(v)
+			}
 		}
 	})
-	if bad != nil {
-		return apierr.Invalid(string(bad), "%s holds a number too large to be represented (a finite double)", bad)
-	}
-	for _, r := range numberRules {
-		if r.ops&(1<<op) == 0 {
-			continue
+	return e
+}
+
+func logitBiasOK(v *fastjson.Value) bool {
+	o, _ := v.Object()
+	ok := true
+	o.Visit(func(_ []byte, x *fastjson.Value) {
+		if n, err := x.Int64(); err != nil || n < -100 || n > 100 {
+			ok = false
 		}
-		x := obj.Get(r.name)
-		if x == nil || x.Type() == fastjson.TypeNull {
-			continue
-		}
-		if e := r.check(x); e != nil {
-			return e
-		}
-	}
-	if lb := obj.Get("logit_bias"); lb != nil && lb.Type() == fastjson.TypeObject {
-		o, _ := lb.Object()
-		ok := true
-		o.Visit(func(_ []byte, v *fastjson.Value) {
-			if n, err := v.Int64(); err != nil || n < -100 || n > 100 {
-				ok = false
-			}
-		})
-		if !ok {
-			return apierr.Invalid("logit_bias", "logit_bias values must be integers between -100 and 100")
-		}
-	}
-	return nil
+	})
+	return ok
 }
 
 // check applies r to x, which is present and not null.

@@ -62,10 +62,11 @@ func parseBody(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *api
 	if err != nil {
 		return in, apierr.New(400, "invalid_json", "request body must be a JSON object")
 	}
-	if key, dup := duplicateKey(v, 0); dup {
+	nonFinite := false
+	if key, dup := duplicateKey(v, 0, &nonFinite); dup {
 		return in, apierr.New(400, "invalid_json", "request body has the key %q more than once", key)
 	}
-	if e := checkNumbers(obj, op); e != nil {
+	if e := checkNumbers(obj, op, nonFinite); e != nil {
 		return in, e
 	}
 	for _, f := range forbiddenFields {
@@ -148,9 +149,14 @@ func parseBody(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *api
 }
 
 // duplicateKey reports the first key that appears twice in one object,
-// at any depth up to fastjson's own limit.
-func duplicateKey(v *fastjson.Value, depth int) (string, bool) {
+// at any depth up to fastjson's own limit. The same walk sets *nonFinite
+// when a number is not a finite double (checkNumbers).
+func duplicateKey(v *fastjson.Value, depth int, nonFinite *bool) (string, bool) {
 	switch v.Type() {
+	case fastjson.TypeNumber:
+		if !*nonFinite && !finite(v) {
+			*nonFinite = true
+		}
 	case fastjson.TypeObject:
 		o, _ := v.Object()
 		var key string
@@ -190,13 +196,13 @@ func duplicateKey(v *fastjson.Value, depth int) (string, bool) {
 		}
 		o.Visit(func(_ []byte, c *fastjson.Value) {
 			if !dup {
-				key, dup = duplicateKey(c, depth+1)
+				key, dup = duplicateKey(c, depth+1, nonFinite)
 			}
 		})
 		return key, dup
 	case fastjson.TypeArray:
 		for _, c := range v.GetArray() {
-			if k, dup := duplicateKey(c, depth+1); dup {
+			if k, dup := duplicateKey(c, depth+1, nonFinite); dup {
 				return k, true
 			}
 		}
@@ -256,9 +262,12 @@ func hex4(b []byte) rune {
 const maxDepth = 128
 
 // tooDeep reports whether body, valid UTF-8 and maybe JSON, nests arrays
-// and objects deeper than max. It skips strings with IndexByte, so a body
-// of long strings costs little.
+// and objects deeper than max. Most bodies have fewer brackets than max
+// and are not scanned; the scan skips strings with IndexByte.
 func tooDeep(body []byte, max int) bool {
+	if bytes.Count(body, []byte("["))+bytes.Count(body, []byte("{")) <= max {
+		return false // cannot nest deeper than it has brackets: no scan
+	}
 	depth := 0
 	for i := 0; i < len(body); i++ {
 		switch body[i] {
