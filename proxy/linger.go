@@ -50,6 +50,10 @@ type lingerConn struct {
 	linger atomic.Bool
 }
 
+// NetConn returns the wrapped connection (as tls.Conn.NetConn does), for
+// code that needs the *net.TCPConn behind ctx.Conn().
+func (c *lingerConn) NetConn() net.Conn { return c.Conn }
+
 // Close lingers first when the connection was marked, then closes it.
 // fasthttp calls it from the connection's own goroutine; a second call
 // (e.g. by shutdown) closes at once, which also ends a lingering read.
