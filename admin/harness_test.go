@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/canary"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/secret"
 	"github.com/sluicehq/sluice/store"
@@ -18,7 +19,7 @@ func testService(t *testing.T, b testenv.Backend) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Store: st, Box: box, AllowPrivateBaseURLs: true})
+	s, err := New(Config{Store: st, Box: box, AllowPrivateBaseURLs: true, Logger: canary.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

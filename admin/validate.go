@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/internal/ssrf"
 )
 
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,62}$`)
@@ -125,24 +126,8 @@ func looksNumeric(host string) bool {
 }
 
 // ForbiddenAddr says why an upstream address is refused, or "" when it is
-// allowed. Link-local (incl. 169.254.169.254 and fd00:ec2::254), unspecified
-// and multicast addresses are always refused; loopback and private ranges
-// unless allowPrivate. IPv4-mapped IPv6 addresses are judged as IPv4.
+// allowed: the one rule of package ssrf, which the provider client's
+// dialer applies again at connect time.
 func ForbiddenAddr(a netip.Addr, allowPrivate bool) string {
-	a = a.Unmap()
-	switch {
-	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
-		return "link-local"
-	case a == netip.MustParseAddr("fd00:ec2::254"):
-		return "metadata"
-	case a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast():
-		return "non-unicast"
-	case !allowPrivate && a.IsLoopback():
-		return "loopback"
-	case !allowPrivate && a.IsPrivate():
-		return "private"
-	case !allowPrivate && a.Is4() && netip.MustParsePrefix("100.64.0.0/10").Contains(a):
-		return "shared (CGNAT)"
-	}
-	return ""
+	return ssrf.Reason(a, allowPrivate)
 }

@@ -355,7 +355,7 @@ func (r *openAIReply) appendBody(b []byte) []byte {
 		b = r.appendHead(b, "chat.completion")
 		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`+answerPrefix...)
 		b = jsonstr.AppendEscaped(b, r.text)
-		b = append(b, `"},"logprobs":null,"finish_reason":"`...)
+		b = append(b, `","refusal":null},"logprobs":null,"finish_reason":"`...)
 		b = append(b, r.finish()...)
 		b = append(b, `"}]`...)
 	case openAICompletion:

@@ -97,6 +97,8 @@ func bedrockChatAnswer(p *fastjson.Parser, body []byte, m bedrockMeta) ([]byte, 
 	} else {
 		out = jsonstr.Append(out, text)
 	}
+	// Converse has no refusal text; OpenAI's schema requires the field.
+	out = append(out, `,"refusal":null`...)
 	if len(calls) > 0 {
 		out = append(out, `,"tool_calls":[`...)
 		for i, tu := range calls {

@@ -15,11 +15,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/sluicehq/sluice/internal/ssrf"
 	"github.com/sluicehq/sluice/secret"
 )
 
@@ -607,7 +609,7 @@ func (c *Client) dial(addr string, timeout time.Duration, useTLS bool) (net.Conn
 			return nil, &ForbiddenAddrError{Host: host, Addr: ip, Reason: why}
 		}
 	}
-	var d net.Dialer
+	d := net.Dialer{Control: c.controlDial}
 	var raw net.Conn
 	for _, ip := range ips {
 		if raw, err = d.DialContext(ctx, "tcp", netip.AddrPortFrom(ip.Unmap(), uint16(port)).String()); err == nil {
@@ -635,34 +637,25 @@ func (c *Client) dial(addr string, timeout time.Duration, useTLS bool) (net.Conn
 }
 
 // forbidden says why an upstream address is refused, or "" when it is
-// allowed. It mirrors admin.ForbiddenAddr exactly (providers may not
-// import admin; a test compares the two): link-local (incl.
-// 169.254.169.254 and fd00:ec2::254), unspecified and multicast addresses
-// are always refused; loopback, private and CGNAT ranges unless
-// allowPrivate. IPv4-mapped IPv6 addresses are judged as IPv4.
+// allowed: the rule of package ssrf, the same the admin API applies to a
+// key's base_url.
 func forbidden(a netip.Addr, allowPrivate bool) string {
-	a = a.Unmap()
-	switch {
-	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
-		return "link-local"
-	case a == awsMetadataV6:
-		return "metadata"
-	case a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast():
-		return "non-unicast"
-	case !allowPrivate && a.IsLoopback():
-		return "loopback"
-	case !allowPrivate && a.IsPrivate():
-		return "private"
-	case !allowPrivate && a.Is4() && cgnat.Contains(a):
-		return "shared (CGNAT)"
-	}
-	return ""
+	return ssrf.Reason(a, allowPrivate)
 }
 
-var (
-	awsMetadataV6 = netip.MustParseAddr("fd00:ec2::254")
-	cgnat         = netip.MustParsePrefix("100.64.0.0/10")
-)
+// controlDial is the dialer's last word: it judges the address the socket
+// is about to connect to, whatever resolved it, so that no code path can
+// reach a refused address (the resolved addresses were checked before).
+func (c *Client) controlDial(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("dial %s %s: not an IP address and port", network, address)
+	}
+	if why := forbidden(ap.Addr(), c.cfg.AllowPrivate); why != "" {
+		return &ForbiddenAddrError{Host: ap.Addr().String(), Addr: ap.Addr(), Reason: why}
+	}
+	return nil
+}
 
 // transportError maps a failed fasthttp call to an *Error.
 func (c *Client) transportError(ctx context.Context, err error, key secret.Value) *Error {
@@ -690,6 +683,8 @@ func statusError(status int, h *fasthttp.ResponseHeader, body []byte, key secret
 		e.Message = "the upstream answered with a redirect, which is not followed"
 		return e
 	}
+	e.KeyRejected = status == http.StatusUnauthorized || status == http.StatusForbidden ||
+		status == http.StatusBadRequest && bytes.Contains(body, []byte(`"API_KEY_INVALID"`))
 	e.Message = scrub(errorMessage(body), key)
 	if e.Message == "" {
 		e.Message = strings.ToLower(http.StatusText(status))

@@ -22,42 +22,35 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-func TestForbidden(t *testing.T) {
+// TestDialControl checks the dialer's Control hook, the check that holds
+// whatever resolved the address a socket connects to.
+func TestDialControl(t *testing.T) {
 	tests := []struct {
-		addr         string
+		address      string
 		allowPrivate bool
-		want         string
+		want         string // the ForbiddenAddrError reason, "" for allowed
 	}{
-		{"169.254.169.254", true, "link-local"},
-		{"169.254.169.254", false, "link-local"},
-		{"::ffff:169.254.169.254", true, "link-local"},
-		{"fe80::1", true, "link-local"},
-		{"ff02::1", true, "link-local"},
-		{"fd00:ec2::254", true, "metadata"},
-		{"0.0.0.0", true, "non-unicast"},
-		{"::", true, "non-unicast"},
-		{"224.0.0.251", true, "link-local"},
-		{"239.1.1.1", true, "non-unicast"},
-		{"ff01::1", true, "non-unicast"},
-		{"127.0.0.1", false, "loopback"},
-		{"127.0.0.1", true, ""},
-		{"::1", false, "loopback"},
-		{"::ffff:127.0.0.1", false, "loopback"},
-		{"10.0.0.5", false, "private"},
-		{"172.16.3.4", false, "private"},
-		{"192.168.1.1", false, "private"},
-		{"fd12:3456::1", false, "private"},
-		{"10.0.0.5", true, ""},
-		{"100.64.0.1", false, "shared (CGNAT)"},
-		{"100.64.0.1", true, ""},
-		{"100.128.0.1", false, ""},
-		{"93.184.216.34", false, ""},
-		{"2606:4700::1111", false, ""},
+		{"169.254.169.254:80", true, "link-local"},
+		{"[64:ff9b::a9fe:a9fe]:80", true, "link-local"},
+		{"[::a9fe:a9fe]:80", true, "link-local"},
+		{"[2002:a9fe:a9fe::]:80", true, "link-local"},
+		{"[64:ff9b::7f00:1]:443", false, "loopback"},
+		{"127.0.0.1:443", false, "loopback"},
+		{"127.0.0.1:443", true, ""},
+		{"93.184.216.34:443", false, ""},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%s/%v", tt.addr, tt.allowPrivate), func(t *testing.T) {
-			if got := forbidden(netip.MustParseAddr(tt.addr), tt.allowPrivate); got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
+		t.Run(fmt.Sprintf("%s/%v", tt.address, tt.allowPrivate), func(t *testing.T) {
+			c := NewClient(ClientConfig{AllowPrivate: tt.allowPrivate})
+			err := c.controlDial("tcp", tt.address, nil)
+			var fe *ForbiddenAddrError
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("got %v, want allowed", err)
+			case tt.want != "" && !errors.As(err, &fe):
+				t.Errorf("got %v, want a ForbiddenAddrError", err)
+			case tt.want != "" && fe.Reason != tt.want:
+				t.Errorf("refused as %q, want %q", fe.Reason, tt.want)
 			}
 		})
 	}
@@ -228,6 +221,7 @@ func TestDialRefusesForbiddenAddresses(t *testing.T) {
 		"metadata.example": {netip.MustParseAddr("169.254.169.254")},
 		"mixed.example":    {netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("127.0.0.1")},
 		"upstream.test":    {netip.MustParseAddr("127.0.0.1")},
+		"nat64.example":    {netip.MustParseAddr("64:ff9b::a9fe:a9fe")},
 	}
 	tests := []struct {
 		name         string
@@ -237,6 +231,13 @@ func TestDialRefusesForbiddenAddresses(t *testing.T) {
 	}{
 		{"metadata ip", "http://169.254.169.254/v1", true, "link-local"},
 		{"metadata ip mapped", "http://[::ffff:a9fe:a9fe]/v1", true, "link-local"},
+		{"metadata ip NAT64", "http://[64:ff9b::a9fe:a9fe]/v1", true, "link-local"},
+		{"metadata ip IPv4-compatible", "http://[::a9fe:a9fe]/v1", true, "link-local"},
+		{"metadata ip 6to4", "http://[2002:a9fe:a9fe::]/v1", true, "link-local"},
+		{"metadata ip local-use NAT64", "http://[64:ff9b:1::a9fe:a9fe]/v1", true, "link-local"},
+		{"metadata ip Teredo client", "http://[2001:0:4136:e378:8000:63bf:5601:5601]/v1", true, "link-local"},
+		{"name to NAT64 metadata", "http://nat64.example/v1", true, "link-local"},
+		{"loopback NAT64", fmt.Sprintf("http://[64:ff9b::7f00:1]:%d/v1", port), false, "loopback"},
 		{"name to private", "http://private.example/v1", false, "private"},
 		{"name to metadata", fmt.Sprintf("http://metadata.example:%d/v1", port), true, "link-local"},
 		{"one bad address of two", "https://mixed.example/v1", false, "loopback"},

@@ -128,7 +128,7 @@ func cohereStatus(err error) error {
 	}
 	switch e.Status {
 	case 498:
-		e.Status, e.Message = http.StatusUnauthorized, e.Message+" (cohere status 498)"
+		e.Status, e.Message, e.KeyRejected = http.StatusUnauthorized, e.Message+" (cohere status 498)", true
 	case 499:
 		e.Status, e.Message = http.StatusServiceUnavailable, e.Message+" (cohere status 499)"
 	}

@@ -576,6 +576,9 @@ func TestCohereMockErrors(t *testing.T) {
 			if e == nil || e.Status != tt.status || e.Retryable() != tt.retryable || e.RetryAfter != tt.retry || !strings.Contains(e.Message, tt.msg) {
 				t.Fatalf("got %#v, want status %d retryable %v retry-after %v message ~%q", err, tt.status, tt.retryable, tt.retry, tt.msg)
 			}
+			if want := tt.status == 401; e.KeyRejected != want {
+				t.Errorf("KeyRejected %v, want %v", e.KeyRejected, want)
+			}
 			if strings.Contains(e.Error(), string(testKey)) {
 				t.Errorf("the key leaked: %v", e)
 			}

@@ -317,8 +317,11 @@ type (
 		FinishReason *string           `json:"finish_reason"`
 	}
 	geminiMessageOut struct {
-		Role      string              `json:"role"`
-		Content   *string             `json:"content"`
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+		// Refusal is always null: Gemini has no refusal text, but OpenAI's
+		// schema requires the field.
+		Refusal   *string             `json:"refusal"`
 		ToolCalls []geminiToolCallOut `json:"tool_calls,omitempty"`
 	}
 	geminiDeltaOut struct {

@@ -128,6 +128,11 @@ type Error struct {
 	RetryAfter time.Duration
 	// Timeout is true when the deadline passed.
 	Timeout bool
+	// KeyRejected is true when the upstream refused the gateway's
+	// credentials: 401, 403, or Google's 400 with reason API_KEY_INVALID.
+	// The client's own token was fine, so the gateway must not answer as
+	// if it were not.
+	KeyRejected bool
 	// Err is the underlying transport error, if any.
 	Err error
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/breaker"
 	"github.com/sluicehq/sluice/cache"
+	"github.com/sluicehq/sluice/internal/canary"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/mockprovider"
 	"github.com/sluicehq/sluice/providers"
@@ -396,7 +397,7 @@ func TestCacheHitPassesResponseRules(t *testing.T) {
 // second replica would run; it returns its address.
 func (h *harness) replica(tb testing.TB, store cache.Store) string {
 	tb.Helper()
-	discard := slog.New(slog.DiscardHandler)
+	discard := canary.Logger(tb) // checked for canary secrets, then discarded
 	inf := NewInference(InferenceConfig{Snapshots: &h.snaps, Providers: providers.NewRegistry(h.client),
 		Breakers: breaker.NewSet(time.Now), Sink: h.sink, Logger: discard, Cache: store})
 	srv, err := New(Options{Config: Config{Listen: "127.0.0.1:0"}, Inference: inf.Handle, EndStreams: inf.EndStreams, Logger: discard})

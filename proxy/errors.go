@@ -26,8 +26,15 @@ func writeError(ctx *fasthttp.RequestCtx, e *apierr.Error) {
 func (s *Server) readError(ctx *fasthttp.RequestCtx, err error) {
 	id := newRequestID()
 	ctx.Response.Header.SetBytesV(RequestIDHeader, id[:])
-	writeError(ctx, s.classifyReadError(err))
+	e := s.classifyReadError(err)
+	writeError(ctx, e)
 	ctx.SetConnectionClose()
+	if e.Status != http.StatusRequestTimeout {
+		// The client may still be sending (a body or header block over
+		// the limit): read it off so that it can read this answer. A
+		// client too slow to send a request is not waited for again.
+		lingerOnClose(ctx)
+	}
 }
 
 // classifyReadError maps a request-read error to the wire.

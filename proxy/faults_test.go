@@ -160,9 +160,13 @@ func TestUpstreamClientErrorNotRetried(t *testing.T) {
 			before := h.mock.Count()
 			h.mock.Script(mockprovider.Step{Status: status})
 			resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
-			typ := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-				404: "not_found_error", 422: "invalid_request_error"}[status]
-			wantAPIError(t, resp, b, status, typ, "upstream_error", "")
+			// A refused provider key is the gateway's problem, not the
+			// client's credential (TestUpstreamKeyRejected).
+			want, typ := status, map[int]string{400: "invalid_request_error", 404: "not_found_error", 422: "invalid_request_error"}[status]
+			if status == 401 || status == 403 {
+				want, typ = 502, "api_error"
+			}
+			wantAPIError(t, resp, b, want, typ, "upstream_error", "")
 			if n := h.mock.Count() - before; n != 1 {
 				t.Errorf("upstream requests %d, want 1 (not retried)", n)
 			}

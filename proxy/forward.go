@@ -457,7 +457,14 @@ func (h *Inference) exhausted(c *call, pl *routing.Plan, last error, attempts in
 	case pe.Status == 429:
 		c.retryAfter = retryAfterSeconds(pe.RetryAfter)
 		return apierr.New(429, "rate_limit_exceeded", "provider %s is rate limiting this gateway's key: %s", c.rec.Provider, pe.Message)
-	case pe.Status == 400 || pe.Status == 401 || pe.Status == 403 || pe.Status == 404 || pe.Status == 422:
+	case pe.KeyRejected:
+		// Not the client's credential: a 401 would make SDKs report the
+		// Sluice token as invalid. Retrying cannot help until an
+		// administrator fixes the provider key.
+		c.noRetry = true
+		return apierr.New(502, "upstream_error", "provider %s refused this gateway's provider key (it answered %d: %s); "+
+			"your token was accepted, the gateway's key for %s must be fixed", c.rec.Provider, pe.Status, pe.Message, c.rec.Provider)
+	case pe.Status == 400 || pe.Status == 404 || pe.Status == 422:
 		return apierr.New(pe.Status, "upstream_error", "provider %s answered %d: %s", c.rec.Provider, pe.Status, pe.Message)
 	case pe.Status == 0:
 		return apierr.New(502, "upstream_error", "provider %s could not be reached after %d attempts", c.rec.Provider, attempts)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -20,6 +19,8 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/auth"
 	"github.com/sluicehq/sluice/breaker"
+	"github.com/sluicehq/sluice/internal/canary"
+	"github.com/sluicehq/sluice/internal/openaischema"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/mockprovider"
 	"github.com/sluicehq/sluice/providers"
@@ -37,10 +38,12 @@ import (
 const (
 	testTenant  = "acme"
 	testGateway = "prod"
-	// mainKey is the upstream key of the "main" openai key the harness
-	// adds; the mock records it in Authorization.
-	mainKey = "sk-upstream-main-0001"
 )
+
+// mainKey is the upstream key of the "main" openai key the harness adds;
+// the mock records it in Authorization. It is a canary: no log line of a
+// test may hold it.
+var mainKey = canary.New("sk-upstream-main-")
 
 // snapSource is the proxy's SnapshotSource in tests: the latest snapshot
 // the test built, swapped atomically like snapshot.Holder does.
@@ -102,7 +105,7 @@ type harness struct {
 func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	tb.Helper()
 	ctx := context.Background()
-	discard := slog.New(slog.DiscardHandler)
+	discard := canary.Logger(tb) // checked for canary secrets, then discarded
 	st := testenv.Store(tb, testenv.SQLite)
 	box, err := secret.NewBox(make([]byte, 32))
 	must(tb, err)
@@ -112,6 +115,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	must(tb, err)
 	rootSecret, _, err := svc.Bootstrap(ctx, "")
 	must(tb, err)
+	canary.Register(rootSecret)
 	root, err := svc.Authenticate(ctx, rootSecret)
 	must(tb, err)
 	h := &harness{tb: tb, ctx: ctx, st: st, svc: svc, root: root, sink: &MemorySink{}, counters: snapshot.NewCounters()}
@@ -129,6 +133,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	tok, err := svc.CreateGatewayToken(ctx, root, h.gw.ID, admin.TokenInput{Name: "test"})
 	must(tb, err)
 	h.token, h.tokenID = tok.Secret, tok.ID
+	canary.Register(h.token)
 	h.rebuild()
 
 	ccfg := cfg.client
@@ -334,6 +339,7 @@ func wantAPIError(tb testing.TB, resp *http.Response, body []byte, status int, t
 	if err := json.Unmarshal(body, &shape); err != nil || len(shape) != 1 || shape["error"] == nil {
 		tb.Fatalf("body %s is not {\"error\":{…}}: %v", body, err)
 	}
+	openaischema.Check(tb, openaischema.Error, "the error body", body)
 	e := shape["error"]
 	var keys []string
 	for k := range e {

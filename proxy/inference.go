@@ -137,6 +137,9 @@ type call struct {
 	// retryAfter is the Retry-After of an error answer (429, 503): set
 	// where the error is made, written by reply, which resets the response.
 	retryAfter string
+	// noRetry sends x-should-retry: false with an error answer that no
+	// retry by the client can change.
+	noRetry bool
 	// relayGo is made by attemptStream and closed by forward once it has
 	// recorded the attempt; the stream's writer goroutine waits for it.
 	relayGo chan struct{}
@@ -319,7 +322,7 @@ func (h *Inference) reply(c *call, e *apierr.Error) {
 	if c.retryAfter != "" {
 		ctx.Response.Header.Set("Retry-After", c.retryAfter)
 	}
-	if e.Code == "budget_exceeded" {
+	if e.Code == "budget_exceeded" || c.noRetry {
 		ctx.Response.Header.Set("x-should-retry", "false")
 	}
 	c.lim.headers.write(&ctx.Response.Header)

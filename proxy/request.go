@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -37,6 +38,11 @@ func parseBody(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *api
 	if !utf8.Valid(body) {
 		return in, apierr.New(400, "invalid_request", "request body is not valid UTF-8")
 	}
+	if tooDeep(body, maxDepth) {
+		// Checked before fastjson, which builds an error string per level
+		// when it gives up at its own limit (4.5 MB for a 600-byte body).
+		return in, apierr.New(400, "invalid_json", "request body nests arrays and objects deeper than %d levels", maxDepth)
+	}
 	v, err := p.ParseBytes(body)
 	if err != nil {
 		return in, apierr.New(400, "invalid_json", "request body is not valid JSON: %s", shortErr(err))
@@ -56,8 +62,12 @@ func parseBody(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *api
 	if err != nil {
 		return in, apierr.New(400, "invalid_json", "request body must be a JSON object")
 	}
-	if key, dup := duplicateKey(v, 0); dup {
+	nonFinite := false
+	if key, dup := duplicateKey(v, 0, &nonFinite); dup {
 		return in, apierr.New(400, "invalid_json", "request body has the key %q more than once", key)
+	}
+	if e := checkNumbers(obj, op, nonFinite); e != nil {
+		return in, e
 	}
 	for _, f := range forbiddenFields {
 		if obj.Get(f) != nil {
@@ -139,9 +149,14 @@ func parseBody(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *api
 }
 
 // duplicateKey reports the first key that appears twice in one object,
-// at any depth up to fastjson's own limit.
-func duplicateKey(v *fastjson.Value, depth int) (string, bool) {
+// at any depth up to fastjson's own limit. The same walk sets *nonFinite
+// when a number is not a finite double (checkNumbers).
+func duplicateKey(v *fastjson.Value, depth int, nonFinite *bool) (string, bool) {
 	switch v.Type() {
+	case fastjson.TypeNumber:
+		if !*nonFinite && !finite(v) {
+			*nonFinite = true
+		}
 	case fastjson.TypeObject:
 		o, _ := v.Object()
 		var key string
@@ -181,13 +196,13 @@ func duplicateKey(v *fastjson.Value, depth int) (string, bool) {
 		}
 		o.Visit(func(_ []byte, c *fastjson.Value) {
 			if !dup {
-				key, dup = duplicateKey(c, depth+1)
+				key, dup = duplicateKey(c, depth+1, nonFinite)
 			}
 		})
 		return key, dup
 	case fastjson.TypeArray:
 		for _, c := range v.GetArray() {
-			if k, dup := duplicateKey(c, depth+1); dup {
+			if k, dup := duplicateKey(c, depth+1, nonFinite); dup {
 				return k, true
 			}
 		}
@@ -240,6 +255,49 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
+}
+
+// maxDepth is the deepest nesting of arrays and objects a request body may
+// have. Real requests nest a few levels, tool schemas a few dozen.
+const maxDepth = 128
+
+// tooDeep reports whether body, valid UTF-8 and maybe JSON, nests arrays
+// and objects deeper than max. Most bodies have fewer brackets than max
+// and are not scanned; the scan skips strings with IndexByte.
+func tooDeep(body []byte, max int) bool {
+	if bytes.Count(body, []byte("["))+bytes.Count(body, []byte("{")) <= max {
+		return false // cannot nest deeper than it has brackets: no scan
+	}
+	depth := 0
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '"':
+			// The string ends at the next quote not escaped by an odd
+			// run of backslashes.
+			for {
+				j := bytes.IndexByte(body[i+1:], '"')
+				if j < 0 {
+					return false // unterminated: the parser refuses it
+				}
+				i += j + 1
+				k := i - 1
+				for k >= 0 && body[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
+				}
+			}
+		case '[', '{':
+			depth++
+			if depth > max {
+				return true
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return false
 }
 
 // shortErr keeps a parser error short: fastjson quotes the input around the

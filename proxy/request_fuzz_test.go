@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"runtime"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -22,6 +24,7 @@ import (
 // every `go test`.
 func FuzzParseBody(f *testing.F) {
 	f.Add([]byte(`{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`), uint8(0))
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":1e400,"x":[-1E+999]}`), uint8(0))
 	var parsers fastjson.ParserPool
 	ops := [...]llm.Operation{llm.OpChat, llm.OpCompletions, llm.OpEmbeddings}
 	f.Fuzz(func(t *testing.T, body []byte, op uint8) {
@@ -44,6 +47,11 @@ func FuzzParseBody(f *testing.F) {
 		if err := json.Unmarshal(body, &top); err != nil {
 			t.Fatalf("accepted a body that is not an object: %v", err)
 		}
+		// Every number is a finite double: encoding/json refuses 1e400.
+		var whole any
+		if err := json.Unmarshal(body, &whole); err != nil {
+			t.Fatalf("accepted a body encoding/json cannot read: %v", err)
+		}
 		var model string
 		if err := json.Unmarshal(top["model"], &model); err != nil || model != in.model {
 			t.Fatalf("model %q, encoding/json reads %q (%v)", in.model, model, err)
@@ -56,6 +64,9 @@ func FuzzParseBody(f *testing.F) {
 			if err := json.Unmarshal(s, &stream); err != nil {
 				t.Fatalf("accepted stream %s", s)
 			}
+		}
+		if d := jsonDepth(body); d > maxDepth {
+			t.Fatalf("accepted a body nested %d deep", d)
 		}
 		if stream != in.stream {
 			t.Fatalf("stream %v, encoding/json reads %v", in.stream, stream)
@@ -114,6 +125,73 @@ func strictDuplicate(body []byte) (string, bool) {
 		}
 		if top != nil && top.obj {
 			top.key = true
+		}
+	}
+}
+
+// TestParseBodyPathological covers checklist item 4 at the parser: 100k
+// nested arrays, 10 MB strings and numbers that overflow a double are
+// answered 400 without a panic, and what a parse allocates is bounded by
+// the body's size, not by its shape.
+func TestParseBodyPathological(t *testing.T) {
+	var parsers fastjson.ParserPool
+	big := strings.Repeat("a", 10_000_000)
+	for _, tc := range []struct {
+		name  string
+		body  string
+		param string // "" with code invalid_json; "-" for accepted
+	}{
+		{"100k nested arrays", `{"model":"m","messages":[{"role":"user","content":"hi"}],"x":` + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + `}`, ""},
+		{"129 nested arrays in 300 bytes", `{"model":"m","messages":[{"role":"user","content":"hi"}],"x":` + strings.Repeat("[", 129) + strings.Repeat("]", 129) + `}`, ""},
+		{"128 nested arrays", `{"model":"m","messages":[{"role":"user","content":"hi"}],"x":` + strings.Repeat("[", 127) + strings.Repeat("]", 127) + `}`, "-"},
+		{"brackets in strings", `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat(`[{\"`, 100_000) + `"}]}`, "-"},
+		{"100k nested objects", `{"model":"m","messages":` + strings.Repeat(`{"a":`, 100_000) + "1" + strings.Repeat("}", 100_000) + `}`, ""},
+		{"10 MB model", `{"model":"` + big + `","messages":[{"role":"user","content":"hi"}]}`, "model"},
+		{"10 MB key", `{"model":"m","messages":[{"role":"user","content":"hi"}],"` + big + `":1}`, "-"},
+		{"10 MB content", `{"model":"m","messages":[{"role":"user","content":"` + big + `"}]}`, "-"},
+		{"10 MB of escapes", `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat(`\u00e9`, 1_000_000) + `"}]}`, "-"},
+		{"1e400", `{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":1e400}`, "temperature"},
+		{"a 100k-digit number", `{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":` + strings.Repeat("9", 100_000) + `}`, "seed"},
+		{"a 100k-digit exponent", `{"model":"m","messages":[{"role":"user","content":"hi"}],"x":1e` + strings.Repeat("9", 100_000) + `}`, "x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := parsers.Get()
+			defer parsers.Put(p)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, e := parseBody(p, []byte(tc.body), llm.OpChat)
+			runtime.ReadMemStats(&after)
+			switch {
+			case tc.param == "-" && e != nil:
+				t.Fatalf("refused: %d %s %s", e.Status, e.Code, e.Message)
+			case tc.param == "" && (e == nil || e.Status != 400 || e.Code != "invalid_json"):
+				t.Fatalf("got %+v, want 400 invalid_json", e)
+			case tc.param != "" && tc.param != "-" && (e == nil || e.Status != 400 || e.Param != tc.param):
+				t.Fatalf("got %+v, want 400 naming %s", e, tc.param)
+			}
+			if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(2*len(tc.body)+1<<20); got > limit {
+				t.Errorf("parsing a %d-byte body allocated %d bytes, want at most %d", len(tc.body), got, limit)
+			}
+		})
+	}
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in valid JSON, as
+// encoding/json reads it.
+func jsonDepth(body []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	depth, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return deepest
+		}
+		switch tok {
+		case json.Delim('['), json.Delim('{'):
+			depth++
+			deepest = max(deepest, depth)
+		case json.Delim(']'), json.Delim('}'):
+			depth--
 		}
 	}
 }

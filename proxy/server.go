@@ -40,6 +40,13 @@ const (
 
 	// healthTimeout bounds one call of Options.Health.
 	healthTimeout = 5 * time.Second
+
+	// An oversized or refused request is read and discarded after its
+	// error answer (proxy/linger.go), up to lingerBodies times the body
+	// limit or lingerMinBytes, whichever is more, and for at most the read
+	// timeout; beyond that the connection is reset.
+	lingerBodies   = 4
+	lingerMinBytes = 64 << 20
 )
 
 // Config is the listener's configuration. The zero value is valid after
@@ -222,6 +229,10 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.cancelHardStop()
 
+	stopLinger, cancelLinger := context.WithCancel(context.Background())
+	defer cancelLinger()
+	ln = &lingerListener{Listener: ln, stop: stopLinger, maxTime: s.cfg.ReadTimeout,
+		maxBytes: max(lingerBodies*int64(s.cfg.MaxBodyBytes), lingerMinBytes)}
 	served := make(chan error, 1) // one send, by the serving goroutine
 	// watchListener lets a handler notice its client going away
 	// (proxy/clientconn.go).
@@ -235,6 +246,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 
+	cancelLinger()
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace)
 	defer cancel()
 	shutErr := s.srv.ShutdownWithContext(graceCtx)
@@ -268,7 +280,10 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	ctx.Request.Header.SetBytesV(RequestIDHeader, id[:])
 	defer func() {
 		if v := recover(); v != nil {
-			s.log.Error("handler panicked", "request_id", string(id[:]), "path", string(ctx.Path()), "panic", v)
+			// The panic value may quote request bytes: it is redacted like
+			// fasthttp's lines.
+			s.log.Error("handler panicked", "request_id", string(id[:]), "path", string(ctx.Path()),
+				"panic", redactLogText(fmt.Sprint(v)))
 			ctx.Response.Reset()
 			writeError(ctx, apierr.Internal())
 		}
@@ -279,6 +294,13 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	if e := checkHeaders(&ctx.Request.Header); e != nil {
 		writeError(ctx, e)
 		ctx.SetConnectionClose()
+		lingerOnClose(ctx)
+		return
+	}
+	if e := checkFraming(ctx.Request.Header.RawHeaders()); e != nil {
+		writeError(ctx, e)
+		ctx.SetConnectionClose()
+		lingerOnClose(ctx)
 		return
 	}
 
@@ -352,11 +374,4 @@ func (s *Server) detachShutdown(h http.Handler) http.Handler {
 		defer stop()
 		h.ServeHTTP(w, r.WithContext(ctx))
 	})
-}
-
-// fasthttpLogger sends fasthttp's log lines to slog.
-type fasthttpLogger struct{ log *slog.Logger }
-
-func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.log.Warn(fmt.Sprintf(format, args...), "component", "fasthttp")
 }

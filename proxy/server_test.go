@@ -19,6 +19,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
+
+	"github.com/sluicehq/sluice/internal/canary"
+	"github.com/sluicehq/sluice/internal/openaischema"
 )
 
 // started is a server serving on a real loopback listener.
@@ -32,7 +35,7 @@ type started struct {
 func startServer(t *testing.T, opts Options) *started {
 	t.Helper()
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+		opts.Logger = canary.Logger(t)
 	}
 	s, err := New(opts)
 	if err != nil {
@@ -126,6 +129,7 @@ func wantError(t *testing.T, body []byte, typ, code string) {
 	if err := json.Unmarshal(body, &shape); err != nil {
 		t.Fatalf("body %q is not JSON: %v", body, err)
 	}
+	openaischema.Check(t, openaischema.Error, "the error body", body)
 	e, ok := shape["error"]
 	if !ok || len(shape) != 1 {
 		t.Fatalf("body %s: want a single top-level \"error\" object", body)
@@ -389,6 +393,9 @@ func TestMalformedRequests(t *testing.T) {
 		{"CR in header value", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", 400, "invalid_request"},
 		{"NUL in authorization", "GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\x00\r\n\r\n", 400, "invalid_request"},
 		{"CR in user agent", "GET /v1/models HTTP/1.1\r\nHost: x\r\nUser-Agent: a\rb\r\n\r\n", 400, "invalid_request"},
+		{"LF in header value", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\nX-Evil: 1\r\n\r\n", 400, "invalid_request"},
+		{"NUL in header name", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-A\x00: b\r\n\r\n", 400, "invalid_request"},
+		{"DEL in header value", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-A: a\x7fb\r\n\r\n", 400, "invalid_request"},
 		{"not HTTP", "HELLO\r\n\r\n", 400, "invalid_request"},
 		{"header too large", "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", 431, "headers_too_large"},
 	} {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/internal/openaischema"
 	"github.com/sluicehq/sluice/mockprovider"
 	"github.com/sluicehq/sluice/store"
 )
@@ -137,6 +138,7 @@ func streamError(tb testing.TB, data string) (typ, code string) {
 	if err := json.Unmarshal([]byte(data), &e); err != nil || e.Error.Message == "" {
 		tb.Fatalf("error event %q: %v", data, err)
 	}
+	openaischema.Check(tb, openaischema.Error, "the error event", []byte(data))
 	return e.Error.Type, e.Error.Code
 }
 

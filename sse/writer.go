@@ -15,8 +15,10 @@ func AppendData(dst, data []byte) []byte {
 }
 
 // AppendError appends an OpenAI-style error event,
-// data: {"error":{"type":…,"code":…,"message":…}}, to dst. The strings
-// are JSON-escaped; invalid UTF-8 becomes U+FFFD.
+// data: {"error":{"type":…,"code":…,"message":…,"param":null}}, to dst:
+// the ErrorResponse of OpenAI's schema, which requires param (null here:
+// no request field is at fault once a stream runs). The strings are
+// JSON-escaped; invalid UTF-8 becomes U+FFFD.
 func AppendError(dst []byte, typ, code, msg string) []byte {
 	dst = append(dst, `data: {"error":{"type":`...)
 	dst = jsonstr.Append(dst, typ)
@@ -24,5 +26,5 @@ func AppendError(dst []byte, typ, code, msg string) []byte {
 	dst = jsonstr.Append(dst, code)
 	dst = append(dst, `,"message":`...)
 	dst = jsonstr.Append(dst, msg)
-	return append(dst, "}}\n\n"...)
+	return append(dst, `,"param":null}}`+"\n\n"...)
 }

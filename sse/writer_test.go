@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sluicehq/sluice/internal/openaischema"
 )
 
 func TestAppendData(t *testing.T) {
@@ -37,6 +39,7 @@ func TestAppendError(t *testing.T) {
 		if err := json.Unmarshal([]byte(data), &got); err != nil {
 			t.Fatalf("invalid JSON %q: %v", data, err)
 		}
+		openaischema.Check(t, openaischema.Error, "the error event", []byte(strings.TrimSpace(data)))
 		if diff := cmp.Diff(tt.want, got.Error.Message); diff != "" || got.Error.Type != tt.typ || got.Error.Code != tt.code {
 			t.Errorf("round trip of %q: type %q code %q message diff:\n%s", tt.msg, got.Error.Type, got.Error.Code, diff)
 		}

@@ -38,6 +38,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/internal/canary"
 	"github.com/sluicehq/sluice/mockprovider"
 )
 
@@ -68,11 +69,11 @@ var sluiceBinary struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if sluiceBinary.dir != "" {
-		_ = os.RemoveAll(sluiceBinary.dir)
-	}
-	os.Exit(code)
+	os.Exit(canary.Run(m, func() {
+		if sluiceBinary.dir != "" {
+			_ = os.RemoveAll(sluiceBinary.dir)
+		}
+	}))
 }
 
 func buildSluice(t *testing.T) string {
@@ -268,12 +269,12 @@ type sluiceChild struct {
 }
 
 // startSluice runs `sluice serve` on addr with the data dir and ClickHouse
-// given, and waits until /healthz answers 200 (a configuration is loaded;
-// analytics may be degraded).
-func startSluice(t *testing.T, dataDir, addr, chURL, logPath string) *sluiceChild {
+// given (and any more flags), and waits until /healthz answers 200 (a
+// configuration is loaded; analytics may be degraded).
+func startSluice(t *testing.T, dataDir, addr, chURL, logPath string, flags ...string) *sluiceChild {
 	t.Helper()
-	cmd := exec.Command(buildSluice(t), "serve", "--listen", addr, "--data-dir", dataDir,
-		"--clickhouse-url", chURL, "--shutdown-grace", "2s")
+	cmd := exec.Command(buildSluice(t), append([]string{"serve", "--listen", addr, "--data-dir", dataDir,
+		"--clickhouse-url", chURL, "--shutdown-grace", "2s"}, flags...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SLUICE_") {
 			cmd.Env = append(cmd.Env, kv)

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/sluicehq/sluice/mockprovider"
+)
+
+// TestOversizedBodyRealClients sends an 11 MiB request to `sluice serve`
+// with real clients: Python's standard library, which writes the whole
+// body before reading the answer (e2e/python/oversized_body.py; it saw
+// "Connection reset by peer" when the server closed the connection it had
+// not read), and the official openai npm client (e2e/node/limits.test.mjs).
+// Each must read the 413 body_too_large, not fail with a connection error
+// (which the SDKs retry).
+func TestOversizedBodyRealClients(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mock.Close()
+	base := startServe(t, ctx)
+	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
+	gw := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)
+	gwID := gw["id"].(string)
+	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
+		fmt.Sprintf(`{"provider":"openai","alias":"mock","key":"sk-mock-upstream-key-0001","base_url":%q}`, mockURL+"/v1"), 201)
+	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)["secret"].(string)
+	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok)
+
+	t.Run("python", func(t *testing.T) {
+		if _, err := exec.LookPath("python3"); err != nil {
+			needTool(t, "python3 is not installed")
+		}
+		script, err := filepath.Abs("../../e2e/python/oversized_body.py")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.CommandContext(ctx, "python3", script, base+"/v1/acme/prod/compat/chat/completions", tok).CombinedOutput()
+		if err != nil {
+			t.Fatalf("python3 oversized_body.py: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("openai npm client", func(t *testing.T) {
+		nodeDir, err := filepath.Abs("../../e2e/node")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := exec.LookPath("node"); err != nil {
+			needTool(t, "node is not installed")
+		}
+		if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
+			needTool(t, "the openai npm package is not installed: run `npm ci` in e2e/node (make test does)")
+		}
+		cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "limits.test.mjs")
+		cmd.Dir = nodeDir
+		cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok)
+		out, err := cmd.CombinedOutput()
+		t.Logf("node --test:\n%s", out)
+		if err != nil {
+			t.Fatalf("the openai client tests failed: %v", err)
+		}
+		if tests, pass := nodeCount(out, "tests"), nodeCount(out, "pass"); tests != 2 || pass != 2 {
+			t.Fatalf("node ran %d tests, %d passed; want 2 passing", tests, pass)
+		}
+	})
+}
