@@ -44,7 +44,7 @@ func (l watchListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := c.(syscall.Conn); !ok {
+	if _, ok := findConn[syscall.Conn](c); !ok {
 		return c, nil
 	}
 	return &clientConn{Conn: c}, nil
@@ -67,6 +67,9 @@ type clientConn struct {
 	gone     atomic.Bool
 	wg       sync.WaitGroup
 }
+
+// NetConn returns the wrapped connection.
+func (c *clientConn) NetConn() net.Conn { return c.Conn }
 
 // Read returns what the watcher read ahead first.
 func (c *clientConn) Read(p []byte) (int, error) {

@@ -97,7 +97,25 @@ func (c *lingerConn) drain() {
 // It does nothing for a request that did not come from a lingerListener
 // (in-process calls of Handler).
 func lingerOnClose(ctx *fasthttp.RequestCtx) {
-	if c, ok := ctx.Conn().(*lingerConn); ok {
+	if c, ok := findConn[*lingerConn](ctx.Conn()); ok {
 		c.linger.Store(true)
 	}
+}
+
+// findConn returns the first connection of type T in the chain of
+// wrappers that starts at c (each wrapper names the next with NetConn):
+// the server stacks the lingering and the watched connection.
+func findConn[T any](c net.Conn) (T, bool) {
+	for c != nil {
+		if t, ok := c.(T); ok {
+			return t, true
+		}
+		u, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		c = u.NetConn()
+	}
+	var zero T
+	return zero, false
 }
