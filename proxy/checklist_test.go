@@ -211,6 +211,34 @@ func TestCircuitOpenOnEveryKey(t *testing.T) {
 	if !strings.Contains(got.Data[0].KeyAlias+got.Data[1].KeyAlias, "main") || !strings.Contains(got.Data[0].KeyAlias+got.Data[1].KeyAlias, "backup") {
 		t.Errorf("breakers of %q and %q, want main and backup", got.Data[0].KeyAlias, got.Data[1].KeyAlias)
 	}
+
+	// So do the metrics: 2 is open.
+	var m strings.Builder
+	h.inf.WriteBreakerMetrics(&m)
+	gw := h.gw.TenantID + "/" + h.gw.Slug
+	for _, alias := range []string{"backup", "main"} {
+		want := `sluice_circuit_breaker_state{gateway="` + gw + `",provider="openai",key_alias="` + alias + `"} 2` + "\n"
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, m.String())
+		}
+	}
+}
+
+// TestBreakerMetrics: every key of every gateway has a state series, 0
+// while its breaker is closed (or never used), with label values escaped.
+func TestBreakerMetrics(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	var m strings.Builder
+	h.inf.WriteBreakerMetrics(&m)
+	want := "# TYPE sluice_circuit_breaker_state gauge\n" +
+		`sluice_circuit_breaker_state{gateway="` + h.gw.TenantID + "/" + h.gw.Slug + `",provider="openai",key_alias="main"} 0` + "\n"
+	if m.String() != want {
+		t.Errorf("metrics:\n%s\nwant:\n%s", m.String(), want)
+	}
+	if got := string(appendLabel(nil, "a\"b\\c\nd")); got != `a\"b\\c\nd` {
+		t.Errorf("appendLabel = %s", got)
+	}
 }
 
 // TestMalformedJSONNamesTheProblem (checklist 1): a body that is not JSON

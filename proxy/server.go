@@ -250,6 +250,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace)
 	defer cancel()
 	shutErr := s.srv.ShutdownWithContext(graceCtx)
+	// fasthttp's shutdown closes only a listener its Serve has registered:
+	// when the context ends before the serving goroutine got that far,
+	// shutdown returns at once and Serve would then serve on. Closing the
+	// listener here too ends it either way (a second close only errs).
+	_ = ln.Close()
 	s.cancelHardStop()
 	if errors.Is(shutErr, context.DeadlineExceeded) && s.endStream != nil {
 		// Streams still open after the grace period end with an error

@@ -70,12 +70,18 @@ func serve(ctx context.Context, c *config, which parts) error {
 		return err
 	}
 	set := metrics.NewSet()
+	// breakerMetrics writes the circuit breakers' states once the proxy
+	// part exists (only in processes that serve inference).
+	var breakerMetrics func(io.Writer)
 	opts := proxy.Options{
 		Config:  proxy.Config{Listen: c.Listen, ShutdownGrace: c.ShutdownGrace},
 		Logger:  log,
 		Version: version,
 		Metrics: func(w io.Writer) {
 			set.WritePrometheus(w)
+			if breakerMetrics != nil {
+				breakerMetrics(w)
+			}
 			metrics.WriteProcessMetrics(w)
 		},
 	}
@@ -127,6 +133,7 @@ func serve(ctx context.Context, c *config, which parts) error {
 		})
 		opts.Inference, opts.EndStreams = inf.Handle, inf.EndStreams
 		svc.SetBreakerStates(inf)
+		breakerMetrics = inf.WriteBreakerMetrics
 	}
 	opts.Health = healthCheck(svc, holder, pipe)
 	if which.admin {
