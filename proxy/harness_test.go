@@ -27,6 +27,7 @@ import (
 	"github.com/sluicehq/sluice/secret"
 	"github.com/sluicehq/sluice/snapshot"
 	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/tokenize"
 )
 
 // The harness runs the inference proxy the way `sluice serve` wires it: a
@@ -140,6 +141,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	ccfg.AllowPrivate = true
 	h.client = providers.NewClient(ccfg)
 	icfg := InferenceConfig{
+		Tokenizer:  testTokenizer,
 		Snapshots:  &h.snaps,
 		Providers:  providers.NewRegistry(h.client),
 		Breakers:   breaker.NewSet(time.Now),
@@ -179,6 +181,11 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	})
 	return h
 }
+
+// testTokenizer is the tokenizer of every harness: its encodings load
+// once per test binary (seconds under -race), not once per test, as one
+// serving process loads them once.
+var testTokenizer = tokenize.New()
 
 var errServeTimeout = errors.New("Serve did not return in time")
 

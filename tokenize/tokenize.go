@@ -84,6 +84,15 @@ func New() *Counter {
 		seed: maphash.MakeSeed(), cache: make([]atomic.Uint64, cacheSlots)}
 }
 
+// Warm loads both encodings now, so that the first request that needs a
+// count does not pay for parsing the BPE ranks (a few hundred
+// milliseconds, longer on a busy core). A server calls it once at start,
+// off the request path; Count works without it.
+func (c *Counter) Warm() {
+	c.o200k.get()
+	c.cl100k.get()
+}
+
 func (e *encoding) get() *tiktoken.Tiktoken {
 	e.once.Do(func() {
 		// The BPE files are embedded in the loader module: an error here

@@ -114,6 +114,11 @@ func serve(ctx context.Context, c *config, which parts) error {
 				return err
 			}
 		}
+		// The tokenizer counts prompts under hard budgets and token limits
+		// and estimates usage a provider did not report: its encodings
+		// load now, off the first such request.
+		tok := tokenize.New()
+		g.Go(func() error { tok.Warm(); return nil })
 		inf := proxy.NewInference(proxy.InferenceConfig{
 			Snapshots:  holder,
 			Providers:  providers.NewRegistry(client),
@@ -123,7 +128,7 @@ func serve(ctx context.Context, c *config, which parts) error {
 			Limiter:    limiter,
 			Budgets:    budgets,
 			Cache:      respCache,
-			Tokenizer:  tokenize.New(),
+			Tokenizer:  tok,
 			RuleBudget: c.RuleBudget,
 			// A tenant may hold a quarter of the connections to one
 			// upstream host (docs/security.md, "Upstream fairness").
