@@ -125,6 +125,9 @@ func checkPattern(param, pat string, regex, caseSensitive bool) error {
 	if !utf8.ValidString(pat) || strings.ContainsRune(pat, 0) {
 		return apierr.Invalid(param, "%s is not valid UTF-8 text", param)
 	}
+	if !regex && rules.KeywordMatchesNothing(pat) {
+		return apierr.Invalid(param, "%s holds only zero-width or ignorable characters, which matching ignores: it would match nothing", param)
+	}
 	if regex {
 		expr := pat
 		if !caseSensitive {

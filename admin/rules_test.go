@@ -38,6 +38,7 @@ func TestRuleValidation(t *testing.T) {
 			{"keyword with pii", RuleInput{Name: "x", Kind: "keyword", Patterns: []string{"x"}, PII: []string{"email"}, Action: "block"}, "pii"},
 			{"101 patterns", RuleInput{Name: "x", Kind: "keyword", Patterns: many, Action: "block"}, "patterns"},
 			{"empty pattern", RuleInput{Name: "x", Kind: "keyword", Patterns: []string{""}, Action: "block"}, "patterns[0]"},
+			{"zero-width keyword", RuleInput{Name: "x", Kind: "keyword", Patterns: []string{"ok", "\u200b\u200d\ufeff"}, Action: "block"}, "patterns[1]"},
 			{"long pattern", RuleInput{Name: "x", Kind: "keyword", Patterns: []string{"ok", strings.Repeat("p", 1025)}, Action: "block"}, "patterns[1]"},
 			{"bad regex", RuleInput{Name: "x", Kind: "regex", Patterns: []string{"(unclosed"}, Action: "block"}, "patterns[0]"},
 			{"backreference is not RE2", RuleInput{Name: "x", Kind: "regex", Patterns: []string{`(a)\1`}, Action: "block"}, "patterns[0]"},

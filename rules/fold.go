@@ -197,6 +197,11 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
+// KeywordMatchesNothing reports a keyword that folds to nothing (only
+// zero-width characters, say): it could never match, so the admin API
+// refuses it rather than store a rule that silently does nothing.
+func KeywordMatchesNothing(k string) bool { return foldKeyword(k, false) == "" }
+
 // foldKeyword folds a keyword the way texts are folded.
 func foldKeyword(k string, lower bool) string {
 	f, _ := foldText(k, lower)
