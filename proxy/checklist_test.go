@@ -427,6 +427,9 @@ func TestTimeoutsCloseTheUpstream(t *testing.T) {
 		if typ, code := streamError(t, evs[len(evs)-1].data); typ != "api_error" || code != "upstream_timeout" {
 			t.Errorf("error event %s %s, want api_error upstream_timeout", typ, code)
 		}
+		if msg := evs[len(evs)-1].data; !strings.Contains(msg, "request timeout ended the stream") {
+			t.Errorf("error event %s, want it to name the request timeout (not an idle timeout)", msg)
+		}
 		select {
 		case <-stall.closed:
 		case <-time.After(5 * time.Second):

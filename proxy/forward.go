@@ -217,6 +217,7 @@ func (h *Inference) forward(c *call) {
 		timeout = d
 	}
 	deadline := c.start.Add(timeout)
+	c.deadline = deadline
 	if !c.in.stream {
 		// The upstream calls of a non-streamed request end at its
 		// deadline, at the hard stop, or when its client goes away

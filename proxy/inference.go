@@ -170,6 +170,9 @@ type call struct {
 	// cancelled when its client goes away (watch) or at its deadline.
 	upctx context.Context
 	watch *clientConn
+	// deadline ends the request, a stream included (request_timeout_ms or
+	// a lower x-sluice-request-timeout).
+	deadline time.Time
 	// recorded is true once the record was handed to the sink.
 	recorded bool
 }

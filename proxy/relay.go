@@ -208,6 +208,9 @@ func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *str
 				msg := "provider " + c.rec.Provider + " broke off the stream"
 				if pe := providers.AsError(err); pe != nil && pe.Timeout {
 					status, code, msg = 504, "upstream_timeout", "provider "+c.rec.Provider+" stopped sending within the idle timeout"
+					if !h.cfg.Now().Before(c.deadline) {
+						msg = "the request timeout ended the stream: provider " + c.rec.Provider + " was still sending"
+					}
 				}
 				buf = sse.AppendError(buf[:0], "api_error", code, msg)
 			}
