@@ -3,10 +3,13 @@ package proxy
 import (
 	"context"
 	"net"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/apierr"
 )
 
 // Lingering close. When the server answers a request before reading all of
@@ -24,9 +27,16 @@ import (
 // lingerIdle bounds the wait for the client's next bytes while lingering.
 const lingerIdle = 5 * time.Second
 
-// lingerListener hands out connections that can linger on close.
+// lingerListener hands out connections that can linger on close, and
+// enforces the server's connection cap: a connection past maxConns is
+// answered 503 in the error shape of every other refusal, with
+// Retry-After, and closed (fasthttp's own refusal is plain text).
 type lingerListener struct {
 	net.Listener
+	// maxConns caps the connections open at once (0: no cap); open counts
+	// them.
+	maxConns int64
+	open     atomic.Int64
 	// stop ends lingering at once (the server is shutting down).
 	stop context.Context
 	// maxTime and maxBytes bound what one connection lingers for.
@@ -36,11 +46,34 @@ type lingerListener struct {
 
 // Accept wraps the accepted connection.
 func (l *lingerListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if n := l.open.Add(1); l.maxConns > 0 && n > l.maxConns {
+			l.open.Add(-1)
+			refuseConn(c)
+			continue
+		}
+		return &lingerConn{Conn: c, l: l}, nil
 	}
-	return &lingerConn{Conn: c, l: l}, nil
+}
+
+// connLimitAnswer is the whole answer to a connection past the cap.
+var connLimitAnswer = func() []byte {
+	body := apierr.New(503, "unavailable", "the gateway is serving as many connections as it allows; retry shortly").Body()
+	return append([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"+
+		"Connection: close\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"), body...)
+}()
+
+// refuseConn answers a connection past the cap and closes it. The answer
+// fits a fresh socket's send buffer; the deadline bounds the write anyway,
+// so that a flood of connections costs the accept loop nothing but this.
+func refuseConn(c net.Conn) {
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.Write(connLimitAnswer)
+	_ = c.Close()
 }
 
 // lingerConn is a connection that lingers on Close once marked.
@@ -48,6 +81,7 @@ type lingerConn struct {
 	net.Conn
 	l      *lingerListener
 	linger atomic.Bool
+	closed atomic.Bool // counted off the listener's open connections
 }
 
 // NetConn returns the wrapped connection (as tls.Conn.NetConn does), for
@@ -61,7 +95,11 @@ func (c *lingerConn) Close() error {
 	if c.linger.CompareAndSwap(true, false) {
 		c.drain()
 	}
-	return c.Conn.Close()
+	err := c.Conn.Close()
+	if c.closed.CompareAndSwap(false, true) {
+		c.l.open.Add(-1)
+	}
+	return err
 }
 
 // drain shuts down the sending side and discards what the client sends

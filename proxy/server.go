@@ -33,6 +33,11 @@ const (
 	DefaultShutdownGrace = 30 * time.Second
 	DefaultConcurrency   = 10000
 
+	// concurrencySlack is how far past Concurrency fasthttp's own cap is
+	// set: the listener's count drops when a connection is closed, a
+	// moment after fasthttp's worker lets it go.
+	concurrencySlack = 64
+
 	// readBufferSize bounds the request line plus headers: 16 KiB holds any
 	// normal request (long bearer tokens, a few cookies); a larger head is
 	// answered 431.
@@ -191,10 +196,13 @@ func New(opts Options) (*Server, error) {
 		s.admin = noAdmin
 	}
 	s.srv = &fasthttp.Server{
-		Handler:               s.Handler(),
-		ErrorHandler:          s.readError,
-		Logger:                fasthttpLogger{log},
-		Concurrency:           cfg.Concurrency,
+		Handler:      s.Handler(),
+		ErrorHandler: s.readError,
+		Logger:       fasthttpLogger{log},
+		// The listener refuses connections past cfg.Concurrency with a JSON
+		// 503 (proxy/linger.go); fasthttp's own refusal, plain text, is
+		// only a backstop for connections closed but not yet counted off.
+		Concurrency:           cfg.Concurrency + concurrencySlack,
 		ReadBufferSize:        readBufferSize,
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,
@@ -231,7 +239,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	stopLinger, cancelLinger := context.WithCancel(context.Background())
 	defer cancelLinger()
-	ln = &lingerListener{Listener: ln, stop: stopLinger, maxTime: s.cfg.ReadTimeout,
+	ln = &lingerListener{Listener: ln, stop: stopLinger, maxConns: int64(s.cfg.Concurrency), maxTime: s.cfg.ReadTimeout,
 		maxBytes: max(lingerBodies*int64(s.cfg.MaxBodyBytes), lingerMinBytes)}
 	served := make(chan error, 1) // one send, by the serving goroutine
 	// watchListener lets a handler notice its client going away

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,6 +123,12 @@ func TestSlowloris(t *testing.T) {
 		b, _ := io.ReadAll(c)
 		if len(b) > 0 && string(b[:12]) == "HTTP/1.1 503" {
 			refused++
+			// In the error shape of every refusal, with Retry-After.
+			head, body, _ := strings.Cut(string(b), "\r\n\r\n")
+			if !strings.Contains(head, "Content-Type: application/json") || !strings.Contains(head, "Retry-After: 1") ||
+				!strings.Contains(body, `"code":"unavailable"`) {
+				t.Errorf("refusal past the connection cap:\n%s", b)
+			}
 		}
 	}
 	if refused == 0 {
