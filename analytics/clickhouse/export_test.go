@@ -21,8 +21,12 @@ func (s *Store) QueryRow(ctx context.Context, q string, args ...any) driver.Row 
 func (s *Store) URL() string { return s.url }
 
 // InsertLogsFailingAt inserts recs into request_logs as the writer does,
-// with the block starting at row from broken (its ts column empty), so the
-// INSERT fails when that block is sent, after the blocks before it.
+// with the block starting at row from broken (its ts column of the wrong
+// type), so the INSERT fails while that block is built, after the blocks
+// before it went to the server. The failure is the client's, before any
+// byte of the broken block is sent: a malformed block sent instead would
+// make the server's outcome depend on how much of it arrived (a partial
+// block that happens to parse, then a closed connection).
 func (s *Store) InsertLogsFailingAt(ctx context.Context, recs []*analytics.Record, from int) error {
 	k := new(logBlock)
 	return s.insertBlocks(ctx, "request_logs", logColumns, len(recs), func(lo, hi int) []any {
@@ -32,7 +36,7 @@ func (s *Store) InsertLogsFailingAt(ctx context.Context, recs []*analytics.Recor
 		}
 		cols := k.columns()
 		if lo == from {
-			cols[1] = []int64{} // ts: no rows, where the other columns have hi-lo
+			cols[1] = []string{"not a time"} // ts is a DateTime column
 		}
 		return cols
 	})
