@@ -11,7 +11,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/sluicehq/sluice/ids"
+	"github.com/sluicehq/sluice/internal/ids"
 )
 
 const (

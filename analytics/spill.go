@@ -19,7 +19,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // The spill is the pipeline's disk buffer: append-only segment files in

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // This file holds the white-box tests of the spill and the test doubles

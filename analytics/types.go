@@ -8,7 +8,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // Query selects the records a figure is computed over.

@@ -1,10 +1,10 @@
 package graph
 
 import (
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/catalog"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/catalog"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // The GraphQL connection types are the domain's lists: each is bound in

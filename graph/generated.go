@@ -14,12 +14,12 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/auth"
-	"github.com/sluicehq/sluice/catalog"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/catalog"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -713,9 +713,9 @@ type QueryResolver interface {
 	GatewaySpend(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantSpend(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantAnalytics(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*analytics.TenantAnalysis, error)
-	Logs(ctx context.Context, filter *LogFilter, limit *int, cursor *string) (*admin.List[analytics.Record], error)
+	Logs(ctx context.Context, filter *LogFilter, limit *int, cursor *string) (*LogRecordConnection, error)
 	Log(ctx context.Context, id string) (*analytics.Record, error)
-	GatewayTraces(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*admin.List[analytics.TraceSummary], error)
+	GatewayTraces(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*TraceSummaryConnection, error)
 	Trace(ctx context.Context, id string) (*analytics.Trace, error)
 	PlaygroundSearch(ctx context.Context, q *string, limit *int) (*admin.List[admin.PlaygroundModel], error)
 	PlaygroundTrace(ctx context.Context, id string) (*analytics.Trace, error)
@@ -723,7 +723,7 @@ type QueryResolver interface {
 	Providers(ctx context.Context) (*admin.List[catalog.Provider], error)
 	Models(ctx context.Context) (*admin.List[catalog.Model], error)
 	GuardrailStats(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*analytics.GuardrailStats, error)
-	GuardrailEvents(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*admin.List[analytics.GuardrailEvent], error)
+	GuardrailEvents(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*GuardrailEventConnection, error)
 	CircuitBreaker(ctx context.Context, gatewayID string) (*admin.List[admin.BreakerState], error)
 	AuditLog(ctx context.Context, filter *admin.AuditFilter, limit *int, cursor *string) (*admin.List[store.AuditEntry], error)
 	ClientErrors(ctx context.Context, limit *int, cursor *string) (*admin.List[store.ClientError], error)
@@ -5765,7 +5765,7 @@ func (ec *executionContext) field_Mutation_addProviderKey_args(ctx context.Conte
 	args["gatewayId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.KeyInput, error) {
-			return ec.unmarshalNKeyInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐKeyInput(ctx, v)
+			return ec.unmarshalNKeyInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5809,7 +5809,7 @@ func (ec *executionContext) field_Mutation_createGatewayToken_args(ctx context.C
 	args["gatewayId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.TokenInput, error) {
-			return ec.unmarshalNTokenInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTokenInput(ctx, v)
+			return ec.unmarshalNTokenInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTokenInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5831,7 +5831,7 @@ func (ec *executionContext) field_Mutation_createGateway_args(ctx context.Contex
 	args["tenantId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.GatewayInput, error) {
-			return ec.unmarshalNGatewayInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐGatewayInput(ctx, v)
+			return ec.unmarshalNGatewayInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐGatewayInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5845,7 +5845,7 @@ func (ec *executionContext) field_Mutation_createMyToken_args(ctx context.Contex
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.TokenInput, error) {
-			return ec.unmarshalNTokenInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTokenInput(ctx, v)
+			return ec.unmarshalNTokenInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTokenInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5881,7 +5881,7 @@ func (ec *executionContext) field_Mutation_createRule_args(ctx context.Context, 
 	args["gatewayId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.RuleInput, error) {
-			return ec.unmarshalNRuleInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐRuleInput(ctx, v)
+			return ec.unmarshalNRuleInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐRuleInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5895,7 +5895,7 @@ func (ec *executionContext) field_Mutation_createTenant_args(ctx context.Context
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.TenantInput, error) {
-			return ec.unmarshalNTenantInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTenantInput(ctx, v)
+			return ec.unmarshalNTenantInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTenantInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5917,7 +5917,7 @@ func (ec *executionContext) field_Mutation_createUserToken_args(ctx context.Cont
 	args["userId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.TokenInput, error) {
-			return ec.unmarshalNTokenInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTokenInput(ctx, v)
+			return ec.unmarshalNTokenInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTokenInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5939,7 +5939,7 @@ func (ec *executionContext) field_Mutation_createUser_args(ctx context.Context, 
 	args["tenantId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.UserInput, error) {
-			return ec.unmarshalNUserInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐUserInput(ctx, v)
+			return ec.unmarshalNUserInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐUserInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6163,7 +6163,7 @@ func (ec *executionContext) field_Mutation_putModelPrices_args(ctx context.Conte
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) ([]admin.PriceInput, error) {
-			return ec.unmarshalNPriceInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPriceInputᚄ(ctx, v)
+			return ec.unmarshalNPriceInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPriceInputᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6177,7 +6177,7 @@ func (ec *executionContext) field_Mutation_reportClientError_args(ctx context.Co
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.ClientErrorInput, error) {
-			return ec.unmarshalNClientErrorInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐClientErrorInput(ctx, v)
+			return ec.unmarshalNClientErrorInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐClientErrorInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6229,7 +6229,7 @@ func (ec *executionContext) field_Mutation_updateGatewayToken_args(ctx context.C
 	args["tokenId"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.TokenPatch, error) {
-			return ec.unmarshalNTokenPatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTokenPatch(ctx, v)
+			return ec.unmarshalNTokenPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTokenPatch(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6251,7 +6251,7 @@ func (ec *executionContext) field_Mutation_updateGateway_args(ctx context.Contex
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.GatewaySettings, error) {
-			return ec.unmarshalNGatewaySettings2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐGatewaySettings(ctx, v)
+			return ec.unmarshalNGatewaySettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐGatewaySettings(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6273,7 +6273,7 @@ func (ec *executionContext) field_Mutation_updateRule_args(ctx context.Context, 
 	args["gatewayId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.RulePatch, error) {
-			return ec.unmarshalNRulePatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐRulePatch(ctx, v)
+			return ec.unmarshalNRulePatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐRulePatch(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6295,7 +6295,7 @@ func (ec *executionContext) field_Mutation_updateTenant_args(ctx context.Context
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.TenantPatch, error) {
-			return ec.unmarshalNTenantPatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTenantPatch(ctx, v)
+			return ec.unmarshalNTenantPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTenantPatch(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6325,7 +6325,7 @@ func (ec *executionContext) field_Mutation_updateUserToken_args(ctx context.Cont
 	args["tokenId"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.TokenPatch, error) {
-			return ec.unmarshalNTokenPatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTokenPatch(ctx, v)
+			return ec.unmarshalNTokenPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTokenPatch(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6347,7 +6347,7 @@ func (ec *executionContext) field_Mutation_updateUser_args(ctx context.Context, 
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (admin.UserPatch, error) {
-			return ec.unmarshalNUserPatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐUserPatch(ctx, v)
+			return ec.unmarshalNUserPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐUserPatch(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6413,7 +6413,7 @@ func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawAr
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
 		func(ctx context.Context, v any) (*admin.AuditFilter, error) {
-			return ec.unmarshalOAuditFilter2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐAuditFilter(ctx, v)
+			return ec.unmarshalOAuditFilter2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐAuditFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7596,7 +7596,7 @@ func (ec *executionContext) _AuditEntry_changes(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.Changes) graphql.Marshaler {
-			return ec.marshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐChanges(ctx, selections, v)
+			return ec.marshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐChanges(ctx, selections, v)
 		},
 		true,
 		false,
@@ -7688,7 +7688,7 @@ func (ec *executionContext) _AuditEntryConnection_data(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.AuditEntry) graphql.Marshaler {
-			return ec.marshalNAuditEntry2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐAuditEntryᚄ(ctx, selections, v)
+			return ec.marshalNAuditEntry2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐAuditEntryᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7927,7 +7927,7 @@ func (ec *executionContext) _BreakerStateConnection_data(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []admin.BreakerState) graphql.Marshaler {
-			return ec.marshalNBreakerState2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐBreakerStateᚄ(ctx, selections, v)
+			return ec.marshalNBreakerState2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐBreakerStateᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7982,7 +7982,7 @@ func (ec *executionContext) _Budget_amountUsd(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8051,7 +8051,7 @@ func (ec *executionContext) _Budget_spentUsd(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8074,7 +8074,7 @@ func (ec *executionContext) _Budget_remainingUsd(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8511,7 +8511,7 @@ func (ec *executionContext) _ClientError_context(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.Changes) graphql.Marshaler {
-			return ec.marshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐChanges(ctx, selections, v)
+			return ec.marshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐChanges(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8580,7 +8580,7 @@ func (ec *executionContext) _ClientErrorConnection_data(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.ClientError) graphql.Marshaler {
-			return ec.marshalNClientError2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐClientErrorᚄ(ctx, selections, v)
+			return ec.marshalNClientError2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐClientErrorᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8819,7 +8819,7 @@ func (ec *executionContext) _CreatedToken_rateLimit(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.RateLimit) graphql.Marshaler {
-			return ec.marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, selections, v)
+			return ec.marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8989,7 +8989,7 @@ func (ec *executionContext) _DaySpend_costUsd(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9196,7 +9196,7 @@ func (ec *executionContext) _Gateway_cache(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.CacheSettings) graphql.Marshaler {
-			return ec.marshalNCacheSettings2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐCacheSettings(ctx, selections, v)
+			return ec.marshalNCacheSettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐCacheSettings(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9228,7 +9228,7 @@ func (ec *executionContext) _Gateway_rateLimit(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.RateLimit) graphql.Marshaler {
-			return ec.marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, selections, v)
+			return ec.marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9283,7 +9283,7 @@ func (ec *executionContext) _Gateway_retry(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.RetrySettings) graphql.Marshaler {
-			return ec.marshalNRetrySettings2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRetrySettings(ctx, selections, v)
+			return ec.marshalNRetrySettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRetrySettings(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9315,7 +9315,7 @@ func (ec *executionContext) _Gateway_routes(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.Route) graphql.Marshaler {
-			return ec.marshalNRoute2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteᚄ(ctx, selections, v)
+			return ec.marshalNRoute2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9347,7 +9347,7 @@ func (ec *executionContext) _Gateway_circuitBreaker(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.BreakerSettings) graphql.Marshaler {
-			return ec.marshalNBreakerSettings2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBreakerSettings(ctx, selections, v)
+			return ec.marshalNBreakerSettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBreakerSettings(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9379,7 +9379,7 @@ func (ec *executionContext) _Gateway_budget(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
-			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBudget(ctx, selections, v)
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9411,7 +9411,7 @@ func (ec *executionContext) _Gateway_keys(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.ProviderKey]) graphql.Marshaler {
-			return ec.marshalOProviderKeyConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOProviderKeyConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9443,7 +9443,7 @@ func (ec *executionContext) _Gateway_rules(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Rule]) graphql.Marshaler {
-			return ec.marshalORuleConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalORuleConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9476,7 +9476,7 @@ func (ec *executionContext) _Gateway_tokens(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Token]) graphql.Marshaler {
-			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9519,7 +9519,7 @@ func (ec *executionContext) _Gateway_circuitBreakerStates(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[admin.BreakerState]) graphql.Marshaler {
-			return ec.marshalOBreakerStateConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOBreakerStateConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -9551,7 +9551,7 @@ func (ec *executionContext) _GatewayConnection_data(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.Gateway) graphql.Marshaler {
-			return ec.marshalNGateway2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐGatewayᚄ(ctx, selections, v)
+			return ec.marshalNGateway2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐGatewayᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9721,7 +9721,7 @@ func (ec *executionContext) _Group_costUsd(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10016,7 +10016,7 @@ func (ec *executionContext) fieldContext_GuardrailEvent_excerpt(_ context.Contex
 	return graphql.NewScalarFieldContext("GuardrailEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _GuardrailEventConnection_data(ctx context.Context, field graphql.CollectedField, obj *admin.List[analytics.GuardrailEvent]) (ret graphql.Marshaler) {
+func (ec *executionContext) _GuardrailEventConnection_data(ctx context.Context, field graphql.CollectedField, obj *GuardrailEventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10048,7 +10048,7 @@ func (ec *executionContext) fieldContext_GuardrailEventConnection_data(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _GuardrailEventConnection_nextCursor(ctx context.Context, field graphql.CollectedField, obj *admin.List[analytics.GuardrailEvent]) (ret graphql.Marshaler) {
+func (ec *executionContext) _GuardrailEventConnection_nextCursor(ctx context.Context, field graphql.CollectedField, obj *GuardrailEventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10769,7 +10769,7 @@ func (ec *executionContext) _LogRecord_costUsd(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10986,7 +10986,7 @@ func (ec *executionContext) fieldContext_LogRecord_responseBody(_ context.Contex
 	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _LogRecordConnection_data(ctx context.Context, field graphql.CollectedField, obj *admin.List[analytics.Record]) (ret graphql.Marshaler) {
+func (ec *executionContext) _LogRecordConnection_data(ctx context.Context, field graphql.CollectedField, obj *LogRecordConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11018,7 +11018,7 @@ func (ec *executionContext) fieldContext_LogRecordConnection_data(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _LogRecordConnection_nextCursor(ctx context.Context, field graphql.CollectedField, obj *admin.List[analytics.Record]) (ret graphql.Marshaler) {
+func (ec *executionContext) _LogRecordConnection_nextCursor(ctx context.Context, field graphql.CollectedField, obj *LogRecordConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11192,7 +11192,7 @@ func (ec *executionContext) _Model_capabilities(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v catalog.Capabilities) graphql.Marshaler {
-			return ec.marshalNCapabilities2githubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐCapabilities(ctx, selections, v)
+			return ec.marshalNCapabilities2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐCapabilities(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11224,7 +11224,7 @@ func (ec *executionContext) _ModelConnection_data(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []catalog.Model) graphql.Marshaler {
-			return ec.marshalNModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐModelᚄ(ctx, selections, v)
+			return ec.marshalNModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐModelᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11325,7 +11325,7 @@ func (ec *executionContext) _ModelPrice_inputPerMtok(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11348,7 +11348,7 @@ func (ec *executionContext) _ModelPrice_outputPerMtok(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11371,7 +11371,7 @@ func (ec *executionContext) _ModelPrice_cachedInputPerMtok(ctx context.Context, 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11486,7 +11486,7 @@ func (ec *executionContext) _ModelPriceConnection_data(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.ModelPrice) graphql.Marshaler {
-			return ec.marshalNModelPrice2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐModelPriceᚄ(ctx, selections, v)
+			return ec.marshalNModelPrice2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐModelPriceᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11610,7 +11610,7 @@ func (ec *executionContext) _ModelSpend_costUsd(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11634,7 +11634,7 @@ func (ec *executionContext) _Mutation_createTenant(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Tenant) graphql.Marshaler {
-			return ec.marshalOTenant2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenant(ctx, selections, v)
+			return ec.marshalOTenant2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenant(ctx, selections, v)
 		},
 		true,
 		false,
@@ -11678,7 +11678,7 @@ func (ec *executionContext) _Mutation_updateTenant(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Tenant) graphql.Marshaler {
-			return ec.marshalOTenant2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenant(ctx, selections, v)
+			return ec.marshalOTenant2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenant(ctx, selections, v)
 		},
 		true,
 		false,
@@ -11766,7 +11766,7 @@ func (ec *executionContext) _Mutation_createGateway(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Gateway) graphql.Marshaler {
-			return ec.marshalOGateway2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐGateway(ctx, selections, v)
+			return ec.marshalOGateway2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐGateway(ctx, selections, v)
 		},
 		true,
 		false,
@@ -11810,7 +11810,7 @@ func (ec *executionContext) _Mutation_updateGateway(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Gateway) graphql.Marshaler {
-			return ec.marshalOGateway2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐGateway(ctx, selections, v)
+			return ec.marshalOGateway2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐGateway(ctx, selections, v)
 		},
 		true,
 		false,
@@ -11942,7 +11942,7 @@ func (ec *executionContext) _Mutation_addProviderKey(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.ProviderKey) graphql.Marshaler {
-			return ec.marshalOProviderKey2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐProviderKey(ctx, selections, v)
+			return ec.marshalOProviderKey2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐProviderKey(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12030,7 +12030,7 @@ func (ec *executionContext) _Mutation_createRule(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Rule) graphql.Marshaler {
-			return ec.marshalORule2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRule(ctx, selections, v)
+			return ec.marshalORule2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRule(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12074,7 +12074,7 @@ func (ec *executionContext) _Mutation_updateRule(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Rule) graphql.Marshaler {
-			return ec.marshalORule2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRule(ctx, selections, v)
+			return ec.marshalORule2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRule(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12162,7 +12162,7 @@ func (ec *executionContext) _Mutation_createGatewayToken(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.CreatedToken) graphql.Marshaler {
-			return ec.marshalOCreatedToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐCreatedToken(ctx, selections, v)
+			return ec.marshalOCreatedToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐCreatedToken(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12206,7 +12206,7 @@ func (ec *executionContext) _Mutation_updateGatewayToken(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Token) graphql.Marshaler {
-			return ec.marshalOToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐToken(ctx, selections, v)
+			return ec.marshalOToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐToken(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12294,7 +12294,7 @@ func (ec *executionContext) _Mutation_createUser(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐUser(ctx, selections, v)
+			return ec.marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12338,7 +12338,7 @@ func (ec *executionContext) _Mutation_updateUser(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐUser(ctx, selections, v)
+			return ec.marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12470,7 +12470,7 @@ func (ec *executionContext) _Mutation_createUserToken(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.CreatedToken) graphql.Marshaler {
-			return ec.marshalOCreatedToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐCreatedToken(ctx, selections, v)
+			return ec.marshalOCreatedToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐCreatedToken(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12514,7 +12514,7 @@ func (ec *executionContext) _Mutation_updateUserToken(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Token) graphql.Marshaler {
-			return ec.marshalOToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐToken(ctx, selections, v)
+			return ec.marshalOToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐToken(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12690,7 +12690,7 @@ func (ec *executionContext) _Mutation_createPlaygroundToken(ctx context.Context,
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.PlaygroundToken) graphql.Marshaler {
-			return ec.marshalOPlaygroundToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPlaygroundToken(ctx, selections, v)
+			return ec.marshalOPlaygroundToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPlaygroundToken(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12734,7 +12734,7 @@ func (ec *executionContext) _Mutation_putModelPrices(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.ModelPrice]) graphql.Marshaler {
-			return ec.marshalOModelPriceConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOModelPriceConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12822,7 +12822,7 @@ func (ec *executionContext) _Mutation_reportClientError(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.Accepted) graphql.Marshaler {
-			return ec.marshalOAccepted2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐAccepted(ctx, selections, v)
+			return ec.marshalOAccepted2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐAccepted(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12866,7 +12866,7 @@ func (ec *executionContext) _Mutation_createMyToken(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.CreatedToken) graphql.Marshaler {
-			return ec.marshalOCreatedToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐCreatedToken(ctx, selections, v)
+			return ec.marshalOCreatedToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐCreatedToken(ctx, selections, v)
 		},
 		true,
 		false,
@@ -13114,7 +13114,7 @@ func (ec *executionContext) _PlaygroundModelConnection_data(ctx context.Context,
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []admin.PlaygroundModel) graphql.Marshaler {
-			return ec.marshalNPlaygroundModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPlaygroundModelᚄ(ctx, selections, v)
+			return ec.marshalNPlaygroundModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPlaygroundModelᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13422,7 +13422,7 @@ func (ec *executionContext) _Point_costUsd(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13560,7 +13560,7 @@ func (ec *executionContext) _Provider_capabilities(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v catalog.Capabilities) graphql.Marshaler {
-			return ec.marshalNCapabilities2githubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐCapabilities(ctx, selections, v)
+			return ec.marshalNCapabilities2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐCapabilities(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13592,7 +13592,7 @@ func (ec *executionContext) _ProviderConnection_data(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []catalog.Provider) graphql.Marshaler {
-			return ec.marshalNProvider2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐProviderᚄ(ctx, selections, v)
+			return ec.marshalNProvider2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐProviderᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13854,7 +13854,7 @@ func (ec *executionContext) _ProviderKey_options(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.KeyOptions) graphql.Marshaler {
-			return ec.marshalNKeyOptions2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐKeyOptions(ctx, selections, v)
+			return ec.marshalNKeyOptions2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐKeyOptions(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13932,7 +13932,7 @@ func (ec *executionContext) _ProviderKeyConnection_data(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.ProviderKey) graphql.Marshaler {
-			return ec.marshalNProviderKey2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐProviderKeyᚄ(ctx, selections, v)
+			return ec.marshalNProviderKey2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐProviderKeyᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13987,7 +13987,7 @@ func (ec *executionContext) _Query_me(ctx context.Context, field graphql.Collect
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐUser(ctx, selections, v)
+			return ec.marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14020,7 +14020,7 @@ func (ec *executionContext) _Query_myTokens(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Token]) graphql.Marshaler {
-			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14064,7 +14064,7 @@ func (ec *executionContext) _Query_tenants(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Tenant]) graphql.Marshaler {
-			return ec.marshalOTenantConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOTenantConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14108,7 +14108,7 @@ func (ec *executionContext) _Query_tenant(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Tenant) graphql.Marshaler {
-			return ec.marshalOTenant2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenant(ctx, selections, v)
+			return ec.marshalOTenant2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenant(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14152,7 +14152,7 @@ func (ec *executionContext) _Query_gateways(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Gateway]) graphql.Marshaler {
-			return ec.marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14196,7 +14196,7 @@ func (ec *executionContext) _Query_gateway(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Gateway) graphql.Marshaler {
-			return ec.marshalOGateway2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐGateway(ctx, selections, v)
+			return ec.marshalOGateway2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐGateway(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14240,7 +14240,7 @@ func (ec *executionContext) _Query_providerKeys(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.ProviderKey]) graphql.Marshaler {
-			return ec.marshalOProviderKeyConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOProviderKeyConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14284,7 +14284,7 @@ func (ec *executionContext) _Query_rules(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Rule]) graphql.Marshaler {
-			return ec.marshalORuleConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalORuleConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14328,7 +14328,7 @@ func (ec *executionContext) _Query_gatewayTokens(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Token]) graphql.Marshaler {
-			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14372,7 +14372,7 @@ func (ec *executionContext) _Query_users(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.User]) graphql.Marshaler {
-			return ec.marshalOUserConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOUserConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14416,7 +14416,7 @@ func (ec *executionContext) _Query_user(ctx context.Context, field graphql.Colle
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
-			return ec.marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐUser(ctx, selections, v)
+			return ec.marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUser(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14460,7 +14460,7 @@ func (ec *executionContext) _Query_userTokens(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Token]) graphql.Marshaler {
-			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14504,7 +14504,7 @@ func (ec *executionContext) _Query_userGateways(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Gateway]) graphql.Marshaler {
-			return ec.marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14680,7 +14680,7 @@ func (ec *executionContext) _Query_gatewaySpend(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.Spend) graphql.Marshaler {
-			return ec.marshalOSpend2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐSpend(ctx, selections, v)
+			return ec.marshalOSpend2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐSpend(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14724,7 +14724,7 @@ func (ec *executionContext) _Query_tenantSpend(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.Spend) graphql.Marshaler {
-			return ec.marshalOSpend2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐSpend(ctx, selections, v)
+			return ec.marshalOSpend2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐSpend(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14811,8 +14811,8 @@ func (ec *executionContext) _Query_logs(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().Logs(ctx, fc.Args["filter"].(*LogFilter), fc.Args["limit"].(*int), fc.Args["cursor"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[analytics.Record]) graphql.Marshaler {
-			return ec.marshalOLogRecordConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *LogRecordConnection) graphql.Marshaler {
+			return ec.marshalOLogRecordConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐLogRecordConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14899,8 +14899,8 @@ func (ec *executionContext) _Query_gatewayTraces(ctx context.Context, field grap
 			return ec.Resolvers.Query().GatewayTraces(ctx, fc.Args["gatewayId"].(string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["limit"].(*int), fc.Args["cursor"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[analytics.TraceSummary]) graphql.Marshaler {
-			return ec.marshalOTraceSummaryConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *TraceSummaryConnection) graphql.Marshaler {
+			return ec.marshalOTraceSummaryConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐTraceSummaryConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14988,7 +14988,7 @@ func (ec *executionContext) _Query_playgroundSearch(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[admin.PlaygroundModel]) graphql.Marshaler {
-			return ec.marshalOPlaygroundModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOPlaygroundModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -15076,7 +15076,7 @@ func (ec *executionContext) _Query_modelPrices(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.ModelPrice]) graphql.Marshaler {
-			return ec.marshalOModelPriceConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOModelPriceConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -15119,7 +15119,7 @@ func (ec *executionContext) _Query_providers(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[catalog.Provider]) graphql.Marshaler {
-			return ec.marshalOProviderConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOProviderConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -15151,7 +15151,7 @@ func (ec *executionContext) _Query_models(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[catalog.Model]) graphql.Marshaler {
-			return ec.marshalOModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -15227,8 +15227,8 @@ func (ec *executionContext) _Query_guardrailEvents(ctx context.Context, field gr
 			return ec.Resolvers.Query().GuardrailEvents(ctx, fc.Args["gatewayId"].(string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["limit"].(*int), fc.Args["cursor"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[analytics.GuardrailEvent]) graphql.Marshaler {
-			return ec.marshalOGuardrailEventConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *GuardrailEventConnection) graphql.Marshaler {
+			return ec.marshalOGuardrailEventConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGuardrailEventConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -15272,7 +15272,7 @@ func (ec *executionContext) _Query_circuitBreaker(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[admin.BreakerState]) graphql.Marshaler {
-			return ec.marshalOBreakerStateConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOBreakerStateConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -15316,7 +15316,7 @@ func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.AuditEntry]) graphql.Marshaler {
-			return ec.marshalOAuditEntryConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOAuditEntryConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -15360,7 +15360,7 @@ func (ec *executionContext) _Query_clientErrors(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.ClientError]) graphql.Marshaler {
-			return ec.marshalOClientErrorConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOClientErrorConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -15640,7 +15640,7 @@ func (ec *executionContext) _Route_targets(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.RouteTarget) graphql.Marshaler {
-			return ec.marshalNRouteTarget2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteTargetᚄ(ctx, selections, v)
+			return ec.marshalNRouteTarget2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteTargetᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16040,7 +16040,7 @@ func (ec *executionContext) _RuleConnection_data(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.Rule) graphql.Marshaler {
-			return ec.marshalNRule2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRuleᚄ(ctx, selections, v)
+			return ec.marshalNRule2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRuleᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16449,7 +16449,7 @@ func (ec *executionContext) _Spend_totalUsd(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16536,7 +16536,7 @@ func (ec *executionContext) _Spend_budget(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
-			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBudget(ctx, selections, v)
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
 		},
 		true,
 		false,
@@ -16729,7 +16729,7 @@ func (ec *executionContext) _Stats_costUsd(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16876,7 +16876,7 @@ func (ec *executionContext) _Tenant_settings(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.TenantSettings) graphql.Marshaler {
-			return ec.marshalNTenantSettings2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenantSettings(ctx, selections, v)
+			return ec.marshalNTenantSettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenantSettings(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16955,7 +16955,7 @@ func (ec *executionContext) _Tenant_gateways(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Gateway]) graphql.Marshaler {
-			return ec.marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -16999,7 +16999,7 @@ func (ec *executionContext) _Tenant_users(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.User]) graphql.Marshaler {
-			return ec.marshalOUserConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOUserConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -17134,7 +17134,7 @@ func (ec *executionContext) _TenantAnalysis_cacheSavingsUsd(ctx context.Context,
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
-			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, selections, v)
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17253,7 +17253,7 @@ func (ec *executionContext) _TenantConnection_data(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.Tenant) graphql.Marshaler {
-			return ec.marshalNTenant2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenantᚄ(ctx, selections, v)
+			return ec.marshalNTenant2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenantᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17639,7 +17639,7 @@ func (ec *executionContext) _Token_rateLimit(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.RateLimit) graphql.Marshaler {
-			return ec.marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, selections, v)
+			return ec.marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17740,7 +17740,7 @@ func (ec *executionContext) _TokenConnection_data(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.Token) graphql.Marshaler {
-			return ec.marshalNToken2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTokenᚄ(ctx, selections, v)
+			return ec.marshalNToken2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTokenᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18113,7 +18113,7 @@ func (ec *executionContext) fieldContext_TraceSummary_spans(_ context.Context, f
 	return graphql.NewScalarFieldContext("TraceSummary", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _TraceSummaryConnection_data(ctx context.Context, field graphql.CollectedField, obj *admin.List[analytics.TraceSummary]) (ret graphql.Marshaler) {
+func (ec *executionContext) _TraceSummaryConnection_data(ctx context.Context, field graphql.CollectedField, obj *TraceSummaryConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18145,7 +18145,7 @@ func (ec *executionContext) fieldContext_TraceSummaryConnection_data(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _TraceSummaryConnection_nextCursor(ctx context.Context, field graphql.CollectedField, obj *admin.List[analytics.TraceSummary]) (ret graphql.Marshaler) {
+func (ec *executionContext) _TraceSummaryConnection_nextCursor(ctx context.Context, field graphql.CollectedField, obj *TraceSummaryConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18273,7 +18273,7 @@ func (ec *executionContext) _User_role(ctx context.Context, field graphql.Collec
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v auth.Role) graphql.Marshaler {
-			return ec.marshalNString2githubᚗcomᚋsluicehqᚋsluiceᚋauthᚐRole(ctx, selections, v)
+			return ec.marshalNString2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋauthᚐRole(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18319,7 +18319,7 @@ func (ec *executionContext) _User_budget(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
-			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBudget(ctx, selections, v)
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
 		},
 		true,
 		false,
@@ -18351,7 +18351,7 @@ func (ec *executionContext) _User_rateLimit(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v store.RateLimit) graphql.Marshaler {
-			return ec.marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, selections, v)
+			return ec.marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18430,7 +18430,7 @@ func (ec *executionContext) _User_tokens(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Token]) graphql.Marshaler {
-			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -18473,7 +18473,7 @@ func (ec *executionContext) _User_gateways(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Gateway]) graphql.Marshaler {
-			return ec.marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx, selections, v)
+			return ec.marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
 		},
 		true,
 		false,
@@ -18505,7 +18505,7 @@ func (ec *executionContext) _UserConnection_data(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []store.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐUserᚄ(ctx, selections, v)
+			return ec.marshalNUser2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUserᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -19732,7 +19732,7 @@ func (ec *executionContext) unmarshalInputBudgetInput(ctx context.Context, obj a
 		switch k {
 		case "amountUsd":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountUsd"))
-			data, err := ec.unmarshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, v)
+			data, err := ec.unmarshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -19906,14 +19906,14 @@ func (ec *executionContext) unmarshalInputGatewayInput(ctx context.Context, obj 
 			it.BodyLogLimitBytes = data
 		case "cache":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cache"))
-			data, err := ec.unmarshalOCacheSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐCacheSettings(ctx, v)
+			data, err := ec.unmarshalOCacheSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐCacheSettings(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Cache = data
 		case "rateLimit":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateLimit"))
-			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, v)
+			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -19927,28 +19927,28 @@ func (ec *executionContext) unmarshalInputGatewayInput(ctx context.Context, obj 
 			it.RequestTimeoutMS = data
 		case "retry":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retry"))
-			data, err := ec.unmarshalORetrySettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRetrySettings(ctx, v)
+			data, err := ec.unmarshalORetrySettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRetrySettings(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Retry = data
 		case "routes":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("routes"))
-			data, err := ec.unmarshalORouteInput2ᚖᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteᚄ(ctx, v)
+			data, err := ec.unmarshalORouteInput2ᚖᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Routes = data
 		case "circuitBreaker":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("circuitBreaker"))
-			data, err := ec.unmarshalOBreakerSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBreakerSettings(ctx, v)
+			data, err := ec.unmarshalOBreakerSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBreakerSettings(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CircuitBreaker = data
 		case "budget":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
-			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBudget(ctx, v)
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -19999,14 +19999,14 @@ func (ec *executionContext) unmarshalInputGatewaySettings(ctx context.Context, o
 			it.BodyLogLimitBytes = data
 		case "cache":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cache"))
-			data, err := ec.unmarshalOCacheSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐCacheSettings(ctx, v)
+			data, err := ec.unmarshalOCacheSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐCacheSettings(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Cache = data
 		case "rateLimit":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateLimit"))
-			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, v)
+			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20020,28 +20020,28 @@ func (ec *executionContext) unmarshalInputGatewaySettings(ctx context.Context, o
 			it.RequestTimeoutMS = data
 		case "retry":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retry"))
-			data, err := ec.unmarshalORetrySettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRetrySettings(ctx, v)
+			data, err := ec.unmarshalORetrySettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRetrySettings(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Retry = data
 		case "routes":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("routes"))
-			data, err := ec.unmarshalORouteInput2ᚖᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteᚄ(ctx, v)
+			data, err := ec.unmarshalORouteInput2ᚖᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Routes = data
 		case "circuitBreaker":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("circuitBreaker"))
-			data, err := ec.unmarshalOBreakerSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBreakerSettings(ctx, v)
+			data, err := ec.unmarshalOBreakerSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBreakerSettings(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CircuitBreaker = data
 		case "budget":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
-			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBudget(ctx, v)
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20113,7 +20113,7 @@ func (ec *executionContext) unmarshalInputKeyInput(ctx context.Context, obj any)
 			it.Models = data
 		case "options":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("options"))
-			data, err := ec.unmarshalOKeyOptionsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐKeyOptions(ctx, v)
+			data, err := ec.unmarshalOKeyOptionsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐKeyOptions(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20312,21 +20312,21 @@ func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj an
 			it.Model = data
 		case "inputPerMtok":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inputPerMtok"))
-			data, err := ec.unmarshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, v)
+			data, err := ec.unmarshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.InputPerMTok = data
 		case "outputPerMtok":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outputPerMtok"))
-			data, err := ec.unmarshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, v)
+			data, err := ec.unmarshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.OutputPerMTok = data
 		case "cachedInputPerMtok":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cachedInputPerMtok"))
-			data, err := ec.unmarshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx, v)
+			data, err := ec.unmarshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20465,7 +20465,7 @@ func (ec *executionContext) unmarshalInputRouteInput(ctx context.Context, obj an
 			it.Strategy = data
 		case "targets":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targets"))
-			data, err := ec.unmarshalNRouteTargetInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteTargetᚄ(ctx, v)
+			data, err := ec.unmarshalNRouteTargetInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteTargetᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20729,7 +20729,7 @@ func (ec *executionContext) unmarshalInputTenantInput(ctx context.Context, obj a
 			it.Name = data
 		case "settings":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("settings"))
-			data, err := ec.unmarshalOTenantSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenantSettings(ctx, v)
+			data, err := ec.unmarshalOTenantSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenantSettings(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20773,7 +20773,7 @@ func (ec *executionContext) unmarshalInputTenantPatch(ctx context.Context, obj a
 			it.Status = data
 		case "settings":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("settings"))
-			data, err := ec.unmarshalOTenantSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenantSettings(ctx, v)
+			data, err := ec.unmarshalOTenantSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenantSettings(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20878,7 +20878,7 @@ func (ec *executionContext) unmarshalInputTokenInput(ctx context.Context, obj an
 			it.ExpiresAt = data
 		case "rateLimit":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateLimit"))
-			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, v)
+			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20929,7 +20929,7 @@ func (ec *executionContext) unmarshalInputTokenPatch(ctx context.Context, obj an
 			it.ExpiresAt = graphql.OmittableOf(data)
 		case "rateLimit":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateLimit"))
-			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, v)
+			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -20987,7 +20987,7 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 			it.Name = data
 		case "role":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
-			data, err := ec.unmarshalNString2githubᚗcomᚋsluicehqᚋsluiceᚋauthᚐRole(ctx, v)
+			data, err := ec.unmarshalNString2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋauthᚐRole(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -21001,14 +21001,14 @@ func (ec *executionContext) unmarshalInputUserInput(ctx context.Context, obj any
 			it.Password = data
 		case "budget":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
-			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBudget(ctx, v)
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Budget = data
 		case "rateLimit":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateLimit"))
-			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, v)
+			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -21052,7 +21052,7 @@ func (ec *executionContext) unmarshalInputUserPatch(ctx context.Context, obj any
 			it.Email = data
 		case "role":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
-			data, err := ec.unmarshalOString2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋauthᚐRole(ctx, v)
+			data, err := ec.unmarshalOString2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋauthᚐRole(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -21073,14 +21073,14 @@ func (ec *executionContext) unmarshalInputUserPatch(ctx context.Context, obj any
 			it.Password = data
 		case "budget":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
-			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBudget(ctx, v)
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Budget = graphql.OmittableOf(data)
 		case "rateLimit":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateLimit"))
-			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx, v)
+			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -22457,7 +22457,7 @@ func (ec *executionContext) _GuardrailEvent(ctx context.Context, sel ast.Selecti
 
 var guardrailEventConnectionImplementors = []string{"GuardrailEventConnection"}
 
-func (ec *executionContext) _GuardrailEventConnection(ctx context.Context, sel ast.SelectionSet, obj *admin.List[analytics.GuardrailEvent]) graphql.Marshaler {
+func (ec *executionContext) _GuardrailEventConnection(ctx context.Context, sel ast.SelectionSet, obj *GuardrailEventConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, guardrailEventConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -22827,7 +22827,7 @@ func (ec *executionContext) _LogRecord(ctx context.Context, sel ast.SelectionSet
 
 var logRecordConnectionImplementors = []string{"LogRecordConnection"}
 
-func (ec *executionContext) _LogRecordConnection(ctx context.Context, sel ast.SelectionSet, obj *admin.List[analytics.Record]) graphql.Marshaler {
+func (ec *executionContext) _LogRecordConnection(ctx context.Context, sel ast.SelectionSet, obj *LogRecordConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, logRecordConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26028,7 +26028,7 @@ func (ec *executionContext) _TraceSummary(ctx context.Context, sel ast.Selection
 
 var traceSummaryConnectionImplementors = []string{"TraceSummaryConnection"}
 
-func (ec *executionContext) _TraceSummaryConnection(ctx context.Context, sel ast.SelectionSet, obj *admin.List[analytics.TraceSummary]) graphql.Marshaler {
+func (ec *executionContext) _TraceSummaryConnection(ctx context.Context, sel ast.SelectionSet, obj *TraceSummaryConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, traceSummaryConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26663,15 +26663,15 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) marshalNAuditEntry2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐAuditEntry(ctx context.Context, sel ast.SelectionSet, v store.AuditEntry) graphql.Marshaler {
+func (ec *executionContext) marshalNAuditEntry2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐAuditEntry(ctx context.Context, sel ast.SelectionSet, v store.AuditEntry) graphql.Marshaler {
 	return ec._AuditEntry(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNAuditEntry2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐAuditEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []store.AuditEntry) graphql.Marshaler {
+func (ec *executionContext) marshalNAuditEntry2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐAuditEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []store.AuditEntry) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNAuditEntry2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐAuditEntry(ctx, sel, v[i])
+		return ec.marshalNAuditEntry2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐAuditEntry(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -26699,19 +26699,19 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNBreakerSettings2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBreakerSettings(ctx context.Context, sel ast.SelectionSet, v store.BreakerSettings) graphql.Marshaler {
+func (ec *executionContext) marshalNBreakerSettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBreakerSettings(ctx context.Context, sel ast.SelectionSet, v store.BreakerSettings) graphql.Marshaler {
 	return ec._BreakerSettings(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNBreakerState2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐBreakerState(ctx context.Context, sel ast.SelectionSet, v admin.BreakerState) graphql.Marshaler {
+func (ec *executionContext) marshalNBreakerState2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐBreakerState(ctx context.Context, sel ast.SelectionSet, v admin.BreakerState) graphql.Marshaler {
 	return ec._BreakerState(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNBreakerState2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐBreakerStateᚄ(ctx context.Context, sel ast.SelectionSet, v []admin.BreakerState) graphql.Marshaler {
+func (ec *executionContext) marshalNBreakerState2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐBreakerStateᚄ(ctx context.Context, sel ast.SelectionSet, v []admin.BreakerState) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNBreakerState2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐBreakerState(ctx, sel, v[i])
+		return ec.marshalNBreakerState2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐBreakerState(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -26723,23 +26723,23 @@ func (ec *executionContext) marshalNBreakerState2ᚕgithubᚗcomᚋsluicehqᚋsl
 	return ret
 }
 
-func (ec *executionContext) marshalNCacheSettings2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐCacheSettings(ctx context.Context, sel ast.SelectionSet, v store.CacheSettings) graphql.Marshaler {
+func (ec *executionContext) marshalNCacheSettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐCacheSettings(ctx context.Context, sel ast.SelectionSet, v store.CacheSettings) graphql.Marshaler {
 	return ec._CacheSettings(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNCapabilities2githubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐCapabilities(ctx context.Context, sel ast.SelectionSet, v catalog.Capabilities) graphql.Marshaler {
+func (ec *executionContext) marshalNCapabilities2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐCapabilities(ctx context.Context, sel ast.SelectionSet, v catalog.Capabilities) graphql.Marshaler {
 	return ec._Capabilities(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClientError2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐClientError(ctx context.Context, sel ast.SelectionSet, v store.ClientError) graphql.Marshaler {
+func (ec *executionContext) marshalNClientError2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐClientError(ctx context.Context, sel ast.SelectionSet, v store.ClientError) graphql.Marshaler {
 	return ec._ClientError(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClientError2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐClientErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []store.ClientError) graphql.Marshaler {
+func (ec *executionContext) marshalNClientError2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐClientErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []store.ClientError) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNClientError2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐClientError(ctx, sel, v[i])
+		return ec.marshalNClientError2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐClientError(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -26751,7 +26751,7 @@ func (ec *executionContext) marshalNClientError2ᚕgithubᚗcomᚋsluicehqᚋslu
 	return ret
 }
 
-func (ec *executionContext) unmarshalNClientErrorInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐClientErrorInput(ctx context.Context, v any) (admin.ClientErrorInput, error) {
+func (ec *executionContext) unmarshalNClientErrorInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐClientErrorInput(ctx context.Context, v any) (admin.ClientErrorInput, error) {
 	res, err := ec.unmarshalInputClientErrorInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -26792,15 +26792,15 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
-func (ec *executionContext) marshalNGateway2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐGateway(ctx context.Context, sel ast.SelectionSet, v store.Gateway) graphql.Marshaler {
+func (ec *executionContext) marshalNGateway2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐGateway(ctx context.Context, sel ast.SelectionSet, v store.Gateway) graphql.Marshaler {
 	return ec._Gateway(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNGateway2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐGatewayᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Gateway) graphql.Marshaler {
+func (ec *executionContext) marshalNGateway2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐGatewayᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Gateway) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNGateway2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐGateway(ctx, sel, v[i])
+		return ec.marshalNGateway2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐGateway(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -26812,12 +26812,12 @@ func (ec *executionContext) marshalNGateway2ᚕgithubᚗcomᚋsluicehqᚋsluice�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNGatewayInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐGatewayInput(ctx context.Context, v any) (admin.GatewayInput, error) {
+func (ec *executionContext) unmarshalNGatewayInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐGatewayInput(ctx context.Context, v any) (admin.GatewayInput, error) {
 	res, err := ec.unmarshalInputGatewayInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNGatewaySettings2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐGatewaySettings(ctx context.Context, v any) (admin.GatewaySettings, error) {
+func (ec *executionContext) unmarshalNGatewaySettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐGatewaySettings(ctx context.Context, v any) (admin.GatewaySettings, error) {
 	res, err := ec.unmarshalInputGatewaySettings(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -26910,12 +26910,12 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
-func (ec *executionContext) unmarshalNKeyInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐKeyInput(ctx context.Context, v any) (admin.KeyInput, error) {
+func (ec *executionContext) unmarshalNKeyInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyInput(ctx context.Context, v any) (admin.KeyInput, error) {
 	res, err := ec.unmarshalInputKeyInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNKeyOptions2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐKeyOptions(ctx context.Context, sel ast.SelectionSet, v store.KeyOptions) graphql.Marshaler {
+func (ec *executionContext) marshalNKeyOptions2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐKeyOptions(ctx context.Context, sel ast.SelectionSet, v store.KeyOptions) graphql.Marshaler {
 	return ec._KeyOptions(ctx, sel, &v)
 }
 
@@ -26943,15 +26943,15 @@ func (ec *executionContext) marshalNLogRecord2ᚕgithubᚗcomᚋsluicehqᚋsluic
 	return ret
 }
 
-func (ec *executionContext) marshalNModel2githubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐModel(ctx context.Context, sel ast.SelectionSet, v catalog.Model) graphql.Marshaler {
+func (ec *executionContext) marshalNModel2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐModel(ctx context.Context, sel ast.SelectionSet, v catalog.Model) graphql.Marshaler {
 	return ec._Model(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐModelᚄ(ctx context.Context, sel ast.SelectionSet, v []catalog.Model) graphql.Marshaler {
+func (ec *executionContext) marshalNModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐModelᚄ(ctx context.Context, sel ast.SelectionSet, v []catalog.Model) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNModel2githubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐModel(ctx, sel, v[i])
+		return ec.marshalNModel2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐModel(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -26963,15 +26963,15 @@ func (ec *executionContext) marshalNModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNModelPrice2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐModelPrice(ctx context.Context, sel ast.SelectionSet, v store.ModelPrice) graphql.Marshaler {
+func (ec *executionContext) marshalNModelPrice2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐModelPrice(ctx context.Context, sel ast.SelectionSet, v store.ModelPrice) graphql.Marshaler {
 	return ec._ModelPrice(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNModelPrice2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐModelPriceᚄ(ctx context.Context, sel ast.SelectionSet, v []store.ModelPrice) graphql.Marshaler {
+func (ec *executionContext) marshalNModelPrice2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐModelPriceᚄ(ctx context.Context, sel ast.SelectionSet, v []store.ModelPrice) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNModelPrice2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐModelPrice(ctx, sel, v[i])
+		return ec.marshalNModelPrice2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐModelPrice(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27003,15 +27003,15 @@ func (ec *executionContext) marshalNModelSpend2ᚕgithubᚗcomᚋsluicehqᚋslui
 	return ret
 }
 
-func (ec *executionContext) marshalNPlaygroundModel2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPlaygroundModel(ctx context.Context, sel ast.SelectionSet, v admin.PlaygroundModel) graphql.Marshaler {
+func (ec *executionContext) marshalNPlaygroundModel2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPlaygroundModel(ctx context.Context, sel ast.SelectionSet, v admin.PlaygroundModel) graphql.Marshaler {
 	return ec._PlaygroundModel(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNPlaygroundModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPlaygroundModelᚄ(ctx context.Context, sel ast.SelectionSet, v []admin.PlaygroundModel) graphql.Marshaler {
+func (ec *executionContext) marshalNPlaygroundModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPlaygroundModelᚄ(ctx context.Context, sel ast.SelectionSet, v []admin.PlaygroundModel) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNPlaygroundModel2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPlaygroundModel(ctx, sel, v[i])
+		return ec.marshalNPlaygroundModel2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPlaygroundModel(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27043,18 +27043,18 @@ func (ec *executionContext) marshalNPoint2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋ
 	return ret
 }
 
-func (ec *executionContext) unmarshalNPriceInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPriceInput(ctx context.Context, v any) (admin.PriceInput, error) {
+func (ec *executionContext) unmarshalNPriceInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPriceInput(ctx context.Context, v any) (admin.PriceInput, error) {
 	res, err := ec.unmarshalInputPriceInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNPriceInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPriceInputᚄ(ctx context.Context, v any) ([]admin.PriceInput, error) {
+func (ec *executionContext) unmarshalNPriceInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPriceInputᚄ(ctx context.Context, v any) ([]admin.PriceInput, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
 	res := make([]admin.PriceInput, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNPriceInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPriceInput(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNPriceInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPriceInput(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -27062,15 +27062,15 @@ func (ec *executionContext) unmarshalNPriceInput2ᚕgithubᚗcomᚋsluicehqᚋsl
 	return res, nil
 }
 
-func (ec *executionContext) marshalNProvider2githubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐProvider(ctx context.Context, sel ast.SelectionSet, v catalog.Provider) graphql.Marshaler {
+func (ec *executionContext) marshalNProvider2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐProvider(ctx context.Context, sel ast.SelectionSet, v catalog.Provider) graphql.Marshaler {
 	return ec._Provider(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNProvider2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐProviderᚄ(ctx context.Context, sel ast.SelectionSet, v []catalog.Provider) graphql.Marshaler {
+func (ec *executionContext) marshalNProvider2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐProviderᚄ(ctx context.Context, sel ast.SelectionSet, v []catalog.Provider) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProvider2githubᚗcomᚋsluicehqᚋsluiceᚋcatalogᚐProvider(ctx, sel, v[i])
+		return ec.marshalNProvider2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋcatalogᚐProvider(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27082,15 +27082,15 @@ func (ec *executionContext) marshalNProvider2ᚕgithubᚗcomᚋsluicehqᚋsluice
 	return ret
 }
 
-func (ec *executionContext) marshalNProviderKey2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐProviderKey(ctx context.Context, sel ast.SelectionSet, v store.ProviderKey) graphql.Marshaler {
+func (ec *executionContext) marshalNProviderKey2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐProviderKey(ctx context.Context, sel ast.SelectionSet, v store.ProviderKey) graphql.Marshaler {
 	return ec._ProviderKey(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNProviderKey2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐProviderKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []store.ProviderKey) graphql.Marshaler {
+func (ec *executionContext) marshalNProviderKey2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐProviderKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []store.ProviderKey) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProviderKey2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐProviderKey(ctx, sel, v[i])
+		return ec.marshalNProviderKey2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐProviderKey(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27102,23 +27102,23 @@ func (ec *executionContext) marshalNProviderKey2ᚕgithubᚗcomᚋsluicehqᚋslu
 	return ret
 }
 
-func (ec *executionContext) marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx context.Context, sel ast.SelectionSet, v store.RateLimit) graphql.Marshaler {
+func (ec *executionContext) marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx context.Context, sel ast.SelectionSet, v store.RateLimit) graphql.Marshaler {
 	return ec._RateLimit(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRetrySettings2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRetrySettings(ctx context.Context, sel ast.SelectionSet, v store.RetrySettings) graphql.Marshaler {
+func (ec *executionContext) marshalNRetrySettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRetrySettings(ctx context.Context, sel ast.SelectionSet, v store.RetrySettings) graphql.Marshaler {
 	return ec._RetrySettings(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRoute2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRoute(ctx context.Context, sel ast.SelectionSet, v store.Route) graphql.Marshaler {
+func (ec *executionContext) marshalNRoute2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRoute(ctx context.Context, sel ast.SelectionSet, v store.Route) graphql.Marshaler {
 	return ec._Route(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRoute2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Route) graphql.Marshaler {
+func (ec *executionContext) marshalNRoute2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Route) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRoute2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRoute(ctx, sel, v[i])
+		return ec.marshalNRoute2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRoute(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27130,20 +27130,20 @@ func (ec *executionContext) marshalNRoute2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋ
 	return ret
 }
 
-func (ec *executionContext) unmarshalNRouteInput2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRoute(ctx context.Context, v any) (store.Route, error) {
+func (ec *executionContext) unmarshalNRouteInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRoute(ctx context.Context, v any) (store.Route, error) {
 	res, err := ec.unmarshalInputRouteInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNRouteTarget2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteTarget(ctx context.Context, sel ast.SelectionSet, v store.RouteTarget) graphql.Marshaler {
+func (ec *executionContext) marshalNRouteTarget2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteTarget(ctx context.Context, sel ast.SelectionSet, v store.RouteTarget) graphql.Marshaler {
 	return ec._RouteTarget(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRouteTarget2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteTargetᚄ(ctx context.Context, sel ast.SelectionSet, v []store.RouteTarget) graphql.Marshaler {
+func (ec *executionContext) marshalNRouteTarget2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteTargetᚄ(ctx context.Context, sel ast.SelectionSet, v []store.RouteTarget) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRouteTarget2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteTarget(ctx, sel, v[i])
+		return ec.marshalNRouteTarget2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteTarget(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27155,18 +27155,18 @@ func (ec *executionContext) marshalNRouteTarget2ᚕgithubᚗcomᚋsluicehqᚋslu
 	return ret
 }
 
-func (ec *executionContext) unmarshalNRouteTargetInput2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteTarget(ctx context.Context, v any) (store.RouteTarget, error) {
+func (ec *executionContext) unmarshalNRouteTargetInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteTarget(ctx context.Context, v any) (store.RouteTarget, error) {
 	res, err := ec.unmarshalInputRouteTargetInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNRouteTargetInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteTargetᚄ(ctx context.Context, v any) ([]store.RouteTarget, error) {
+func (ec *executionContext) unmarshalNRouteTargetInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteTargetᚄ(ctx context.Context, v any) ([]store.RouteTarget, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
 	res := make([]store.RouteTarget, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNRouteTargetInput2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteTarget(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNRouteTargetInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteTarget(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -27174,15 +27174,15 @@ func (ec *executionContext) unmarshalNRouteTargetInput2ᚕgithubᚗcomᚋsluiceh
 	return res, nil
 }
 
-func (ec *executionContext) marshalNRule2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRule(ctx context.Context, sel ast.SelectionSet, v store.Rule) graphql.Marshaler {
+func (ec *executionContext) marshalNRule2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRule(ctx context.Context, sel ast.SelectionSet, v store.Rule) graphql.Marshaler {
 	return ec._Rule(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRule2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Rule) graphql.Marshaler {
+func (ec *executionContext) marshalNRule2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Rule) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRule2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRule(ctx, sel, v[i])
+		return ec.marshalNRule2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRule(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27214,12 +27214,12 @@ func (ec *executionContext) marshalNRuleHits2ᚕgithubᚗcomᚋsluicehqᚋsluice
 	return ret
 }
 
-func (ec *executionContext) unmarshalNRuleInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐRuleInput(ctx context.Context, v any) (admin.RuleInput, error) {
+func (ec *executionContext) unmarshalNRuleInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐRuleInput(ctx context.Context, v any) (admin.RuleInput, error) {
 	res, err := ec.unmarshalInputRuleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNRulePatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐRulePatch(ctx context.Context, v any) (admin.RulePatch, error) {
+func (ec *executionContext) unmarshalNRulePatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐRulePatch(ctx context.Context, v any) (admin.RulePatch, error) {
 	res, err := ec.unmarshalInputRulePatch(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -27234,13 +27234,13 @@ func (ec *executionContext) marshalNSpan2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋa
 	return ec._Span(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNString2githubᚗcomᚋsluicehqᚋsluiceᚋauthᚐRole(ctx context.Context, v any) (auth.Role, error) {
+func (ec *executionContext) unmarshalNString2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋauthᚐRole(ctx context.Context, v any) (auth.Role, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := auth.Role(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNString2githubᚗcomᚋsluicehqᚋsluiceᚋauthᚐRole(ctx context.Context, sel ast.SelectionSet, v auth.Role) graphql.Marshaler {
+func (ec *executionContext) marshalNString2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋauthᚐRole(ctx context.Context, sel ast.SelectionSet, v auth.Role) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -27296,15 +27296,15 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
-func (ec *executionContext) marshalNTenant2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenant(ctx context.Context, sel ast.SelectionSet, v store.Tenant) graphql.Marshaler {
+func (ec *executionContext) marshalNTenant2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenant(ctx context.Context, sel ast.SelectionSet, v store.Tenant) graphql.Marshaler {
 	return ec._Tenant(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNTenant2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenantᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Tenant) graphql.Marshaler {
+func (ec *executionContext) marshalNTenant2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenantᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Tenant) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNTenant2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenant(ctx, sel, v[i])
+		return ec.marshalNTenant2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenant(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27316,17 +27316,17 @@ func (ec *executionContext) marshalNTenant2ᚕgithubᚗcomᚋsluicehqᚋsluice�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNTenantInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTenantInput(ctx context.Context, v any) (admin.TenantInput, error) {
+func (ec *executionContext) unmarshalNTenantInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTenantInput(ctx context.Context, v any) (admin.TenantInput, error) {
 	res, err := ec.unmarshalInputTenantInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNTenantPatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTenantPatch(ctx context.Context, v any) (admin.TenantPatch, error) {
+func (ec *executionContext) unmarshalNTenantPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTenantPatch(ctx context.Context, v any) (admin.TenantPatch, error) {
 	res, err := ec.unmarshalInputTenantPatch(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNTenantSettings2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenantSettings(ctx context.Context, sel ast.SelectionSet, v store.TenantSettings) graphql.Marshaler {
+func (ec *executionContext) marshalNTenantSettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenantSettings(ctx context.Context, sel ast.SelectionSet, v store.TenantSettings) graphql.Marshaler {
 	return ec._TenantSettings(ctx, sel, &v)
 }
 
@@ -27346,15 +27346,15 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	return res
 }
 
-func (ec *executionContext) marshalNToken2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐToken(ctx context.Context, sel ast.SelectionSet, v store.Token) graphql.Marshaler {
+func (ec *executionContext) marshalNToken2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐToken(ctx context.Context, sel ast.SelectionSet, v store.Token) graphql.Marshaler {
 	return ec._Token(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNToken2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Token) graphql.Marshaler {
+func (ec *executionContext) marshalNToken2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Token) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNToken2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐToken(ctx, sel, v[i])
+		return ec.marshalNToken2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐToken(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27366,12 +27366,12 @@ func (ec *executionContext) marshalNToken2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋ
 	return ret
 }
 
-func (ec *executionContext) unmarshalNTokenInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTokenInput(ctx context.Context, v any) (admin.TokenInput, error) {
+func (ec *executionContext) unmarshalNTokenInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTokenInput(ctx context.Context, v any) (admin.TokenInput, error) {
 	res, err := ec.unmarshalInputTokenInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNTokenPatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐTokenPatch(ctx context.Context, v any) (admin.TokenPatch, error) {
+func (ec *executionContext) unmarshalNTokenPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐTokenPatch(ctx context.Context, v any) (admin.TokenPatch, error) {
 	res, err := ec.unmarshalInputTokenPatch(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -27396,25 +27396,25 @@ func (ec *executionContext) marshalNTraceSummary2ᚕgithubᚗcomᚋsluicehqᚋsl
 	return ret
 }
 
-func (ec *executionContext) unmarshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx context.Context, v any) (money.USD, error) {
+func (ec *executionContext) unmarshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx context.Context, v any) (money.USD, error) {
 	var res money.USD
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx context.Context, sel ast.SelectionSet, v money.USD) graphql.Marshaler {
+func (ec *executionContext) marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx context.Context, sel ast.SelectionSet, v money.USD) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNUser2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐUser(ctx context.Context, sel ast.SelectionSet, v store.User) graphql.Marshaler {
+func (ec *executionContext) marshalNUser2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUser(ctx context.Context, sel ast.SelectionSet, v store.User) graphql.Marshaler {
 	return ec._User(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNUser2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐUserᚄ(ctx context.Context, sel ast.SelectionSet, v []store.User) graphql.Marshaler {
+func (ec *executionContext) marshalNUser2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUserᚄ(ctx context.Context, sel ast.SelectionSet, v []store.User) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNUser2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐUser(ctx, sel, v[i])
+		return ec.marshalNUser2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUser(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27426,12 +27426,12 @@ func (ec *executionContext) marshalNUser2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋs
 	return ret
 }
 
-func (ec *executionContext) unmarshalNUserInput2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐUserInput(ctx context.Context, v any) (admin.UserInput, error) {
+func (ec *executionContext) unmarshalNUserInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐUserInput(ctx context.Context, v any) (admin.UserInput, error) {
 	res, err := ec.unmarshalInputUserInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNUserPatch2githubᚗcomᚋsluicehqᚋsluiceᚋadminᚐUserPatch(ctx context.Context, v any) (admin.UserPatch, error) {
+func (ec *executionContext) unmarshalNUserPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐUserPatch(ctx context.Context, v any) (admin.UserPatch, error) {
 	res, err := ec.unmarshalInputUserPatch(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -27576,7 +27576,7 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
-func (ec *executionContext) marshalOAccepted2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐAccepted(ctx context.Context, sel ast.SelectionSet, v *admin.Accepted) graphql.Marshaler {
+func (ec *executionContext) marshalOAccepted2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐAccepted(ctx context.Context, sel ast.SelectionSet, v *admin.Accepted) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -27590,14 +27590,14 @@ func (ec *executionContext) marshalOAnalysis2ᚖgithubᚗcomᚋsluicehqᚋsluice
 	return ec._Analysis(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOAuditEntryConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.AuditEntry]) graphql.Marshaler {
+func (ec *executionContext) marshalOAuditEntryConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.AuditEntry]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._AuditEntryConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOAuditFilter2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐAuditFilter(ctx context.Context, v any) (*admin.AuditFilter, error) {
+func (ec *executionContext) unmarshalOAuditFilter2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐAuditFilter(ctx context.Context, v any) (*admin.AuditFilter, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -27635,7 +27635,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) unmarshalOBreakerSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBreakerSettings(ctx context.Context, v any) (*store.BreakerSettings, error) {
+func (ec *executionContext) unmarshalOBreakerSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBreakerSettings(ctx context.Context, v any) (*store.BreakerSettings, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -27643,21 +27643,21 @@ func (ec *executionContext) unmarshalOBreakerSettingsInput2ᚖgithubᚗcomᚋslu
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOBreakerStateConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[admin.BreakerState]) graphql.Marshaler {
+func (ec *executionContext) marshalOBreakerStateConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[admin.BreakerState]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._BreakerStateConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBudget(ctx context.Context, sel ast.SelectionSet, v *store.Budget) graphql.Marshaler {
+func (ec *executionContext) marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx context.Context, sel ast.SelectionSet, v *store.Budget) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Budget(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐBudget(ctx context.Context, v any) (*store.Budget, error) {
+func (ec *executionContext) unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx context.Context, v any) (*store.Budget, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -27665,7 +27665,7 @@ func (ec *executionContext) unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋs
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOCacheSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐCacheSettings(ctx context.Context, v any) (*store.CacheSettings, error) {
+func (ec *executionContext) unmarshalOCacheSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐCacheSettings(ctx context.Context, v any) (*store.CacheSettings, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -27673,35 +27673,35 @@ func (ec *executionContext) unmarshalOCacheSettingsInput2ᚖgithubᚗcomᚋsluic
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOClientErrorConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.ClientError]) graphql.Marshaler {
+func (ec *executionContext) marshalOClientErrorConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.ClientError]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ClientErrorConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOCreatedToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐCreatedToken(ctx context.Context, sel ast.SelectionSet, v *admin.CreatedToken) graphql.Marshaler {
+func (ec *executionContext) marshalOCreatedToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐCreatedToken(ctx context.Context, sel ast.SelectionSet, v *admin.CreatedToken) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._CreatedToken(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOGateway2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐGateway(ctx context.Context, sel ast.SelectionSet, v *store.Gateway) graphql.Marshaler {
+func (ec *executionContext) marshalOGateway2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐGateway(ctx context.Context, sel ast.SelectionSet, v *store.Gateway) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Gateway(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.Gateway]) graphql.Marshaler {
+func (ec *executionContext) marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.Gateway]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._GatewayConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOGuardrailEventConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[analytics.GuardrailEvent]) graphql.Marshaler {
+func (ec *executionContext) marshalOGuardrailEventConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGuardrailEventConnection(ctx context.Context, sel ast.SelectionSet, v *GuardrailEventConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -27775,7 +27775,7 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) unmarshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐChanges(ctx context.Context, v any) (store.Changes, error) {
+func (ec *executionContext) unmarshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐChanges(ctx context.Context, v any) (store.Changes, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -27783,7 +27783,7 @@ func (ec *executionContext) unmarshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋst
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐChanges(ctx context.Context, sel ast.SelectionSet, v store.Changes) graphql.Marshaler {
+func (ec *executionContext) marshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐChanges(ctx context.Context, sel ast.SelectionSet, v store.Changes) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -27811,7 +27811,7 @@ func (ec *executionContext) marshalOJSON2map(ctx context.Context, sel ast.Select
 	return res
 }
 
-func (ec *executionContext) unmarshalOKeyOptionsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐKeyOptions(ctx context.Context, v any) (*store.KeyOptions, error) {
+func (ec *executionContext) unmarshalOKeyOptionsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐKeyOptions(ctx context.Context, v any) (*store.KeyOptions, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -27834,63 +27834,63 @@ func (ec *executionContext) marshalOLogRecord2ᚖgithubᚗcomᚋsluicehqᚋsluic
 	return ec._LogRecord(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOLogRecordConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[analytics.Record]) graphql.Marshaler {
+func (ec *executionContext) marshalOLogRecordConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐLogRecordConnection(ctx context.Context, sel ast.SelectionSet, v *LogRecordConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._LogRecordConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[catalog.Model]) graphql.Marshaler {
+func (ec *executionContext) marshalOModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[catalog.Model]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ModelConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOModelPriceConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.ModelPrice]) graphql.Marshaler {
+func (ec *executionContext) marshalOModelPriceConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.ModelPrice]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ModelPriceConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOPlaygroundModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[admin.PlaygroundModel]) graphql.Marshaler {
+func (ec *executionContext) marshalOPlaygroundModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[admin.PlaygroundModel]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._PlaygroundModelConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOPlaygroundToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐPlaygroundToken(ctx context.Context, sel ast.SelectionSet, v *admin.PlaygroundToken) graphql.Marshaler {
+func (ec *executionContext) marshalOPlaygroundToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPlaygroundToken(ctx context.Context, sel ast.SelectionSet, v *admin.PlaygroundToken) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._PlaygroundToken(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOProviderConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[catalog.Provider]) graphql.Marshaler {
+func (ec *executionContext) marshalOProviderConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[catalog.Provider]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ProviderConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOProviderKey2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐProviderKey(ctx context.Context, sel ast.SelectionSet, v *store.ProviderKey) graphql.Marshaler {
+func (ec *executionContext) marshalOProviderKey2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐProviderKey(ctx context.Context, sel ast.SelectionSet, v *store.ProviderKey) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ProviderKey(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOProviderKeyConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.ProviderKey]) graphql.Marshaler {
+func (ec *executionContext) marshalOProviderKeyConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.ProviderKey]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ProviderKeyConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRateLimit(ctx context.Context, v any) (*store.RateLimit, error) {
+func (ec *executionContext) unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRateLimit(ctx context.Context, v any) (*store.RateLimit, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -27898,7 +27898,7 @@ func (ec *executionContext) unmarshalORateLimitInput2ᚖgithubᚗcomᚋsluicehq�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalORetrySettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRetrySettings(ctx context.Context, v any) (*store.RetrySettings, error) {
+func (ec *executionContext) unmarshalORetrySettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRetrySettings(ctx context.Context, v any) (*store.RetrySettings, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -27906,7 +27906,7 @@ func (ec *executionContext) unmarshalORetrySettingsInput2ᚖgithubᚗcomᚋsluic
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalORouteInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteᚄ(ctx context.Context, v any) ([]store.Route, error) {
+func (ec *executionContext) unmarshalORouteInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteᚄ(ctx context.Context, v any) ([]store.Route, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -27915,7 +27915,7 @@ func (ec *executionContext) unmarshalORouteInput2ᚕgithubᚗcomᚋsluicehqᚋsl
 	res := make([]store.Route, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNRouteInput2githubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRoute(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNRouteInput2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRoute(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -27923,22 +27923,22 @@ func (ec *executionContext) unmarshalORouteInput2ᚕgithubᚗcomᚋsluicehqᚋsl
 	return res, nil
 }
 
-func (ec *executionContext) unmarshalORouteInput2ᚖᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteᚄ(ctx context.Context, v any) (*[]store.Route, error) {
+func (ec *executionContext) unmarshalORouteInput2ᚖᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteᚄ(ctx context.Context, v any) (*[]store.Route, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := ec.unmarshalORouteInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRouteᚄ(ctx, v)
+	res, err := ec.unmarshalORouteInput2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRouteᚄ(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐRule(ctx context.Context, sel ast.SelectionSet, v *store.Rule) graphql.Marshaler {
+func (ec *executionContext) marshalORule2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRule(ctx context.Context, sel ast.SelectionSet, v *store.Rule) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Rule(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalORuleConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.Rule]) graphql.Marshaler {
+func (ec *executionContext) marshalORuleConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.Rule]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -27971,7 +27971,7 @@ func (ec *executionContext) marshalOSpan2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋa
 	return ec._Span(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOSpend2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐSpend(ctx context.Context, sel ast.SelectionSet, v *admin.Spend) graphql.Marshaler {
+func (ec *executionContext) marshalOSpend2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐSpend(ctx context.Context, sel ast.SelectionSet, v *admin.Spend) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -28032,7 +28032,7 @@ func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
-func (ec *executionContext) unmarshalOString2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋauthᚐRole(ctx context.Context, v any) (*auth.Role, error) {
+func (ec *executionContext) unmarshalOString2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋauthᚐRole(ctx context.Context, v any) (*auth.Role, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -28041,7 +28041,7 @@ func (ec *executionContext) unmarshalOString2ᚖgithubᚗcomᚋsluicehqᚋsluice
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOString2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋauthᚐRole(ctx context.Context, sel ast.SelectionSet, v *auth.Role) graphql.Marshaler {
+func (ec *executionContext) marshalOString2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋauthᚐRole(ctx context.Context, sel ast.SelectionSet, v *auth.Role) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -28102,7 +28102,7 @@ func (ec *executionContext) marshalOStringMap2map(ctx context.Context, sel ast.S
 	return res
 }
 
-func (ec *executionContext) marshalOTenant2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenant(ctx context.Context, sel ast.SelectionSet, v *store.Tenant) graphql.Marshaler {
+func (ec *executionContext) marshalOTenant2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenant(ctx context.Context, sel ast.SelectionSet, v *store.Tenant) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -28116,14 +28116,14 @@ func (ec *executionContext) marshalOTenantAnalysis2ᚖgithubᚗcomᚋsluicehqᚋ
 	return ec._TenantAnalysis(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOTenantConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.Tenant]) graphql.Marshaler {
+func (ec *executionContext) marshalOTenantConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.Tenant]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._TenantConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOTenantSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐTenantSettings(ctx context.Context, v any) (*store.TenantSettings, error) {
+func (ec *executionContext) unmarshalOTenantSettingsInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐTenantSettings(ctx context.Context, v any) (*store.TenantSettings, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -28156,14 +28156,14 @@ func (ec *executionContext) marshalOTimeseries2ᚖgithubᚗcomᚋsluicehqᚋslui
 	return ec._Timeseries(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐToken(ctx context.Context, sel ast.SelectionSet, v *store.Token) graphql.Marshaler {
+func (ec *executionContext) marshalOToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐToken(ctx context.Context, sel ast.SelectionSet, v *store.Token) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Token(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.Token]) graphql.Marshaler {
+func (ec *executionContext) marshalOTokenConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.Token]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -28177,31 +28177,31 @@ func (ec *executionContext) marshalOTrace2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋ
 	return ec._Trace(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOTraceSummaryConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[analytics.TraceSummary]) graphql.Marshaler {
+func (ec *executionContext) marshalOTraceSummaryConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐTraceSummaryConnection(ctx context.Context, sel ast.SelectionSet, v *TraceSummaryConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._TraceSummaryConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx context.Context, v any) (money.USD, error) {
+func (ec *executionContext) unmarshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx context.Context, v any) (money.USD, error) {
 	var res money.USD
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋmoneyᚐUSD(ctx context.Context, sel ast.SelectionSet, v money.USD) graphql.Marshaler {
+func (ec *executionContext) marshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx context.Context, sel ast.SelectionSet, v money.USD) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋstoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *store.User) graphql.Marshaler {
+func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *store.User) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOUserConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.User]) graphql.Marshaler {
+func (ec *executionContext) marshalOUserConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.User]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/secret"
-	"github.com/sluicehq/sluice/store"
 )
 
 // env is a GraphQL handler over a real admin service on a fresh SQLite

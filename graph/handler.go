@@ -17,9 +17,9 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/auth"
 )
 
 // Options configure the GraphQL handler. Zero values take the defaults.

@@ -3,7 +3,7 @@ package graph
 import (
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/internal/admin"
 )
 
 // LogFilter is the GraphQL filter of the logs query (input LogFilterInput).

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/secret"
-	"github.com/sluicehq/sluice/store"
 )
 
 // TestStoreOutageIsUnavailable checks defect 15 of issue 12 on the GraphQL

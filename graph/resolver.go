@@ -4,7 +4,7 @@
 // admin.Service function its REST shim calls, which enforces the policy.
 package graph
 
-import "github.com/sluicehq/sluice/admin"
+import "github.com/sluicehq/sluice/internal/admin"
 
 //go:generate go tool gqlgen generate
 

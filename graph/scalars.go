@@ -7,7 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // The JSON scalar carries the map-valued fields of the domain. gqlgen.yml

@@ -9,11 +9,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/auth"
-	"github.com/sluicehq/sluice/catalog"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/catalog"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // AllowedModels is the resolver for the allowedModels field.
@@ -356,7 +356,7 @@ func (r *queryResolver) TenantAnalytics(ctx context.Context, tenantID string, fr
 }
 
 // Logs is the resolver for the logs field.
-func (r *queryResolver) Logs(ctx context.Context, filter *LogFilter, limit *int, cursor *string) (*admin.List[analytics.Record], error) {
+func (r *queryResolver) Logs(ctx context.Context, filter *LogFilter, limit *int, cursor *string) (*LogRecordConnection, error) {
 	p := auth.From(ctx)
 	return r.Svc.Logs(ctx, p, filter.query(limit, cursor))
 }
@@ -368,7 +368,7 @@ func (r *queryResolver) Log(ctx context.Context, id string) (*analytics.Record, 
 }
 
 // GatewayTraces is the resolver for the gatewayTraces field.
-func (r *queryResolver) GatewayTraces(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*admin.List[analytics.TraceSummary], error) {
+func (r *queryResolver) GatewayTraces(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*TraceSummaryConnection, error) {
 	p := auth.From(ctx)
 	return r.Svc.GatewayTraces(ctx, p, gatewayID, timeRange(from, to), page(limit, cursor))
 }
@@ -416,7 +416,7 @@ func (r *queryResolver) GuardrailStats(ctx context.Context, gatewayID string, fr
 }
 
 // GuardrailEvents is the resolver for the guardrailEvents field.
-func (r *queryResolver) GuardrailEvents(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*admin.List[analytics.GuardrailEvent], error) {
+func (r *queryResolver) GuardrailEvents(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*GuardrailEventConnection, error) {
 	p := auth.From(ctx)
 	return r.Svc.GuardrailEvents(ctx, p, gatewayID, timeRange(from, to), page(limit, cursor))
 }

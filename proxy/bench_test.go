@@ -13,9 +13,9 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/breaker"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/providers"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/providers"
 )
 
 // The gateway's cost per request is BenchmarkInferenceChat against

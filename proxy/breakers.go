@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/breaker"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/proxy/breaker"
 )
 
 // BreakerStates reports the circuit breakers of a gateway's keys for the

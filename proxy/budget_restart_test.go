@@ -9,10 +9,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/budget"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // downSpend is a SpendSource that fails while down is set, and otherwise

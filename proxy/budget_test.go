@@ -11,13 +11,13 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/auth"
-	"github.com/sluicehq/sluice/budget"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // Budgets (CONTRACT §7, docs/governance.md "Budgets"): the worst-case cost
@@ -91,7 +91,7 @@ func budgetRace(t *testing.T, h *harness, addrs []string, m *budget.Manager) {
 	worst := pricedWorst()
 	amount := worst*20 + worst/2
 	h.update(hardBudget(amount, "monthly"))
-	h.mock.Script(mockprovider.Step{Latency: 30 * time.Millisecond, Times: 200})
+	h.mock.Script(providertest.Step{Latency: 30 * time.Millisecond, Times: 200})
 	var mu sync.Mutex
 	var ok []string
 	refused := 0
@@ -274,20 +274,20 @@ func TestBudgetReleasedOnFailure(t *testing.T) {
 		must(t, err)
 		return s, r
 	}
-	h.mock.Script(mockprovider.Step{Status: 500, Times: 2})
+	h.mock.Script(providertest.Step{Status: 500, Times: 2})
 	resp, b := h.chat(pricedBody)
 	wantAPIError(t, resp, b, 502, "api_error", "upstream_error", "")
 	if s, r := state(); s != 0 || r != 0 {
 		t.Errorf("after a 502: spent %s reserved %s, want 0 and 0", s, r)
 	}
-	h.mock.Script(mockprovider.Step{Status: 503, Times: 2})
+	h.mock.Script(providertest.Step{Status: 503, Times: 2})
 	resp, b = h.chat(chatBody("openai/"+pricedModel, `,"max_tokens":8,"stream":true`))
 	wantAPIError(t, resp, b, 502, "api_error", "upstream_error", "")
 	if s, r := state(); s != 0 || r != 0 {
 		t.Errorf("after a failed stream: spent %s reserved %s, want 0 and 0", s, r)
 	}
 	// A stream cut after its first chunk bills what was generated.
-	h.mock.Script(mockprovider.Step{Chunks: 4, ResetAfter: 1})
+	h.mock.Script(providertest.Step{Chunks: 4, ResetAfter: 1})
 	resp, sr := h.openStream(t, chatBody("openai/"+pricedModel, `,"max_tokens":8,"stream":true`))
 	sr.all(t)
 	resp.Body.Close()

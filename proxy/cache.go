@@ -10,12 +10,12 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/cache"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/rules"
-	"github.com/sluicehq/sluice/sse"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/rules"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/respcache"
+	"github.com/sluicehq/sluice/proxy/sse"
 )
 
 // The exact-match response cache (CONTRACT §7). cacheLookup runs after
@@ -30,7 +30,7 @@ const maxCacheTTLSeconds = 7 * 86400
 
 // cacheCall is what cacheLookup decided for the rest of the call.
 type cacheCall struct {
-	key cache.Key
+	key respcache.Key
 	ttl time.Duration
 	// store is true on a MISS: a 200 answer is kept.
 	store bool
@@ -42,8 +42,8 @@ type cacheCall struct {
 
 // newLocalCache is the in-process store of a handler configured without
 // one.
-func newLocalCache(now func() time.Time) cache.Store {
-	l, err := cache.NewLocal(cache.LocalConfig{Now: now})
+func newLocalCache(now func() time.Time) respcache.Store {
+	l, err := respcache.NewLocal(respcache.LocalConfig{Now: now})
 	if err != nil {
 		panic("proxy: the default cache configuration is invalid: " + err.Error()) // a programming error
 	}
@@ -79,7 +79,7 @@ func (h *Inference) cacheLookup(c *call, p *plan) bool {
 	if ttl <= 0 {
 		return false
 	}
-	key, err := cache.NewKey(cacheScope(c, p), c.body)
+	key, err := respcache.NewKey(cacheScope(c, p), c.body)
 	if err != nil {
 		return false // parseBody accepted it: does not happen
 	}
@@ -112,8 +112,8 @@ func skipCache(hd *fasthttp.RequestHeader) (bool, *apierr.Error) {
 // cacheScope is where the request goes: its gateway, operation and
 // target. A route is named with its targets, so that changing them does
 // not serve answers of the old ones.
-func cacheScope(c *call, p *plan) cache.Scope {
-	s := cache.Scope{TenantID: c.gw.TenantID, GatewayID: c.gw.ID, Op: c.route.op.String()}
+func cacheScope(c *call, p *plan) respcache.Scope {
+	s := respcache.Scope{TenantID: c.gw.TenantID, GatewayID: c.gw.ID, Op: c.route.op.String()}
 	if p.route == "" && len(p.targets) == 1 {
 		s.Provider, s.Model = p.targets[0].Provider, p.targets[0].Model
 		return s
@@ -131,7 +131,7 @@ func cacheScope(c *call, p *plan) cache.Scope {
 
 // serveHit answers with a stored answer. The response rules apply to it
 // as to any answer (they may have changed since it was stored).
-func (h *Inference) serveHit(c *call, ent *cache.Entry) {
+func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 	c.rec.Provider, c.rec.Model = ent.Provider, ent.Model
 	body, blocked := h.responseRules(c, ent.Body)
 	if blocked != nil {
@@ -171,7 +171,7 @@ func (h *Inference) cacheStore(c *call, body []byte) {
 
 func (h *Inference) put(c *call, body []byte, u llm.Usage) {
 	h.cfg.Cache.Set(context.Background(), c.cache.key,
-		&cache.Entry{Body: body, Provider: c.rec.Provider, Model: c.rec.Model, Usage: u}, c.cache.ttl)
+		&respcache.Entry{Body: body, Provider: c.rec.Provider, Model: c.rec.Model, Usage: u}, c.cache.ttl)
 }
 
 // usageOf reads an OpenAI usage object.
@@ -248,7 +248,7 @@ func (r *recorder) record(chunk []byte) bool {
 		return true
 	}
 	r.size += len(chunk)
-	if r.size > cache.DefaultMaxEntryBytes*2 {
+	if r.size > respcache.DefaultMaxEntryBytes*2 {
 		r.tooBig = true
 	}
 	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {

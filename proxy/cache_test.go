@@ -15,14 +15,14 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/breaker"
-	"github.com/sluicehq/sluice/cache"
+	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/canary"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/respcache"
 )
 
 func cacheOn(ttl int) admin.GatewaySettings {
@@ -352,10 +352,10 @@ func TestCacheOnly200Stored(t *testing.T) {
 	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{
 		Cache: &store.CacheSettings{Enabled: true, TTLSeconds: 300}, Retry: &store.RetrySettings{MaxAttempts: 2, BackoffMS: 1}}})
 	body := chatBody("openai/gpt-4o-mini", `,"seed":3`)
-	h.mock.Script(mockprovider.Step{Status: 500, Times: 2})
+	h.mock.Script(providertest.Step{Status: 500, Times: 2})
 	resp, b := h.chat(body)
 	wantStatus(t, resp, b, 502)
-	h.mock.Script(mockprovider.Step{Status: 500})
+	h.mock.Script(providertest.Step{Status: 500})
 	resp, b = h.chat(body)
 	wantStatus(t, resp, b, 200)
 	wantCache(t, resp, "MISS")
@@ -395,7 +395,7 @@ func TestCacheHitPassesResponseRules(t *testing.T) {
 // replica starts a second proxy (another Inference and Server) on the
 // harness's configuration and mock, with the given cache store, as a
 // second replica would run; it returns its address.
-func (h *harness) replica(tb testing.TB, store cache.Store) string {
+func (h *harness) replica(tb testing.TB, store respcache.Store) string {
 	tb.Helper()
 	discard := canary.Logger(tb) // checked for canary secrets, then discarded
 	inf := NewInference(InferenceConfig{Snapshots: &h.snaps, Providers: providers.NewRegistry(h.client),
@@ -424,7 +424,7 @@ func TestCacheRedisShared(t *testing.T) {
 	h := newHarness(t, harnessConfig{gateway: cacheOn(300)})
 	var addrs []string
 	for range 2 {
-		st, err := cache.NewRedis(cache.RedisConfig{Client: client, Prefix: prefix})
+		st, err := respcache.NewRedis(respcache.RedisConfig{Client: client, Prefix: prefix})
 		must(t, err)
 		addrs = append(addrs, h.replica(t, st))
 	}
@@ -466,7 +466,7 @@ func TestCacheRedisDown(t *testing.T) {
 	h := newHarness(t, harnessConfig{gateway: cacheOn(300)})
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 50 * time.Millisecond})
 	t.Cleanup(func() { _ = client.Close() })
-	down, err := cache.NewRedis(cache.RedisConfig{Client: client, Logger: slog.New(slog.DiscardHandler)})
+	down, err := respcache.NewRedis(respcache.RedisConfig{Client: client, Logger: slog.New(slog.DiscardHandler)})
 	must(t, err)
 	addr := h.replica(t, down)
 	body := chatBody("openai/gpt-4o-mini", "")

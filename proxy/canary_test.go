@@ -13,9 +13,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/canary"
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // syncBuffer is a log destination several goroutines write.
@@ -107,16 +107,16 @@ func TestCanaryEverywhere(t *testing.T) {
 	var answers []string
 	add := func(status int, body []byte) { answers = append(answers, fmt.Sprintf("%d %s", status, body)) }
 
-	h.mock.Script(mockprovider.Step{Status: 401, Body: echo(mainKey)})
+	h.mock.Script(providertest.Step{Status: 401, Body: echo(mainKey)})
 	resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
 	add(resp.StatusCode, b)
-	h.mock.Script(mockprovider.Step{Status: 500, Body: echo("Bearer " + mainKey), Times: 2})
+	h.mock.Script(providertest.Step{Status: 500, Body: echo("Bearer " + mainKey), Times: 2})
 	resp, b = h.chat(chatBody("openai/gpt-4o-mini", ""))
 	add(resp.StatusCode, b)
-	h.mock.Script(mockprovider.Step{Status: 500, Body: echo(mainKey[len(mainKey)-12:])})
+	h.mock.Script(providertest.Step{Status: 500, Body: echo(mainKey[len(mainKey)-12:])})
 	resp, b = h.chat(chatBody("openai/gpt-4o-mini", `,"stream":true`))
 	add(resp.StatusCode, b)
-	h.mock.Script(mockprovider.Step{ResetAfter: 1})
+	h.mock.Script(providertest.Step{ResetAfter: 1})
 	resp, b = h.chat(chatBody("openai/gpt-4o-mini", `,"stream":true`))
 	add(resp.StatusCode, b)
 	resp, b = h.chat(chatBody("openai/gpt-4o-mini", ""))

@@ -14,12 +14,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/budget"
 	"github.com/sluicehq/sluice/graph/rest"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // Tests of the security-reliability checklist (§4 of
@@ -28,9 +28,9 @@ import (
 // tests.
 
 // startMock starts another mock provider, closed when the test ends.
-func startMock(t *testing.T) (*mockprovider.Server, string) {
+func startMock(t *testing.T) (*providertest.Server, string) {
 	t.Helper()
-	m, url, err := mockprovider.Start(context.Background(), "127.0.0.1:0")
+	m, url, err := providertest.Start(context.Background(), "127.0.0.1:0")
 	must(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	return m, url
@@ -76,10 +76,10 @@ func TestRetryBudget(t *testing.T) {
 			{Provider: "openai", Model: "gpt-4o-mini", KeyAlias: ptr("a")}, {Provider: "openai", Model: "gpt-4o-mini", KeyAlias: ptr("b")},
 			{Provider: "groq", Model: "llama-3.1-8b-instant"}}},
 	}})
-	failing.Script(mockprovider.Step{Status: 500, Times: 100})
+	failing.Script(providertest.Step{Status: 500, Times: 100})
 	// The first three retries hang at the slow key: three retries in
 	// flight, the budget's minimum.
-	slow.Script(mockprovider.Step{Latency: 5 * time.Second, Times: 3})
+	slow.Script(providertest.Step{Latency: 5 * time.Second, Times: 3})
 	var wg sync.WaitGroup
 	hung := make([]int, 3)
 	for i := range hung {
@@ -154,7 +154,7 @@ func TestCircuitOpenOnEveryKey(t *testing.T) {
 	h.update(admin.GatewaySettings{Routes: &[]store.Route{{Name: "r", Targets: []store.RouteTarget{
 		{Provider: "openai", Model: "gpt-4o-mini", KeyAlias: ptr("main")},
 		{Provider: "openai", Model: "gpt-4o-mini", KeyAlias: ptr("backup")}}}}})
-	h.mock.Script(mockprovider.Step{Status: 500, Times: 2})
+	h.mock.Script(providertest.Step{Status: 500, Times: 2})
 	resp, b := h.chat(chatBody("r", ""))
 	wantStatus(t, resp, b, 502)
 
@@ -342,7 +342,7 @@ func TestUpstream429(t *testing.T) {
 	h.addKey(h.gw.ID, "openai", "backup", "sk-upstream-backup-0001")
 	h.rebuild()
 
-	h.mock.Script(mockprovider.Step{Status: 429, RetryAfter: "1"})
+	h.mock.Script(providertest.Step{Status: 429, RetryAfter: "1"})
 	resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
 	wantStatus(t, resp, b, 200)
 	reqs := h.mock.Requests()
@@ -356,7 +356,7 @@ func TestUpstream429(t *testing.T) {
 		t.Errorf("retried after %s, before the upstream's Retry-After of 1 s", gap)
 	}
 
-	h.mock.Script(mockprovider.Step{Status: 429, RetryAfter: "1", Times: 2})
+	h.mock.Script(providertest.Step{Status: 429, RetryAfter: "1", Times: 2})
 	resp, b = h.chat(chatBody("openai/gpt-4o-mini", ""))
 	wantAPIError(t, resp, b, 429, "rate_limit_error", "rate_limit_exceeded", "")
 	if got := resp.Header.Get("Retry-After"); got != "1" {
@@ -449,12 +449,12 @@ func TestStreamedAndBufferedCostAgree(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{})
 	for _, noUsage := range []bool{false, true} {
-		h.mock.Script(mockprovider.Step{NoUsage: noUsage})
+		h.mock.Script(providertest.Step{NoUsage: noUsage})
 		resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
 		wantStatus(t, resp, b, 200)
 		buffered := h.record(resp.Header.Get(RequestIDHeader))
 
-		h.mock.Script(mockprovider.Step{NoUsage: noUsage, Chunks: 4})
+		h.mock.Script(providertest.Step{NoUsage: noUsage, Chunks: 4})
 		sresp, sr := h.openStream(t, chatBody("openai/gpt-4o-mini", `,"stream":true`))
 		sr.all(t)
 		sresp.Body.Close()

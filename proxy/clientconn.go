@@ -11,8 +11,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/llm"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/llm"
 )
 
 // Clients that go away (docs/security.md, "Client disconnect" and "Slow

@@ -9,8 +9,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/sluicehq/sluice/breaker"
-	"github.com/sluicehq/sluice/providers"
+	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/providers"
 )
 
 // BenchmarkInferenceChatLoopback is BenchmarkInferenceChat over a TCP

@@ -1,9 +1,9 @@
 package proxy
 
 import (
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // cost prices usage at p. Cached prompt tokens are billed at the cached

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // Deprecations (CONTRACT §7): a model past deprecated_at answers with a

@@ -13,13 +13,13 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"go.uber.org/goleak"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/budget"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // verifyNoLeaks checks, when the test ends (after every other cleanup),
@@ -62,7 +62,7 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 	h.update(admin.GatewaySettings{
 		Routes: &[]store.Route{{Name: "slow", Targets: []store.RouteTarget{{Provider: "openai", Model: "gpt-4o-mini", KeyAlias: ptr("proxied")}}}},
 		Budget: graphql.OmittableOf(&store.Budget{AmountUSD: money.FromFloat(1000), Period: store.PeriodMonthly, Hard: true})})
-	h.mock.Script(mockprovider.Step{Latency: 20 * time.Second})
+	h.mock.Script(providertest.Step{Latency: 20 * time.Second})
 
 	conn, err := net.Dial("tcp", h.addr)
 	must(t, err)

@@ -6,8 +6,8 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/tokenize"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/proxy/tokenize"
 )
 
 // Tokenizer counts the tokens of text as model would; *tokenize.Counter

@@ -8,9 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/tokenize"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/tokenize"
 )
 
 // words is a Tokenizer that counts words, so that expected counts can be
@@ -234,27 +234,27 @@ func TestUsageEstimatedWhenMissing(t *testing.T) {
 		}
 	}
 	t.Run("answer", func(t *testing.T) {
-		h.mock.Script(mockprovider.Step{NoUsage: true})
+		h.mock.Script(providertest.Step{NoUsage: true})
 		resp, body := h.chat(chatBody("openai/"+model, ""))
 		wantStatus(t, resp, body, 200)
 		check(t, resp.Header.Get(RequestIDHeader), noUsageContent(t, body), 200)
 	})
 	t.Run("stream", func(t *testing.T) {
-		h.mock.Script(mockprovider.Step{NoUsage: true, Chunks: 4})
+		h.mock.Script(providertest.Step{NoUsage: true, Chunks: 4})
 		resp, sr := h.openStream(t, chatBody("openai/"+model, `,"stream":true,"stream_options":{"include_usage":true}`))
 		defer resp.Body.Close()
 		evs := sr.all(t)
 		check(t, resp.Header.Get(RequestIDHeader), streamContent(t, evs), 200)
 	})
 	t.Run("cut off", func(t *testing.T) {
-		h.mock.Script(mockprovider.Step{NoUsage: true, Chunks: 5, ResetAfter: 2})
+		h.mock.Script(providertest.Step{NoUsage: true, Chunks: 5, ResetAfter: 2})
 		resp, sr := h.openStream(t, chatBody("openai/"+model, `,"stream":true`))
 		defer resp.Body.Close()
 		evs := sr.all(t)
 		check(t, resp.Header.Get(RequestIDHeader), streamContent(t, evs), 502, "partial")
 	})
 	t.Run("embeddings", func(t *testing.T) {
-		h.mock.Script(mockprovider.Step{NoUsage: true})
+		h.mock.Script(providertest.Step{NoUsage: true})
 		resp, body := h.do("POST", gwPath("compat/embeddings"), bearer(h.token),
 			`{"model":"openai/text-embedding-3-small","input":["hello world","tiktoken is great!"]}`)
 		wantStatus(t, resp, body, 200)

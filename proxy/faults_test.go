@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // Upstream faults: retries, fallbacks, timeouts and circuit breakers,
@@ -37,7 +37,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	for _, status := range []int{408, 429, 500, 502, 503, 504} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			before := h.mock.Count()
-			h.mock.Script(mockprovider.Step{Status: status})
+			h.mock.Script(providertest.Step{Status: status})
 			resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
 			wantStatus(t, resp, b, 200)
 			if got := resp.Header.Get("x-sluice-attempts"); got != "2" {
@@ -64,7 +64,7 @@ func TestAttemptsCappedAcrossTargetsAndKeys(t *testing.T) {
 	}
 	h.update(admin.GatewaySettings{Routes: &[]store.Route{{Name: "both", Strategy: "fallback", Targets: []store.RouteTarget{
 		{Provider: "groq", Model: "llama-3.1-8b-instant"}, {Provider: "mistral", Model: "mistral-small-latest"}}}}})
-	h.mock.Script(mockprovider.Step{Status: 500, Times: 100})
+	h.mock.Script(providertest.Step{Status: 500, Times: 100})
 
 	resp, b := h.chat(chatBody("both", ""))
 	wantAPIError(t, resp, b, 502, "api_error", "upstream_error", "")
@@ -103,7 +103,7 @@ func TestAttemptsCappedAcrossTargetsAndKeys(t *testing.T) {
 func TestRetryAfterHonoured(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(2, 10)}})
-	h.mock.Script(mockprovider.Step{Status: 429, RetryAfter: "1"})
+	h.mock.Script(providertest.Step{Status: 429, RetryAfter: "1"})
 	start := time.Now()
 	resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
 	elapsed := time.Since(start)
@@ -129,7 +129,7 @@ func TestRetryAfterBeyondTimeout(t *testing.T) {
 	// up at once, with one attempt, and passes the 429 on with its
 	// Retry-After.
 	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(3, 10)}})
-	h.mock.Script(mockprovider.Step{Status: 429, RetryAfter: "5", Times: 10})
+	h.mock.Script(providertest.Step{Status: 429, RetryAfter: "5", Times: 10})
 	start := time.Now()
 	resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""), "x-sluice-request-timeout", "1500")
 	elapsed := time.Since(start)
@@ -158,7 +158,7 @@ func TestUpstreamClientErrorNotRetried(t *testing.T) {
 	for _, status := range []int{400, 401, 403, 404, 422} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			before := h.mock.Count()
-			h.mock.Script(mockprovider.Step{Status: status})
+			h.mock.Script(providertest.Step{Status: status})
 			resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
 			// A refused provider key is the gateway's problem, not the
 			// client's credential (TestUpstreamKeyRejected).
@@ -191,7 +191,7 @@ func TestKeyAndTargetFallback(t *testing.T) {
 
 	t.Run("next key of the provider", func(t *testing.T) {
 		before := h.mock.Count()
-		h.mock.Script(mockprovider.Step{Status: 500})
+		h.mock.Script(providertest.Step{Status: 500})
 		resp, b := h.do("POST", gwPath("openai/chat/completions"), bearer(h.token), chatBody("gpt-4o-mini", ""))
 		wantStatus(t, resp, b, 200)
 		if resp.Header.Get("x-sluice-attempts") != "2" {
@@ -205,7 +205,7 @@ func TestKeyAndTargetFallback(t *testing.T) {
 
 	t.Run("next target", func(t *testing.T) {
 		before := h.mock.Count()
-		h.mock.Script(mockprovider.Step{Status: 503})
+		h.mock.Script(providertest.Step{Status: 503})
 		resp, b := h.chat(chatBody("to-groq", ""))
 		wantStatus(t, resp, b, 200)
 		if got := resp.Header.Get("x-sluice-provider"); got != "groq" {
@@ -233,7 +233,7 @@ func TestKeyAndTargetFallback(t *testing.T) {
 		}
 		// Failing, the restricted target does not fall over to another key.
 		before = h.mock.Count()
-		h.mock.Script(mockprovider.Step{Status: 500, Times: 2})
+		h.mock.Script(providertest.Step{Status: 500, Times: 2})
 		resp, b := h.chat(chatBody("backup-only", ""))
 		wantStatus(t, resp, b, 502)
 		for _, k := range h.keysUsed(before) {
@@ -285,7 +285,7 @@ func TestRequestTimeout(t *testing.T) {
 	}
 	t.Run("gateway timeout", func(t *testing.T) {
 		before := h.mock.Count()
-		h.mock.Script(mockprovider.Step{Latency: 3 * time.Second})
+		h.mock.Script(providertest.Step{Latency: 3 * time.Second})
 		start := time.Now()
 		resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
 		check(t, resp, b, start)
@@ -294,21 +294,21 @@ func TestRequestTimeout(t *testing.T) {
 		}
 	})
 	t.Run("stream timeout before the first byte", func(t *testing.T) {
-		h.mock.Script(mockprovider.Step{Latency: 3 * time.Second})
+		h.mock.Script(providertest.Step{Latency: 3 * time.Second})
 		start := time.Now()
 		resp, b := h.chat(chatBody("openai/gpt-4o-mini", `,"stream":true`))
 		check(t, resp, b, start)
 	})
 	t.Run("header lowers the timeout", func(t *testing.T) {
 		h.update(admin.GatewaySettings{RequestTimeoutMS: ptr(60000)})
-		h.mock.Script(mockprovider.Step{Latency: 3 * time.Second})
+		h.mock.Script(providertest.Step{Latency: 3 * time.Second})
 		start := time.Now()
 		resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""), "x-sluice-request-timeout", "1000")
 		check(t, resp, b, start)
 	})
 	t.Run("header cannot raise the timeout", func(t *testing.T) {
 		h.update(admin.GatewaySettings{RequestTimeoutMS: ptr(1000)})
-		h.mock.Script(mockprovider.Step{Latency: 3 * time.Second})
+		h.mock.Script(providertest.Step{Latency: 3 * time.Second})
 		start := time.Now()
 		resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""), "x-sluice-request-timeout", "600000")
 		check(t, resp, b, start)
@@ -324,13 +324,13 @@ func TestGarbageFromUpstream(t *testing.T) {
 		{"text", "upstream says no"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h.mock.Script(mockprovider.Step{Status: 200, Body: tc.body})
+			h.mock.Script(providertest.Step{Status: 200, Body: tc.body})
 			resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
 			wantAPIError(t, resp, b, 502, "api_error", "upstream_error", "")
 		})
 	}
 	t.Run("stream answered with json", func(t *testing.T) {
-		h.mock.Script(mockprovider.Step{Status: 200, Body: `{"not":"a stream"}`})
+		h.mock.Script(providertest.Step{Status: 200, Body: `{"not":"a stream"}`})
 		resp, b := h.chat(chatBody("openai/gpt-4o-mini", `,"stream":true`))
 		wantAPIError(t, resp, b, 502, "api_error", "upstream_error", "")
 	})
@@ -346,7 +346,7 @@ func TestCircuitBreaker(t *testing.T) {
 		return st.State, st.ConsecutiveFailures
 	}
 
-	h.mock.Script(mockprovider.Step{Status: 500, Times: 2})
+	h.mock.Script(providertest.Step{Status: 500, Times: 2})
 	for range 2 {
 		resp, b := h.chat(body)
 		wantStatus(t, resp, b, 502)
@@ -373,7 +373,7 @@ func TestCircuitBreaker(t *testing.T) {
 	// breaker reopens for twice the cooldown.
 	st := h.inf.BreakerStates(h.gw.ID)["openai/main"]
 	time.Sleep(time.Until(*st.NextProbeAt) + 20*time.Millisecond)
-	h.mock.Script(mockprovider.Step{Status: 500})
+	h.mock.Script(providertest.Step{Status: 500})
 	resp, b := h.chat(body)
 	wantStatus(t, resp, b, 502)
 	st = h.inf.BreakerStates(h.gw.ID)["openai/main"]
@@ -386,7 +386,7 @@ func TestCircuitBreaker(t *testing.T) {
 	// The next probe is slow: while it runs the breaker is half-open and
 	// lets nothing else through; its success closes the breaker.
 	time.Sleep(time.Until(*st.NextProbeAt) + 20*time.Millisecond)
-	h.mock.Script(mockprovider.Step{Latency: 1500 * time.Millisecond})
+	h.mock.Script(providertest.Step{Latency: 1500 * time.Millisecond})
 	var wg sync.WaitGroup
 	var probeStatus int
 	wg.Go(func() {
@@ -421,7 +421,7 @@ func TestCircuitBreakerFallsOverToHealthyKey(t *testing.T) {
 	h.update(admin.GatewaySettings{Routes: &[]store.Route{{Name: "r", Targets: []store.RouteTarget{
 		{Provider: "openai", Model: "gpt-4o-mini", KeyAlias: ptr("main")},
 		{Provider: "openai", Model: "gpt-4o-mini", KeyAlias: ptr("backup")}}}}})
-	h.mock.Script(mockprovider.Step{Status: 500})
+	h.mock.Script(providertest.Step{Status: 500})
 	resp, b := h.chat(chatBody("r", ""))
 	wantStatus(t, resp, b, 200)
 	if s := h.inf.BreakerStates(h.gw.ID)["openai/main"].State; s != "open" {
@@ -458,7 +458,7 @@ func TestHalfOpenProbeReleasedWhenBackoffGivesUp(t *testing.T) {
 		{Name: "backup", Targets: []store.RouteTarget{{Provider: "openai", Model: "gpt-4o-mini", KeyAlias: ptr("backup")}}},
 	}})
 	// Open the backup key's breaker.
-	h.mock.Script(mockprovider.Step{Status: 500})
+	h.mock.Script(providertest.Step{Status: 500})
 	resp, b := h.chat(chatBody("backup", ""), "x-sluice-max-attempts", "1")
 	wantStatus(t, resp, b, 502)
 	st := h.inf.BreakerStates(h.gw.ID)["openai/backup"]
@@ -467,7 +467,7 @@ func TestHalfOpenProbeReleasedWhenBackoffGivesUp(t *testing.T) {
 	}
 	time.Sleep(time.Until(*st.NextProbeAt) + 20*time.Millisecond)
 
-	h.mock.Script(mockprovider.Step{Status: 429, RetryAfter: "30"})
+	h.mock.Script(providertest.Step{Status: 429, RetryAfter: "30"})
 	resp, b = h.chat(chatBody("r", ""), "x-sluice-request-timeout", "2000")
 	wantStatus(t, resp, b, 429)
 

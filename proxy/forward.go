@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/breaker"
-	"github.com/sluicehq/sluice/catalog"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/routing"
-	"github.com/sluicehq/sluice/snapshot"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/catalog"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/routing"
+	"github.com/sluicehq/sluice/proxy/snapshot"
 )
 
 // plan is what forward resolved before the first attempt.

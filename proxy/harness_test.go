@@ -15,19 +15,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/auth"
-	"github.com/sluicehq/sluice/breaker"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
 	"github.com/sluicehq/sluice/internal/canary"
 	"github.com/sluicehq/sluice/internal/openaischema"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/secret"
-	"github.com/sluicehq/sluice/snapshot"
-	"github.com/sluicehq/sluice/store"
-	"github.com/sluicehq/sluice/tokenize"
+	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/snapshot"
+	"github.com/sluicehq/sluice/proxy/tokenize"
 )
 
 // The harness runs the inference proxy the way `sluice serve` wires it: a
@@ -82,7 +82,7 @@ type harness struct {
 	sink    *MemorySink
 	inf     *Inference
 	client  *providers.Client
-	mock    *mockprovider.Server
+	mock    *providertest.Server
 	mockURL string
 	gw      *store.Gateway
 	token   string // a gateway token of gw
@@ -121,7 +121,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	must(tb, err)
 	h := &harness{tb: tb, ctx: ctx, st: st, svc: svc, root: root, sink: &MemorySink{}, counters: snapshot.NewCounters()}
 
-	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	must(tb, err)
 	tb.Cleanup(func() { _ = mock.Close() })
 	h.mock, h.mockURL = mock, mockURL

@@ -8,7 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/internal/apierr"
 )
 
 // credential returns the token a client presented: "Authorization: Bearer

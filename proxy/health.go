@@ -10,7 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/internal/apierr"
 )
 
 // Health statuses.

@@ -11,16 +11,16 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/breaker"
-	"github.com/sluicehq/sluice/budget"
-	"github.com/sluicehq/sluice/cache"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/ratelimit"
-	"github.com/sluicehq/sluice/rules"
-	"github.com/sluicehq/sluice/snapshot"
-	"github.com/sluicehq/sluice/store"
-	"github.com/sluicehq/sluice/tokenize"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/rules"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/ratelimit"
+	"github.com/sluicehq/sluice/proxy/respcache"
+	"github.com/sluicehq/sluice/proxy/snapshot"
+	"github.com/sluicehq/sluice/proxy/tokenize"
 )
 
 // SnapshotSource gives the current configuration snapshot.
@@ -42,8 +42,8 @@ type InferenceConfig struct {
 	Logger    *slog.Logger
 	Now       func() time.Time
 	// Cache stores the answers of gateways with the response cache on;
-	// nil means an in-process store of cache.DefaultLocalMaxBytes.
-	Cache cache.Store
+	// nil means an in-process store of respcache.DefaultLocalMaxBytes.
+	Cache respcache.Store
 	// Limiter counts the rate limits (proxy/limits.go); nil means a
 	// per-process limiter.
 	Limiter ratelimit.Limiter

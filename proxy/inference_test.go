@@ -12,12 +12,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/auth"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // usage is the usage object of a non-streamed answer.
@@ -397,7 +397,7 @@ func TestRouting(t *testing.T) {
 func TestRejectedInputs(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{})
-	attacker, attackerURL, err := mockprovider.Start(h.ctx, "127.0.0.1:0")
+	attacker, attackerURL, err := providertest.Start(h.ctx, "127.0.0.1:0")
 	must(t, err)
 	t.Cleanup(func() { _ = attacker.Close() })
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
@@ -642,7 +642,7 @@ func TestRecords(t *testing.T) {
 	}})
 	body := chatBody("openai/gpt-4o-mini", `,"user":"recorded"`)
 	trace := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	h.mock.Script(mockprovider.Step{Status: 503})
+	h.mock.Script(providertest.Step{Status: 503})
 	resp, answer := h.chat(body, "x-sluice-metadata", `{"team":"search","env":"test"}`, "traceparent", trace,
 		"User-Agent", "records-test/1.0")
 	wantStatus(t, resp, answer, 200)

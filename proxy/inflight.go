@@ -3,8 +3,8 @@ package proxy
 import (
 	"time"
 
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/snapshot"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/proxy/snapshot"
 )
 
 // In-flight limits (docs/security.md, "In-flight limits" and "Upstream

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/auth"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // heldUpstream is an OpenAI-compatible upstream whose streams send their
@@ -234,7 +234,7 @@ func TestInFlightReleasedOnEveryExit(t *testing.T) {
 			resp.Body.Close()
 		}},
 		{"upstream error", func(t *testing.T) {
-			h.mock.Script(mockprovider.Step{Status: 500, Times: 3})
+			h.mock.Script(providertest.Step{Status: 500, Times: 3})
 			resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
 			wantStatus(t, resp, b, 502)
 		}},

@@ -7,12 +7,12 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/budget"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/ratelimit"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/ratelimit"
 )
 
 // Rate limits and budgets (docs/governance.md, "Rate limits" and

@@ -19,20 +19,20 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/auth"
-	"github.com/sluicehq/sluice/breaker"
-	"github.com/sluicehq/sluice/budget"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/ratelimit"
-	"github.com/sluicehq/sluice/routing"
-	"github.com/sluicehq/sluice/store"
-	"github.com/sluicehq/sluice/tokenize"
+	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/ratelimit"
+	"github.com/sluicehq/sluice/proxy/routing"
+	"github.com/sluicehq/sluice/proxy/tokenize"
 )
 
 // Rate limits (CONTRACT §7, docs/governance.md "Rate limits"): requests
@@ -349,7 +349,7 @@ func TestLimitHeadersSurviveErrors(t *testing.T) {
 	h := newHarness(t, harnessConfig{})
 	h.update(admin.GatewaySettings{RateLimit: &store.RateLimit{RequestsPerMinute: ptr(100), TokensPerMinute: ptr(1000)},
 		Retry: &store.RetrySettings{MaxAttempts: 1}})
-	h.mock.Script(mockprovider.Step{Status: 500})
+	h.mock.Script(providertest.Step{Status: 500})
 	resp, b := h.chat(chatBody("openai/gpt-4o-mini", `,"max_tokens":8`))
 	wantAPIError(t, resp, b, 502, "api_error", "upstream_error", "")
 	wantLimitHeaders(t, resp, "requests", 100, 99, "")

@@ -5,8 +5,8 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/llm"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/llm"
 )
 
 // numberRule bounds one numeric parameter of a request, after OpenAI's

@@ -3,7 +3,7 @@ package proxy
 import (
 	"bytes"
 
-	"github.com/sluicehq/sluice/llm"
+	"github.com/sluicehq/sluice/internal/llm"
 )
 
 // route is a parsed inference path: /v1/{tenant}/{gateway}/{provider|compat}/{op}.

@@ -3,7 +3,7 @@ package proxy
 import (
 	"testing"
 
-	"github.com/sluicehq/sluice/llm"
+	"github.com/sluicehq/sluice/internal/llm"
 )
 
 func TestParsePath(t *testing.T) {

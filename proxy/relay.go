@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/sse"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/sse"
 )
 
 // attempt makes one upstream call. On success it has answered the client

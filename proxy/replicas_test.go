@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/budget"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // Limits shared by replicas through Redis (checklist 38 and 42).
@@ -87,7 +87,7 @@ func TestBudgetExactlyAtLimitAcrossReplicas(t *testing.T) {
 		return got
 	}
 
-	h.mock.Script(mockprovider.Step{Status: 500, Latency: 300 * time.Millisecond, Times: 20})
+	h.mock.Script(providertest.Step{Status: 500, Latency: 300 * time.Millisecond, Times: 20})
 	if got := race(20); got[502] != 20 {
 		t.Fatalf("answers %v, want 20 × 502 (all admitted: 20 × $0.05 is the amount)", got)
 	}
@@ -95,7 +95,7 @@ func TestBudgetExactlyAtLimitAcrossReplicas(t *testing.T) {
 		t.Errorf("after 20 failed requests: spent %s reserved %s, want 0 and 0 (released)", s, r)
 	}
 
-	h.mock.Script(mockprovider.Step{AnswerTokens: 50, Latency: 300 * time.Millisecond, Times: 100})
+	h.mock.Script(providertest.Step{AnswerTokens: 50, Latency: 300 * time.Millisecond, Times: 100})
 	got := race(100)
 	if got[200] != 20 || got[429] != 80 {
 		t.Errorf("answers %v, want exactly 20 × 200 and 80 × 429", got)

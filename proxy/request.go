@@ -7,8 +7,8 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/llm"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/llm"
 )
 
 // inbound is what the gateway reads of a validated request body. The body

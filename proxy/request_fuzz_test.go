@@ -11,7 +11,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/llm"
+	"github.com/sluicehq/sluice/internal/llm"
 )
 
 // FuzzParseBody checks parseBody on bytes nobody controls. Besides never

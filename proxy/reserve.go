@@ -6,10 +6,10 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/budget"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/ratelimit"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/proxy/ratelimit"
 )
 
 // What a request reserves before it is forwarded (CONTRACT §14, "The

@@ -14,16 +14,16 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/breaker"
-	"github.com/sluicehq/sluice/budget"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/providers"
-	"github.com/sluicehq/sluice/routing"
-	"github.com/sluicehq/sluice/store"
-	"github.com/sluicehq/sluice/tokenize"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/routing"
+	"github.com/sluicehq/sluice/proxy/tokenize"
 )
 
 // The reservation is a real bound (CONTRACT §14): under a hard budget a
@@ -49,8 +49,8 @@ var capFamilies = []capFamily{
 		&store.KeyOptions{APIVersion: "2024-10-21"}, `"max_tokens":4096`},
 	{"anthropic", "claude-cap", func(m string) string { return m }, "sk-ant-key-00000001", nil, `"max_tokens":4096`},
 	{"google", "gemini-cap", func(m string) string { return m }, "google-key-00000001", nil, `"maxOutputTokens":4096`},
-	{"bedrock", "amazon.cap-v1:0", func(m string) string { return m }, mockprovider.MockSecretAccessKey,
-		&store.KeyOptions{Region: "us-east-1", AccessKeyID: mockprovider.MockAccessKeyID}, `"maxTokens":4096`},
+	{"bedrock", "amazon.cap-v1:0", func(m string) string { return m }, providertest.MockSecretAccessKey,
+		&store.KeyOptions{Region: "us-east-1", AccessKeyID: providertest.MockAccessKeyID}, `"maxTokens":4096`},
 	{"cohere", "command-cap", func(m string) string { return m }, "cohere-key-00000001", nil, `"max_tokens":4096`},
 }
 
@@ -90,7 +90,7 @@ func TestHardBudgetCapsTheUpstream(t *testing.T) {
 			worst := money.Cost(prompt, inPrice) + money.Cost(defaultMaxTokens, outPrice)
 			amount := worst*10 + worst/2
 			h.update(hardBudget(amount, "monthly"))
-			h.mock.Script(mockprovider.Step{AnswerTokens: 20_000, PromptTokens: int(prompt), Latency: 200 * time.Millisecond, Times: 30})
+			h.mock.Script(providertest.Step{AnswerTokens: 20_000, PromptTokens: int(prompt), Latency: 200 * time.Millisecond, Times: 30})
 			var mu sync.Mutex
 			var ok []string
 			var wg sync.WaitGroup
@@ -173,7 +173,7 @@ func TestBudgetRealCostBeyondReservation(t *testing.T) {
 	setPrice(h)
 	amount := pricedWorst() * 5
 	h.update(hardBudget(amount, "monthly"))
-	h.mock.Script(mockprovider.Step{PromptTokens: 200_000})
+	h.mock.Script(providertest.Step{PromptTokens: 200_000})
 	resp, b := h.chat(pricedBody)
 	wantStatus(t, resp, b, 200)
 	real := money.Cost(200_000, inPrice) + money.Cost(8, outPrice)
@@ -206,7 +206,7 @@ func TestStreamBudgetReconciles(t *testing.T) {
 	}
 	stream := chatBody("openai/"+pricedModel, `,"stream":true,"stream_options":{"include_usage":true}`)
 
-	h.mock.Script(mockprovider.Step{AnswerTokens: 10_000, Chunks: 8})
+	h.mock.Script(providertest.Step{AnswerTokens: 10_000, Chunks: 8})
 	resp, sr := h.openStream(t, stream)
 	sr.all(t)
 	resp.Body.Close()
@@ -222,7 +222,7 @@ func TestStreamBudgetReconciles(t *testing.T) {
 	}
 	before, _ := state()
 
-	h.mock.Script(mockprovider.Step{AnswerTokens: 10_000, Chunks: 200, ChunkDelay: 20 * time.Millisecond})
+	h.mock.Script(providertest.Step{AnswerTokens: 10_000, Chunks: 200, ChunkDelay: 20 * time.Millisecond})
 	resp, sr = h.openStream(t, stream)
 	for range 5 {
 		if _, err := sr.next(); err != nil {
@@ -250,7 +250,7 @@ func TestStreamBudgetReconciles(t *testing.T) {
 func tpmRace(t *testing.T, h *harness, addrs []string, n int) {
 	t.Helper()
 	h.update(admin.GatewaySettings{RateLimit: &store.RateLimit{TokensPerMinute: ptr(100)}})
-	h.mock.Script(mockprovider.Step{Latency: 300 * time.Millisecond, Times: n})
+	h.mock.Script(providertest.Step{Latency: 300 * time.Millisecond, Times: n})
 	body := chatBody("openai/gpt-4o-mini", `,"max_tokens":8`)
 	var mu sync.Mutex
 	admitted, tokens, refused := 0, 0, 0
@@ -413,7 +413,7 @@ func TestCapOnCompletionsAndEmbeddings(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{})
 	h.update(hardBudget(money.FromFloat(100), "monthly"))
-	h.mock.Script(mockprovider.Step{AnswerTokens: 5000})
+	h.mock.Script(providertest.Step{AnswerTokens: 5000})
 	resp, b := h.post(h.addr, gwPath("compat/completions"), h.token, `{"model":"openai/gpt-3.5-turbo-instruct","prompt":"say hello"}`)
 	wantStatus(t, resp, b, 200)
 	if u := answerUsage(t, b); u.CompletionTokens != defaultCompletionTokens {

@@ -7,10 +7,10 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/ids"
-	"github.com/sluicehq/sluice/rules"
-	"github.com/sluicehq/sluice/snapshot"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/ids"
+	"github.com/sluicehq/sluice/internal/rules"
+	"github.com/sluicehq/sluice/proxy/snapshot"
 )
 
 // Content rules (CONTRACT §7). The rules package matches; this file finds

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // Rules see every string the model reads (CONTRACT §7): a block rule on a
@@ -141,7 +141,7 @@ func TestRulesRedactToolCallAnswers(t *testing.T) {
 	ssn := "123-45-6789"
 
 	t.Run("openai", func(t *testing.T) {
-		h.mock.Script(mockprovider.Step{Body: toolCallAnswer(`{"ssn":"` + ssn + `","n":1}`)})
+		h.mock.Script(providertest.Step{Body: toolCallAnswer(`{"ssn":"` + ssn + `","n":1}`)})
 		resp, body := h.chat(chatSaying("openai/gpt-4o-mini", "look it up", ""))
 		wantStatus(t, resp, body, 200)
 		if args := answerArgs(t, body); args["ssn"] != "[REDACTED:us_ssn]" || args["n"] != 1.0 {

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // addRule creates a content rule on the harness gateway and rebuilds the

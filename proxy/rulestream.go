@@ -6,9 +6,9 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/llm"
-	"github.com/sluicehq/sluice/rules"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/rules"
 )
 
 // streamFilter applies the response rules to a stream, chunk by chunk.

@@ -19,12 +19,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/budget"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/ratelimit"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/ratelimit"
 )
 
 // privateRedis is a redis-server of the test's own on a free loopback

@@ -14,10 +14,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/openaischema"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // event is one server-sent event as a client reads it.
@@ -151,7 +151,7 @@ func TestStreamFlushesEachChunk(t *testing.T) {
 	want := answerUsage(t, b)
 
 	const delay = 150 * time.Millisecond
-	h.mock.Script(mockprovider.Step{Chunks: 5, ChunkDelay: delay})
+	h.mock.Script(providertest.Step{Chunks: 5, ChunkDelay: delay})
 	start := time.Now()
 	resp, sr := h.openStream(t, chatBody("openai/gpt-4o-mini", `,"stream":true`))
 	defer resp.Body.Close()
@@ -304,7 +304,7 @@ func TestStreamIncludeUsage(t *testing.T) {
 func TestStreamUpstreamResetMidStream(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(3, 0)}})
-	h.mock.Script(mockprovider.Step{Chunks: 5, ResetAfter: 2})
+	h.mock.Script(providertest.Step{Chunks: 5, ResetAfter: 2})
 	resp, sr := h.openStream(t, chatBody("openai/gpt-4o-mini", `,"stream":true`))
 	defer resp.Body.Close()
 	evs := sr.all(t)
@@ -337,7 +337,7 @@ func hasFlag(flags []string, f string) bool {
 func TestStreamRetriedBeforeFirstByte(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(2, 0)}})
-	h.mock.Script(mockprovider.Step{Status: 500})
+	h.mock.Script(providertest.Step{Status: 500})
 	resp, sr := h.openStream(t, chatBody("openai/gpt-4o-mini", `,"stream":true`))
 	defer resp.Body.Close()
 	evs := sr.all(t)
@@ -356,7 +356,7 @@ func TestStreamRetriedBeforeFirstByte(t *testing.T) {
 
 	// A stream failing before its first byte on every attempt is an
 	// ordinary JSON error, not a stream.
-	h.mock.Script(mockprovider.Step{Status: 503, Times: 2})
+	h.mock.Script(providertest.Step{Status: 503, Times: 2})
 	r, b := h.chat(chatBody("openai/gpt-4o-mini", `,"stream":true`))
 	wantAPIError(t, r, b, 502, "api_error", "upstream_error", "")
 }

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/openaischema"
-	"github.com/sluicehq/sluice/mockprovider"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // nativeProvider is one provider wire format the mock speaks, with the
@@ -32,7 +32,7 @@ var nativeProviders = []nativeProvider{
 	{provider: "anthropic", chat: "claude-sonnet-4-5", key: "sk-ant-wire-Hs8Kd2Pq5Zr1"},
 	{provider: "google", chat: "gemini-2.5-flash", embedding: "gemini-embedding-001", key: "AIzaWireGoogleKq93Lm27Xv"},
 	{provider: "bedrock", chat: "amazon.nova-lite-v1:0", embedding: "amazon.titan-embed-text-v2:0",
-		key: mockprovider.MockSecretAccessKey, opts: &store.KeyOptions{Region: "us-east-1", AccessKeyID: mockprovider.MockAccessKeyID}},
+		key: providertest.MockSecretAccessKey, opts: &store.KeyOptions{Region: "us-east-1", AccessKeyID: providertest.MockAccessKeyID}},
 	{provider: "azure-openai", chat: "gpt-4o-mini", embedding: "text-embedding-3-small", key: "azurewirekey7Gf3Np0Qs8Wd",
 		opts: &store.KeyOptions{APIVersion: "2024-10-21", Deployments: map[string]string{
 			"gpt-4o-mini": "chat-dep", "text-embedding-3-small": "emb-dep"}}},
@@ -68,9 +68,9 @@ func TestUpstreamKeyRejected(t *testing.T) {
 	googleBadKey := `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT",` +
 		`"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}`
 	for _, p := range nativeProviders {
-		steps := []mockprovider.Step{{Status: 401}, {Status: 403}}
+		steps := []providertest.Step{{Status: 401}, {Status: 403}}
 		if p.provider == "google" {
-			steps = append(steps, mockprovider.Step{Status: 400, Body: googleBadKey})
+			steps = append(steps, providertest.Step{Status: 400, Body: googleBadKey})
 		}
 		for _, step := range steps {
 			for _, stream := range []bool{false, true} {
@@ -227,7 +227,7 @@ func TestAnswersConformToOpenAI(t *testing.T) {
 				openaischema.Check(t, openaischema.Embeddings, p.provider+" embeddings", b)
 			}
 			// A stream the upstream breaks ends with an error event.
-			h.mock.Script(mockprovider.Step{ResetAfter: 1})
+			h.mock.Script(providertest.Step{ResetAfter: 1})
 			cs := chunks(t, path, chatBody(p.chat, `,"stream":true`))
 			last := cs[len(cs)-1]
 			if !strings.Contains(last, `"error"`) {
@@ -235,7 +235,7 @@ func TestAnswersConformToOpenAI(t *testing.T) {
 			}
 			openaischema.Check(t, openaischema.Error, p.provider+" stream error event", []byte(last))
 			// An upstream failure is answered in the error shape.
-			h.mock.Script(mockprovider.Step{Status: 500})
+			h.mock.Script(providertest.Step{Status: 500})
 			resp, b := h.do("POST", path, bearer(h.token), chatBody(p.chat, ""))
 			wantAPIError(t, resp, b, 502, "api_error", "upstream_error", "")
 		})

@@ -38,8 +38,8 @@ failed=()
 
 # The end-to-end test drives Sluice with the official openai npm client.
 if command -v npm >/dev/null; then
-	echo "test.sh: npm ci (e2e/node)"
-	(cd e2e/node && npm ci --no-audit --no-fund --loglevel=error) || failed+=(npm)
+	echo "test.sh: npm ci (internal/e2e/node)"
+	(cd internal/e2e/node && npm ci --no-audit --no-fund --loglevel=error) || failed+=(npm)
 elif [[ "${CI:-}" == "true" ]]; then
 	echo "test.sh: npm (Node.js) is required for the end-to-end tests" >&2
 	exit 1

@@ -53,7 +53,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // Base is the start of the data set: every record is at or after it and

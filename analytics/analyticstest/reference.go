@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // ref is the reference implementation: the definitions of backend.go

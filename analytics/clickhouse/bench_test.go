@@ -16,7 +16,7 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/analytics/analyticstest"
 	"github.com/sluicehq/sluice/analytics/clickhouse"
-	"github.com/sluicehq/sluice/ids"
+	"github.com/sluicehq/sluice/internal/ids"
 )
 
 // BenchmarkIngest writes batches of clickhouse.DefaultBatchSize records

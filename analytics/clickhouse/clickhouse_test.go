@@ -14,8 +14,8 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/analytics/analyticstest"
 	"github.com/sluicehq/sluice/analytics/clickhouse"
+	"github.com/sluicehq/sluice/analytics/clickhouse/migrations"
 	"github.com/sluicehq/sluice/internal/testenv"
-	chmigrations "github.com/sluicehq/sluice/migrations/clickhouse"
 )
 
 // open returns a migrated store on a fresh database, closed at cleanup.
@@ -371,7 +371,7 @@ func TestMigrateKeepsEarlierRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ms, err := chmigrations.All()
+	ms, err := migrations.All()
 	if err != nil {
 		t.Fatal(err)
 	}

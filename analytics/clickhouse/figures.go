@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // Percentiles are nearest-rank (analytics.Backend): exact, so neither

@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // Page sizes of the listings.

@@ -8,7 +8,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
-	chmigrations "github.com/sluicehq/sluice/migrations/clickhouse"
+	"github.com/sluicehq/sluice/analytics/clickhouse/migrations"
 )
 
 // createSchemaMigrations makes the table of applied migrations. A
@@ -49,7 +49,7 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read schema_migrations: %w", err)
 	}
-	ms, err := chmigrations.All()
+	ms, err := migrations.All()
 	if err != nil {
 		return nil, err
 	}

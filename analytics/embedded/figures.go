@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/money"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // where builds the WHERE clause of a query and its arguments.

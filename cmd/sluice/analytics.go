@@ -13,8 +13,8 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/analytics/clickhouse"
 	"github.com/sluicehq/sluice/analytics/embedded"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy"
-	"github.com/sluicehq/sluice/store"
 )
 
 const (

@@ -39,7 +39,7 @@ import (
 
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/canary"
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 const (
@@ -598,7 +598,7 @@ func TestAnalyticsFaultClickHouse(t *testing.T) {
 	buildSluice(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/analytics/clickhouse"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/mockprovider"
 	"github.com/sluicehq/sluice/proxy"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestServeLogsRequestsThroughThePipeline drives inference requests through
@@ -44,9 +44,9 @@ func TestServeLogsRequestsThroughThePipeline(t *testing.T) {
 
 // serveWithGateway starts `sluice serve` with a gateway on the mock
 // provider and returns the base URL, the chat URL, a token and the mock.
-func serveWithGateway(t *testing.T, ctx context.Context) (base, url, token string, mock *mockprovider.Server) {
+func serveWithGateway(t *testing.T, ctx context.Context) (base, url, token string, mock *providertest.Server) {
 	t.Helper()
-	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

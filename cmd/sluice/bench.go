@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/bench"
+	"github.com/sluicehq/sluice/internal/bench"
 )
 
 // benchOptions are the flags of `sluice bench`.

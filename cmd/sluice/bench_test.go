@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/bench"
+	"github.com/sluicehq/sluice/internal/bench"
 )
 
 // benchGatewayEnv makes this test binary, started by TestBench, run

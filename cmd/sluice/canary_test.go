@@ -20,7 +20,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/canary"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestCanaryServeProcess is the process-level canary check of checklist
@@ -36,7 +36,7 @@ func TestCanaryServeProcess(t *testing.T) {
 	chURL := testenv.ClickHouseDatabase(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,14 +102,14 @@ func TestCanaryServeProcess(t *testing.T) {
 	body := `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`
 	stream := `{"model":"openai/gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`
 	for _, step := range []struct {
-		s    mockprovider.Step
+		s    providertest.Step
 		body string
 	}{
-		{mockprovider.Step{Status: 401, Body: echo(key)}, body},
-		{mockprovider.Step{Status: 500, Body: echo("Bearer " + key), Times: 2}, body},
-		{mockprovider.Step{Status: 503, Body: echo(key[len(key)-12:])}, stream},
-		{mockprovider.Step{ResetAfter: 1}, stream},
-		{mockprovider.Step{}, body},
+		{providertest.Step{Status: 401, Body: echo(key)}, body},
+		{providertest.Step{Status: 500, Body: echo("Bearer " + key), Times: 2}, body},
+		{providertest.Step{Status: 503, Body: echo(key[len(key)-12:])}, stream},
+		{providertest.Step{ResetAfter: 1}, stream},
+		{providertest.Step{}, body},
 	} {
 		mock.Script(step.s)
 		postJSON(t, chatURL, tok, step.body)

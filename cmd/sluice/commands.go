@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/admin"
+	"github.com/sluicehq/sluice/internal/admin"
 )
 
 func newRootCmd() *cobra.Command {

@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sluicehq/sluice/internal/rules"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy"
-	"github.com/sluicehq/sluice/rules"
-	"github.com/sluicehq/sluice/secret"
-	"github.com/sluicehq/sluice/snapshot"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/proxy/snapshot"
 )
 
 // config is every setting of the binary. Each is a flag and an environment

@@ -16,7 +16,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // Configuration faults of `sluice serve` on PostgreSQL (security-reliability
@@ -113,7 +113,7 @@ func TestServeThroughPostgresOutageAndBadConfig(t *testing.T) {
 	pg := testenv.NewTCPProxy(t, dsn.Host)
 	dsn.Host = pg.Addr()
 
-	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // chromiumPath is Debian's Chromium, which the dashboard's end-to-end test
@@ -44,7 +44,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

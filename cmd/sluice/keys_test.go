@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/secret"
-	"github.com/sluicehq/sluice/store"
 )
 
 // runCmd runs the sluice command line with args and returns its output.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicehq/sluice/budget"
-	"github.com/sluicehq/sluice/ratelimit"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/proxy/ratelimit"
 )
 
 // openRedis connects to --redis-url, or returns nil without one. The

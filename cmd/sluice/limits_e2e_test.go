@@ -8,20 +8,20 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestOversizedBodyRealClients sends an 11 MiB request to `sluice serve`
 // with real clients: Python's standard library, which writes the whole
-// body before reading the answer (e2e/python/oversized_body.py; it saw
+// body before reading the answer (internal/e2e/python/oversized_body.py; it saw
 // "Connection reset by peer" when the server closed the connection it had
-// not read), and the official openai npm client (e2e/node/limits.test.mjs).
+// not read), and the official openai npm client (internal/e2e/node/limits.test.mjs).
 // Each must read the 413 body_too_large, not fail with a connection error
 // (which the SDKs retry).
 func TestOversizedBodyRealClients(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestOversizedBodyRealClients(t *testing.T) {
 		if _, err := exec.LookPath("python3"); err != nil {
 			needTool(t, "python3 is not installed")
 		}
-		script, err := filepath.Abs("../../e2e/python/oversized_body.py")
+		script, err := filepath.Abs("../../internal/e2e/python/oversized_body.py")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestOversizedBodyRealClients(t *testing.T) {
 	})
 
 	t.Run("openai npm client", func(t *testing.T) {
-		nodeDir, err := filepath.Abs("../../e2e/node")
+		nodeDir, err := filepath.Abs("../../internal/e2e/node")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestOversizedBodyRealClients(t *testing.T) {
 			needTool(t, "node is not installed")
 		}
 		if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
-			needTool(t, "the openai npm package is not installed: run `npm ci` in e2e/node (make test does)")
+			needTool(t, "the openai npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
 		}
 		cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "limits.test.mjs")
 		cmd.Dir = nodeDir

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // mockProviderCmd is `sluice mock-provider`: the mock upstream provider as
@@ -41,7 +41,7 @@ POST /_mock/reset clears the count.`,
 			return err
 		}
 		log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lvl}))
-		srv := mockprovider.New(mockprovider.Options{Logger: log})
+		srv := providertest.New(providertest.Options{Logger: log})
 		fmt.Fprintf(cmd.OutOrStdout(), "mock provider listening on %s (OpenAI base URL %s/v1)\n", ln.Addr(), mockBaseURL(ln.Addr()))
 		return srv.Serve(cmd.Context(), ln)
 	}

@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestOpenAIClientEndToEnd drives `sluice serve` with the official openai
-// npm client (e2e/node), against the project's mock provider: chat plain
+// npm client (internal/e2e/node), against the project's mock provider: chat plain
 // and streamed, completions and embeddings, through /compat and a provider
 // path, and a bad token. scripts/test.sh installs the client (npm ci).
 func TestOpenAIClientEndToEnd(t *testing.T) {
-	nodeDir, err := filepath.Abs("../../e2e/node")
+	nodeDir, err := filepath.Abs("../../internal/e2e/node")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +26,11 @@ func TestOpenAIClientEndToEnd(t *testing.T) {
 		needTool(t, "node is not installed")
 	}
 	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
-		needTool(t, "the openai npm package is not installed: run `npm ci` in e2e/node (make test does)")
+		needTool(t, "the openai npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/mockprovider"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // e2eProvider is one provider of the end-to-end matrix, as
-// e2e/node/providers.test.mjs reads it from SLUICE_PROVIDERS.
+// internal/e2e/node/providers.test.mjs reads it from SLUICE_PROVIDERS.
 type e2eProvider struct {
 	Provider string `json:"provider"`
 	// Chat and Embedding are the provider's own model ids; Embedding is ""
@@ -51,14 +51,14 @@ const (
 // openai npm client against every native provider's wire format, spoken
 // by the project's mock provider: one gateway with a key for each of
 // openai, anthropic, google, bedrock, azure-openai and cohere, all
-// pointing at the mock. e2e/node/providers.test.mjs runs chat (plain and
+// pointing at the mock. internal/e2e/node/providers.test.mjs runs chat (plain and
 // streamed, with and without the usage chunk), a tool call round trip
 // where the mock calls tools, embeddings where the provider has them, and
 // the 400s of features a provider cannot serve, through each provider
 // path and through /compat. Then the mock's log shows that each adapter
 // called its provider's native path with its native authentication.
 func TestProvidersClientEndToEnd(t *testing.T) {
-	nodeDir, err := filepath.Abs("../../e2e/node")
+	nodeDir, err := filepath.Abs("../../internal/e2e/node")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +66,11 @@ func TestProvidersClientEndToEnd(t *testing.T) {
 		needTool(t, "node is not installed")
 	}
 	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
-		needTool(t, "the openai npm package is not installed: run `npm ci` in e2e/node (make test does)")
+		needTool(t, "the openai npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := mockprovider.Start(ctx, "127.0.0.1:0")
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +83,8 @@ func TestProvidersClientEndToEnd(t *testing.T) {
 		{Provider: "google", Chat: "gemini-2.5-flash", Embedding: "gemini-embedding-001", Vision: true, JSON: true,
 			key: e2eGoogleKey},
 		{Provider: "bedrock", Chat: "amazon.nova-lite-v1:0", Embedding: "amazon.titan-embed-text-v2:0", Tools: true, Vision: true,
-			key:     mockprovider.MockSecretAccessKey,
-			options: fmt.Sprintf(`{"region":"us-east-1","access_key_id":%q}`, mockprovider.MockAccessKeyID)},
+			key:     providertest.MockSecretAccessKey,
+			options: fmt.Sprintf(`{"region":"us-east-1","access_key_id":%q}`, providertest.MockAccessKeyID)},
 		{Provider: "azure-openai", Chat: "gpt-4o-mini", Embedding: "text-embedding-3-small", Vision: true, JSON: true,
 			key:     e2eAzureKey,
 			options: `{"api_version":"2024-10-21","deployments":{"gpt-4o-mini":"chat-dep","text-embedding-3-small":"emb-dep"}}`},
@@ -157,7 +157,7 @@ type upstreamCall struct {
 // called (chat, stream and embeddings where the matrix has them) and that
 // every request to a native path carried that provider's credential, in
 // that provider's header, and no other.
-func checkUpstreamCalls(t *testing.T, reqs []mockprovider.Recorded) {
+func checkUpstreamCalls(t *testing.T, reqs []providertest.Recorded) {
 	prefix := strings.HasPrefix
 	want := []upstreamCall{
 		{"openai", "chat", func(p, _ string) bool { return p == "/v1/chat/completions" }},
@@ -264,7 +264,7 @@ var translations = []struct{ provider, what, body string }{
 
 // wrongAuth returns why r does not carry provider's native credential,
 // or "".
-func wrongAuth(provider string, r mockprovider.Recorded) string {
+func wrongAuth(provider string, r providertest.Recorded) string {
 	h := r.Header
 	bearer := func(key string) string {
 		if got := h.Get("Authorization"); got != "Bearer "+key {
@@ -300,13 +300,13 @@ func wrongAuth(provider string, r mockprovider.Recorded) string {
 		return only("Api-Key", e2eAzureKey)
 	case "bedrock":
 		auth := h.Get("Authorization")
-		if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential="+mockprovider.MockAccessKeyID+"/") ||
+		if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential="+providertest.MockAccessKeyID+"/") ||
 			!strings.Contains(auth, "/us-east-1/bedrock/aws4_request") || h.Get("X-Amz-Date") == "" {
 			return fmt.Sprintf("Authorization %q, want a SigV4 signature of the mock's access key for us-east-1", auth)
 		}
 		for name, vs := range h {
 			for _, v := range vs {
-				if strings.Contains(v, mockprovider.MockSecretAccessKey) {
+				if strings.Contains(v, providertest.MockSecretAccessKey) {
 					return "the secret access key was sent in " + name
 				}
 			}

@@ -12,16 +12,16 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/breaker"
-	"github.com/sluicehq/sluice/cache"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/graph/rest"
-	"github.com/sluicehq/sluice/providers"
+	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/proxy"
-	"github.com/sluicehq/sluice/snapshot"
-	"github.com/sluicehq/sluice/tokenize"
+	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/respcache"
+	"github.com/sluicehq/sluice/proxy/snapshot"
+	"github.com/sluicehq/sluice/proxy/tokenize"
 	"github.com/sluicehq/sluice/web"
 )
 
@@ -108,9 +108,9 @@ func serve(ctx context.Context, c *config, which parts) error {
 			MaxConnsPerHost: c.UpstreamConnsPerHost})
 		// The response cache: shared through Redis when it is set, else
 		// in process (nil).
-		var respCache cache.Store
+		var respCache respcache.Store
 		if rc != nil {
-			if respCache, err = cache.NewRedis(cache.RedisConfig{Client: rc, Logger: log}); err != nil {
+			if respCache, err = respcache.NewRedis(respcache.RedisConfig{Client: rc, Logger: log}); err != nil {
 				return err
 			}
 		}

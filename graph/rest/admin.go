@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/auth"
 )
 
 // AdminOptions configure the admin handler.

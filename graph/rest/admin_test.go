@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/secret"
 )
 
 const testAdminToken = "sk-sl-test-admin-token-000000000000000000"

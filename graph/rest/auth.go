@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/auth"
-	"github.com/sluicehq/sluice/ids"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/ids"
 )
 
 // Authenticator resolves an admin credential (the bearer secret) to a

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/internal/apierr"
 )
 
 // MaxBodyBytes bounds an admin request body. The largest admin body is a

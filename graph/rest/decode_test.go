@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/internal/apierr"
 )
 
 // strictRules decodes itself strictly, as a nested body would, and so

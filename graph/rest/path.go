@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/internal/apierr"
 )
 
 // requestPath returns the path exactly as the client sent it: the request

@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/auth"
 )
 
 // setHeaders sets the headers of every JSON answer. Admin answers carry

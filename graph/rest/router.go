@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sluicehq/sluice/apierr"
+	"github.com/sluicehq/sluice/internal/apierr"
 )
 
 // HandlerFunc handles one admin request. It writes its response on success

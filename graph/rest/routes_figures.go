@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/apierr"
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/auth"
 )
 
 // maxMetadataFilters is the most ?metadata=key=value filters of a log

@@ -3,8 +3,8 @@ package rest
 import (
 	"net/http"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
 )
 
 // gatewayRoutes registers what belongs to a gateway: provider keys,

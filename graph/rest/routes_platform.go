@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/auth"
 )
 
 // platformRoutes registers what is not under a tenant: the playground,

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/graph/rest"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/secret"
-	"github.com/sluicehq/sluice/store"
 )
 
 // TestCredentialChangesTakeEffect is security checklist item 27 on the

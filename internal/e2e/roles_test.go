@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/auth"
+	"github.com/sluicehq/sluice/internal/auth"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 

@@ -13,14 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/admin"
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/analytics/embedded"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/graph/rest"
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/testenv"
-	"github.com/sluicehq/sluice/money"
-	"github.com/sluicehq/sluice/secret"
 )
 
 // scopeEnv is the admin API over a relational store and the embedded

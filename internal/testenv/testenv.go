@@ -15,7 +15,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // pgx database/sql driver
 
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // Backend names a relational store variant.

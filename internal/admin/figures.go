@@ -1,0 +1,479 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// Range is the time span of a figure. The zero Range is the last 24 hours
+// ending now; a zero From is 24 hours before To, a zero To is now.
+type Range struct {
+	From, To time.Time
+}
+
+// Spend is the cost of a gateway or tenant with the budget state (the
+// gateway's budget; nil for a tenant or a gateway without one).
+type Spend struct {
+	analytics.Spend
+	Budget *store.Budget `json:"budget"`
+}
+
+// LogQuery selects request logs. Zero fields match everything.
+type LogQuery struct {
+	TenantID, GatewayID, UserID, Provider, Model, ErrorCode string
+	Status                                                  int
+	Metadata                                                map[string]string
+	Range                                                   Range
+	Page                                                    Page
+}
+
+const (
+	maxRange       = 400 * 24 * time.Hour
+	maxMinuteRange = 2 * 24 * time.Hour
+	maxHourRange   = 90 * 24 * time.Hour
+	// maxLogMetadata matches the inference header x-sluice-metadata, which
+	// carries at most 8 values.
+	maxLogMetadata = 8
+)
+
+// Time-series intervals.
+const (
+	IntervalMinute = "minute"
+	IntervalHour   = "hour"
+	IntervalDay    = "day"
+)
+
+// groupBys are the dimensions of /stats/analytics.
+var groupBys = map[string]bool{"model": true, "provider": true, "gateway": true, "user": true, "status": true, "error_code": true}
+
+// checkRange fills the defaults of r and validates it.
+func (s *Service) checkRange(r Range) (Range, error) {
+	if r.To.IsZero() {
+		r.To = s.now()
+	}
+	if r.From.IsZero() {
+		r.From = r.To.Add(-24 * time.Hour)
+	}
+	r.From, r.To = r.From.UTC(), r.To.UTC()
+	if !r.From.Before(r.To) {
+		return r, apierr.Invalid("from", "from must be before to")
+	}
+	if r.To.Sub(r.From) > maxRange {
+		return r, apierr.Invalid("from", "a range spans at most 400 days")
+	}
+	return r, nil
+}
+
+// scope is the analytics query of the scope rule for tenantID: the
+// Administrator sees the tenant given (or all with ""); every other role
+// its own tenant, a tenant id of another answering 404. With ownOnly, roles
+// below Tenant Administrator see only requests made with their own tokens.
+func (s *Service) scope(ctx context.Context, p *auth.Principal, tenantID string, ownOnly bool) (analytics.Query, error) {
+	var q analytics.Query
+	if tenantID != "" {
+		if _, err := s.tenant(ctx, s.db, p, tenantID); err != nil {
+			return q, err
+		}
+	}
+	switch p.Role {
+	case auth.Administrator:
+		q.TenantID = tenantID
+	case auth.TenantAdministrator:
+		q.TenantID = p.TenantID
+	default:
+		q.TenantID = p.TenantID
+		if ownOnly {
+			q.UserID = p.UserID
+		}
+	}
+	return q, nil
+}
+
+// Stats answers the usage figures of a range under the scope rule.
+func (s *Service) Stats(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*analytics.Stats, error) {
+	if err := s.can(ctx, p, auth.OpStats); err != nil {
+		return nil, err
+	}
+	q, err := s.scope(ctx, p, tenantID, true)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, err
+	}
+	q.From, q.To = r.From, r.To
+	st, err := s.cfg.Analytics.Stats(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("read stats: %w", err)
+	}
+	if st == nil {
+		st = &analytics.Stats{From: q.From, To: q.To}
+	}
+	return st, nil
+}
+
+// Timeseries answers the usage of a range per minute, hour or day under
+// the scope rule. An empty interval is hour for ranges up to 90 days and
+// day beyond.
+func (s *Service) Timeseries(ctx context.Context, p *auth.Principal, tenantID, interval string, r Range) (*analytics.Timeseries, error) {
+	if err := s.can(ctx, p, auth.OpStatsTimeseries); err != nil {
+		return nil, err
+	}
+	q, err := s.scope(ctx, p, tenantID, true)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, err
+	}
+	span := r.To.Sub(r.From)
+	switch interval {
+	case "":
+		interval = IntervalHour
+		if span > maxHourRange {
+			interval = IntervalDay
+		}
+	case IntervalMinute:
+		if span > maxMinuteRange {
+			return nil, apierr.Invalid("interval", "interval minute serves ranges of at most 2 days; use hour or day")
+		}
+	case IntervalHour:
+		if span > maxHourRange {
+			return nil, apierr.Invalid("interval", "interval hour serves ranges of at most 90 days; use day")
+		}
+	case IntervalDay:
+	default:
+		return nil, apierr.Invalid("interval", "interval must be minute, hour or day")
+	}
+	q.From, q.To = r.From, r.To
+	ts, err := s.cfg.Analytics.Timeseries(ctx, q, interval)
+	if err != nil {
+		return nil, fmt.Errorf("read timeseries: %w", err)
+	}
+	if ts == nil {
+		ts = &analytics.Timeseries{Interval: interval, Points: []analytics.Point{}}
+	}
+	return ts, nil
+}
+
+// Analysis groups the usage of a range by model, provider, gateway, user,
+// status or error code. The Administrator sees any tenant (or all); other
+// roles their own tenant.
+func (s *Service) Analysis(ctx context.Context, p *auth.Principal, tenantID, groupBy string, r Range) (*analytics.Analysis, error) {
+	if err := s.can(ctx, p, auth.OpStatsAnalytics); err != nil {
+		return nil, err
+	}
+	q, err := s.scope(ctx, p, tenantID, false)
+	if err != nil {
+		return nil, err
+	}
+	if groupBy == "" {
+		groupBy = "model"
+	}
+	if !groupBys[groupBy] {
+		return nil, apierr.Invalid("group_by", "group_by must be model, provider, gateway, user, status or error_code")
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, err
+	}
+	q.From, q.To = r.From, r.To
+	a, err := s.cfg.Analytics.Analysis(ctx, q, groupBy)
+	if err != nil {
+		return nil, fmt.Errorf("read analysis: %w", err)
+	}
+	if a == nil {
+		a = &analytics.Analysis{From: q.From, To: q.To, GroupBy: groupBy, Groups: []analytics.Group{}}
+	}
+	return a, nil
+}
+
+// spend reads the spend of q, never answering nil.
+func (s *Service) spend(ctx context.Context, q analytics.Query) (*Spend, error) {
+	sp, err := s.cfg.Analytics.Spend(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("read spend: %w", err)
+	}
+	if sp == nil {
+		sp = &analytics.Spend{From: q.From, To: q.To, ByModel: []analytics.ModelSpend{}, ByDay: []analytics.DaySpend{}}
+	}
+	return &Spend{Spend: *sp}, nil
+}
+
+// GatewaySpend answers the cost of a gateway over a range, by model and by
+// day, with its budget state.
+func (s *Service) GatewaySpend(ctx context.Context, p *auth.Principal, gatewayID string, r Range) (*Spend, error) {
+	if err := s.can(ctx, p, auth.OpGatewaySpend); err != nil {
+		return nil, err
+	}
+	g, err := s.gateway(ctx, s.db, p, gatewayID)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, err
+	}
+	sp, err := s.spend(ctx, analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To})
+	if err != nil {
+		return nil, err
+	}
+	s.fillBudget(ctx, g.Budget, "gateway:"+g.ID)
+	sp.Budget = g.Budget
+	return sp, nil
+}
+
+// TenantSpend answers the cost of a tenant over a range, by model and by
+// day. Tenants have no budget of their own: Budget is nil.
+func (s *Service) TenantSpend(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*Spend, error) {
+	if err := s.can(ctx, p, auth.OpTenantSpend); err != nil {
+		return nil, err
+	}
+	t, err := s.tenant(ctx, s.db, p, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, err
+	}
+	return s.spend(ctx, analytics.Query{TenantID: t.ID, From: r.From, To: r.To})
+}
+
+// TenantAnalysis answers a tenant's top gateways, users and models, error
+// rate and cache savings over a range.
+func (s *Service) TenantAnalysis(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*analytics.TenantAnalysis, error) {
+	if err := s.can(ctx, p, auth.OpTenantAnalytics); err != nil {
+		return nil, err
+	}
+	t, err := s.tenant(ctx, s.db, p, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, err
+	}
+	q := analytics.Query{TenantID: t.ID, From: r.From, To: r.To}
+	a, err := s.cfg.Analytics.TenantAnalysis(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("read tenant analysis: %w", err)
+	}
+	if a == nil {
+		a = &analytics.TenantAnalysis{From: q.From, To: q.To, TopGateways: []analytics.Group{}, TopUsers: []analytics.Group{}, TopModels: []analytics.Group{}}
+	}
+	return a, nil
+}
+
+// checkFigurePage validates the limit of an analytics listing. Its cursor
+// belongs to the analytics backend, which checks it; here it is only
+// bounded in size.
+func checkFigurePage(pg Page) (Page, error) {
+	checked, err := checkPage(Page{Limit: pg.Limit})
+	if err != nil {
+		return pg, err
+	}
+	if len(pg.Cursor) > 1024 {
+		return pg, apierr.Invalid("cursor", "cursor is not valid")
+	}
+	checked.Cursor = pg.Cursor
+	return checked, nil
+}
+
+// Logs lists request logs, newest first. A caller other than the
+// Administrator sees only its own tenant's logs.
+func (s *Service) Logs(ctx context.Context, p *auth.Principal, lq LogQuery) (*List[analytics.Record], error) {
+	if err := s.can(ctx, p, auth.OpLogList); err != nil {
+		return nil, err
+	}
+	q, err := s.scope(ctx, p, lq.TenantID, false)
+	if err != nil {
+		return nil, err
+	}
+	if lq.GatewayID != "" {
+		g, err := s.gateway(ctx, s.db, p, lq.GatewayID)
+		if err != nil {
+			return nil, err
+		}
+		q.GatewayID = g.ID
+	}
+	pg, err := checkFigurePage(lq.Page)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.checkRange(lq.Range)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ param, v string }{
+		{"user", lq.UserID}, {"provider", lq.Provider}, {"model", lq.Model}, {"error_code", lq.ErrorCode},
+	} {
+		if err := checkText(f.param, f.v, 256, false); err != nil {
+			return nil, err
+		}
+	}
+	if lq.Status != 0 && (lq.Status < 100 || lq.Status > 599) {
+		return nil, apierr.Invalid("status", "status must be an HTTP status between 100 and 599")
+	}
+	if len(lq.Metadata) > maxLogMetadata {
+		return nil, apierr.Invalid("metadata", "at most %d metadata filters", maxLogMetadata)
+	}
+	for k, v := range lq.Metadata {
+		if err := checkText("metadata", k, 256, true); err != nil {
+			return nil, err
+		}
+		if err := checkText("metadata", v, 1024, false); err != nil {
+			return nil, err
+		}
+	}
+	q.From, q.To = r.From, r.To
+	if lq.UserID != "" {
+		q.UserID = lq.UserID
+	}
+	recs, next, err := s.cfg.Analytics.Logs(ctx, analytics.LogFilter{
+		Query: q, Provider: lq.Provider, Model: lq.Model, Status: lq.Status, ErrorCode: lq.ErrorCode,
+		Metadata: lq.Metadata, Limit: pg.Limit, Cursor: pg.Cursor,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read logs: %w", err)
+	}
+	if recs == nil {
+		recs = []analytics.Record{}
+	}
+	return &List[analytics.Record]{Data: recs, NextCursor: next}, nil
+}
+
+// Log reads one request log with its bodies and trace id.
+func (s *Service) Log(ctx context.Context, p *auth.Principal, id string) (*analytics.Record, error) {
+	if err := s.can(ctx, p, auth.OpLogRead); err != nil {
+		return nil, err
+	}
+	rec, err := s.cfg.Analytics.Log(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	if rec == nil {
+		return nil, s.missing(ctx, p, "log", id, reasonNotFound)
+	}
+	if !p.SeesTenant(rec.TenantID) {
+		return nil, s.missing(ctx, p, "log", id, reasonOtherTenant)
+	}
+	return rec, nil
+}
+
+// GatewayTraces lists the traces of a gateway over a range, newest first.
+func (s *Service) GatewayTraces(ctx context.Context, p *auth.Principal, gatewayID string, r Range, pg Page) (*List[analytics.TraceSummary], error) {
+	return gatewayListing(ctx, s, p, auth.OpTraceList, gatewayID, r, pg, "traces", s.cfg.Analytics.Traces)
+}
+
+// Trace reads the span tree of one trace.
+func (s *Service) Trace(ctx context.Context, p *auth.Principal, id string) (*analytics.Trace, error) {
+	if err := s.can(ctx, p, auth.OpTraceRead); err != nil {
+		return nil, err
+	}
+	return s.readTrace(ctx, p, id)
+}
+
+// readTrace reads a trace the principal may see, or answers 404.
+func (s *Service) readTrace(ctx context.Context, p *auth.Principal, id string) (*analytics.Trace, error) {
+	q, err := s.scope(ctx, p, "", false) // an Administrator: any tenant
+	if err != nil {
+		return nil, err
+	}
+	tr, err := s.cfg.Analytics.Trace(ctx, id, q.TenantID)
+	if err != nil {
+		return nil, fmt.Errorf("read trace: %w", err)
+	}
+	if tr == nil || !p.SeesTenant(tr.TenantID) {
+		return nil, s.missing(ctx, p, "trace", id, reasonNotVisible)
+	}
+	return tr, nil
+}
+
+// GuardrailStats answers the hits of a gateway's content rules over a range.
+func (s *Service) GuardrailStats(ctx context.Context, p *auth.Principal, gatewayID string, r Range) (*analytics.GuardrailStats, error) {
+	if err := s.can(ctx, p, auth.OpGuardrailStats); err != nil {
+		return nil, err
+	}
+	g, err := s.gateway(ctx, s.db, p, gatewayID)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, err
+	}
+	q := analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To}
+	gs, err := s.cfg.Analytics.GuardrailStats(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("read guardrail stats: %w", err)
+	}
+	if gs == nil {
+		gs = &analytics.GuardrailStats{From: q.From, To: q.To, ByRule: []analytics.RuleHits{}, Points: []analytics.Point{}}
+	}
+	return gs, nil
+}
+
+// GuardrailEvents lists the rule hits of a gateway over a range, newest first.
+func (s *Service) GuardrailEvents(ctx context.Context, p *auth.Principal, gatewayID string, r Range, pg Page) (*List[analytics.GuardrailEvent], error) {
+	return gatewayListing(ctx, s, p, auth.OpGuardrailEvents, gatewayID, r, pg, "guardrail events", s.cfg.Analytics.GuardrailEvents)
+}
+
+// CircuitBreaker lists the circuit-breaker state of every provider key of
+// a gateway; a key the breakers have no state for is closed.
+func (s *Service) CircuitBreaker(ctx context.Context, p *auth.Principal, gatewayID string) (*List[BreakerState], error) {
+	if err := s.can(ctx, p, auth.OpCircuitBreaker); err != nil {
+		return nil, err
+	}
+	g, err := s.gateway(ctx, s.db, p, gatewayID)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := store.All[store.ProviderKey](ctx, s.db, "id", store.Eq("tenant_id", g.TenantID), store.Eq("gateway_id", g.ID))
+	if err != nil {
+		return nil, fmt.Errorf("list provider keys: %w", err)
+	}
+	var states map[string]BreakerState
+	if s.cfg.Breakers != nil {
+		states = s.cfg.Breakers.BreakerStates(g.ID)
+	}
+	out := make([]BreakerState, 0, len(keys))
+	for _, k := range keys {
+		st, ok := states[k.Provider+"/"+k.Alias]
+		if !ok || st.State == "" {
+			st = BreakerState{State: "closed"}
+		}
+		st.Provider, st.KeyAlias = k.Provider, k.Alias
+		out = append(out, st)
+	}
+	return &List[BreakerState]{Data: out}, nil
+}
+
+// gatewayListing is a paged analytics listing of one gateway over a range:
+// the policy check, the gateway's tenant scope, page and range checks,
+// then read, with an empty list rather than null.
+func gatewayListing[T any](ctx context.Context, s *Service, p *auth.Principal, op auth.Op, gatewayID string, r Range, pg Page, what string,
+	read func(ctx context.Context, q analytics.Query, limit int, cursor string) ([]T, *string, error)) (*List[T], error) {
+	if err := s.can(ctx, p, op); err != nil {
+		return nil, err
+	}
+	g, err := s.gateway(ctx, s.db, p, gatewayID)
+	if err != nil {
+		return nil, err
+	}
+	if pg, err = checkFigurePage(pg); err != nil {
+		return nil, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, err
+	}
+	rows, next, err := read(ctx, analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To}, pg.Limit, pg.Cursor)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if rows == nil {
+		rows = []T{}
+	}
+	return &List[T]{Data: rows, NextCursor: next}, nil
+}

@@ -1,0 +1,341 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/encoding/httpbinding"
+
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/secret"
+)
+
+// The Bedrock adapter speaks the Bedrock runtime API: Converse and
+// ConverseStream for chat, InvokeModel for the Titan and Cohere embedding
+// models. Every request is signed with SigV4 by the AWS SDK's signer; the
+// call itself goes through the shared fasthttp Client. The files:
+//
+//	bedrock.go          the adapter: endpoint, signing, calls, errors
+//	bedrock_request.go  OpenAI chat request → Converse request
+//	bedrock_answer.go   Converse answer → chat.completion; usage
+//	bedrock_stream.go   ConverseStream event stream → chat.completion.chunk
+//	bedrock_embed.go    OpenAI embeddings ↔ InvokeModel (Titan, Cohere)
+
+const (
+	// bedrockService is the SigV4 signing name of the Bedrock runtime.
+	bedrockService = "bedrock"
+	// bedrockFallbackRegion signs requests of a key that has a base_url
+	// but no options.region (a proxy or a mock in front of Bedrock).
+	bedrockFallbackRegion = "us-east-1"
+)
+
+// Bedrock is the adapter for Amazon Bedrock. A key's secret is the AWS
+// secret access key; options.access_key_id and options.region complete
+// the credential, and base_url, when set, replaces
+// https://bedrock-runtime.{region}.amazonaws.com.
+type Bedrock struct {
+	c      *Client
+	signer *v4.Signer
+	// now is the signing time and the "created" of answers; newID makes
+	// answer ids. Tests fix both.
+	now   func() time.Time
+	newID func() string
+}
+
+var (
+	_ Provider  = (*Bedrock)(nil)
+	_ Embedder  = (*Bedrock)(nil)
+	_ Validator = (*Bedrock)(nil)
+)
+
+// newBedrock returns the bedrock adapter, which sends its calls through c.
+func newBedrock(c *Client) Provider { return NewBedrock(c) }
+
+// NewBedrock returns the Bedrock adapter, which sends its calls through c.
+func NewBedrock(c *Client) *Bedrock {
+	return &Bedrock{c: c, signer: v4.NewSigner(), now: time.Now, newID: randomID}
+}
+
+// Name returns "bedrock".
+func (b *Bedrock) Name() string { return "bedrock" }
+
+// Validate refuses, before any attempt, what Bedrock cannot serve: n > 1,
+// image URLs, response_format JSON modes, seed, logprobs, … for chat, and
+// model families without an embeddings mapping for embeddings.
+func (b *Bedrock) Validate(req *Request) error {
+	if req.Op == llm.OpEmbeddings {
+		_, err := bedrockEmbedPlan(req)
+		return err
+	}
+	_, err := bedrockConverseBody(req.Body, req.MaxOutputTokens)
+	return err
+}
+
+// Chat sends a Converse request and translates the answer.
+func (b *Bedrock) Chat(ctx context.Context, req *Request) (*Response, error) {
+	body, err := bedrockConverseBody(req.Body, req.MaxOutputTokens)
+	if err != nil {
+		return nil, err
+	}
+	hr, err := b.httpRequest(ctx, req, "converse", body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.c.Do(ctx, &hr)
+	if err != nil {
+		return nil, bedrockScrubbed(err, req.Cred)
+	}
+	p := bodyParsers.Get()
+	defer bodyParsers.Put(p)
+	out, usage, err := bedrockChatAnswer(p, resp.Body, b.answerMeta(req))
+	if err != nil {
+		return nil, bedrockScrubbed(err, req.Cred)
+	}
+	return &Response{Body: out, Usage: usage}, nil
+}
+
+// ChatStream sends a ConverseStream request. It returns once Bedrock
+// answered with a success status and the stream's first chunk arrived (or
+// the exception sent in its place, as an *Error).
+func (b *Bedrock) ChatStream(ctx context.Context, req *Request) (Stream, error) {
+	body, err := bedrockConverseBody(req.Body, req.MaxOutputTokens)
+	if err != nil {
+		return nil, err
+	}
+	hr, err := b.httpRequest(ctx, req, "converse-stream", body)
+	if err != nil {
+		return nil, err
+	}
+	sr, err := b.c.Stream(ctx, &hr)
+	if err != nil {
+		return nil, bedrockScrubbed(err, req.Cred)
+	}
+	// A proxy in front of Bedrock may answer JSON or HTML with a 2xx;
+	// neither is an event stream.
+	if ct := sr.Header("Content-Type"); bytes.Contains(ct, []byte("json")) || bytes.Contains(ct, []byte("html")) {
+		raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
+		_ = sr.Close()
+		msg := bedrockScrub(errorMessage(raw), req.Cred)
+		if msg == "" {
+			msg = errInvalidResponse
+		}
+		return nil, &Error{Status: http.StatusBadGateway, Message: msg}
+	}
+	s := newBedrockStream(sr, b.answerMeta(req), req.ClientWantsUsage, req.Cred)
+	s.resp = sr
+	// Bedrock reports throttling and overload as often in the stream as
+	// with a status. Reading up to the first chunk here gives an exception
+	// that arrives before any content its real status, while it can still
+	// be retried: nothing has reached the client yet.
+	first, err := s.Next()
+	if err != nil {
+		_ = s.Close()
+		if err == io.EOF {
+			return nil, &Error{Status: http.StatusBadGateway, Message: "the bedrock stream ended without content"}
+		}
+		return nil, err
+	}
+	s.pending = first
+	return s, nil
+}
+
+// answerMeta is what every answer to req is stamped with.
+func (b *Bedrock) answerMeta(req *Request) bedrockMeta {
+	return bedrockMeta{id: "chatcmpl-" + b.newID(), created: b.now().Unix(), model: req.Model}
+}
+
+// bedrockTarget is where and as whom a key's requests go.
+type bedrockTarget struct {
+	origin string // scheme://host[:port], the port only when not the default
+	prefix string // the base URL's path, escaped, without a trailing slash
+	region string
+	creds  aws.Credentials
+}
+
+// bedrockTargetOf resolves the endpoint and credentials of cred.
+func bedrockTargetOf(ctx context.Context, cred Credential) (bedrockTarget, error) {
+	region := cred.Options.Region
+	var t bedrockTarget
+	if cred.BaseURL == "" {
+		if region == "" {
+			return t, &Error{Status: http.StatusBadRequest, Message: "the bedrock key has no options.region and no base_url"}
+		}
+		// The region is held to DNS-label characters by the admin API;
+		// checked again here because it becomes part of a host name.
+		if !bedrockRegionOK(region) {
+			return t, &Error{Status: http.StatusBadRequest, Message: "the bedrock key's options.region is not an AWS region"}
+		}
+		t.origin = "https://bedrock-runtime." + region + ".amazonaws.com"
+	} else {
+		u, err := url.Parse(cred.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return t, &Error{Status: http.StatusBadRequest, Message: "the bedrock key's base_url is not an absolute http(s) URL"}
+		}
+		host := u.Host
+		// A default port is dropped so that the Host header fasthttp sends
+		// and the host the signer signs are the same string.
+		if h, port, err := net.SplitHostPort(host); err == nil &&
+			(u.Scheme == "https" && port == "443" || u.Scheme == "http" && port == "80") {
+			host = h
+			if strings.Contains(h, ":") {
+				host = "[" + h + "]"
+			}
+		}
+		t.origin = u.Scheme + "://" + host
+		t.prefix = strings.TrimRight(u.EscapedPath(), "/")
+		if region == "" {
+			region = bedrockFallbackRegion
+		}
+	}
+	t.region = region
+	creds, err := credentials.NewStaticCredentialsProvider(cred.Options.AccessKeyID, cred.Key.Reveal(), "").Retrieve(ctx)
+	if err != nil {
+		return t, &Error{Status: http.StatusUnauthorized,
+			Message: "the bedrock key needs options.access_key_id and the secret access key as its key"}
+	}
+	t.creds = creds
+	return t, nil
+}
+
+func bedrockRegionOK(r string) bool {
+	if r == "" || len(r) > 32 {
+		return false
+	}
+	for i := 0; i < len(r); i++ {
+		if c := r[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// httpRequest builds the signed call of operation op ("converse",
+// "converse-stream", "invoke") on req's model.
+//
+// The signature is computed by the AWS SDK's SigV4 signer on a net/http
+// request built only for that, carrying exactly the headers fasthttp will
+// send and sign-worthy: Host, Content-Type, X-Amz-Date and
+// X-Amz-Content-Sha256. Propagated headers (traceparent) are sent
+// unsigned, which SigV4 allows.
+func (b *Bedrock) httpRequest(ctx context.Context, req *Request, op string, body []byte) (HTTPRequest, error) {
+	t, err := bedrockTargetOf(ctx, req.Cred)
+	if err != nil {
+		return HTTPRequest{}, err
+	}
+	if req.Model == "" {
+		return HTTPRequest{}, &Error{Status: http.StatusBadRequest, Message: "bedrock needs a model id"}
+	}
+	// Model ids carry ':' (and ARNs '/'): every byte but the unreserved
+	// ones is escaped, as the AWS SDKs do.
+	path := t.prefix + "/model/" + httpbinding.EscapePath(req.Model, true) + "/" + op
+	rawPath, err := url.PathUnescape(path)
+	if err != nil {
+		return HTTPRequest{}, &Error{Status: http.StatusBadRequest, Message: "the bedrock key's base_url has an invalid path"}
+	}
+	u, err := url.Parse(t.origin)
+	if err != nil {
+		return HTTPRequest{}, &Error{Status: http.StatusBadRequest, Message: "the bedrock key's base_url is not a valid URL"}
+	}
+	u.Path, u.RawPath = rawPath, path
+
+	sum := sha256.Sum256(body)
+	payloadHash := hex.EncodeToString(sum[:])
+	sr := &http.Request{
+		Method: http.MethodPost,
+		URL:    u,
+		Host:   u.Host,
+		Header: http.Header{
+			"Content-Type":         {"application/json"},
+			"X-Amz-Content-Sha256": {payloadHash},
+		},
+	}
+	if err := b.signer.SignHTTP(ctx, t.creds, sr, payloadHash, bedrockService, t.region, b.now()); err != nil {
+		return HTTPRequest{}, &Error{Err: fmt.Errorf("sign bedrock request: %w", err)}
+	}
+	auth := sr.Header.Get("Authorization")
+	i := strings.LastIndex(auth, "Signature=")
+	if i < 0 {
+		return HTTPRequest{}, &Error{Err: errors.New("sign bedrock request: no signature")}
+	}
+	i += len("Signature=")
+
+	h := make(http.Header, len(req.Header)+3)
+	for name, values := range req.Header {
+		// The signing headers are the adapter's alone.
+		if len(name) < 6 || !strings.EqualFold(name[:6], "x-amz-") {
+			h[name] = values
+		}
+	}
+	for _, name := range []string{"X-Amz-Date", "X-Amz-Content-Sha256", "X-Amz-Security-Token"} {
+		if v := sr.Header.Get(name); v != "" {
+			h.Set(name, v)
+		}
+	}
+	return HTTPRequest{
+		BaseURL: t.origin,
+		Path:    path,
+		// The Authorization header is sent as KeyPrefix+Key: the
+		// credential scope and signed headers, then the signature as the
+		// "key", so that the client scrubs the signature from errors. The
+		// secret access key itself never leaves this process.
+		Key:       secret.Value(auth[i:]),
+		KeyHeader: "Authorization",
+		KeyPrefix: auth[:i],
+		Header:    h,
+		Body:      body,
+		Deadline:  req.Deadline,
+	}, nil
+}
+
+// bedrockScrub makes an upstream message safe: the client already
+// scrubbed the signature; this removes the secret access key and the
+// access key id too.
+func bedrockScrub(msg string, cred Credential) string {
+	if msg == "" {
+		return ""
+	}
+	msg = scrub(msg, cred.Key)
+	return scrub(msg, secret.Value(cred.Options.AccessKeyID))
+}
+
+// bedrockScrubbed scrubs the message of an *Error in place and returns err.
+func bedrockScrubbed(err error, cred Credential) error {
+	if e := AsError(err); e != nil {
+		e.Message = bedrockScrub(e.Message, cred)
+	}
+	return err
+}
+
+// bedrockMeta stamps an answer: its id, creation time and model.
+type bedrockMeta struct {
+	id      string
+	created int64
+	model   string
+}
+
+// randomID returns 24 random hex digits.
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// bedrockError is the 400 for a request feature Bedrock cannot serve; the
+// message names the provider and the feature.
+func bedrockError(format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Message: "bedrock " + fmt.Sprintf(format, args...)}
+}

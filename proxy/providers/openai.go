@@ -1,0 +1,350 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/sluicehq/sluice/internal/catalog"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/proxy/sse"
+)
+
+// maxStreamEvent bounds one upstream stream event. OpenAI chunks are well
+// under 1 KiB; a final chunk with long citations or tool arguments can be
+// large, so the limit is generous, and the reader's buffer only grows as
+// far as the events need.
+const maxStreamEvent = 4 << 20
+
+// OpenAI is the adapter for every upstream that speaks the OpenAI wire
+// format (openai, groq, mistral, deepseek, xai, together, fireworks,
+// openrouter, perplexity, cerebras, ollama, openai-compatible). The
+// request goes out as the client sent it, but for the model and, on
+// streams, usage reporting; the answer comes back unchanged.
+//
+// OpenAI implements Completer and Embedder for all of them; the Registry
+// hands out values that implement only what the catalog says each
+// provider serves.
+type OpenAI struct {
+	id             string
+	defaultBaseURL string
+	c              *Client
+}
+
+var (
+	_ Provider  = (*OpenAI)(nil)
+	_ Completer = (*OpenAI)(nil)
+	_ Embedder  = (*OpenAI)(nil)
+)
+
+// NewOpenAI returns the adapter for provider id, which sends its calls
+// through c.
+func NewOpenAI(id string, c *Client) *OpenAI {
+	p, _ := catalog.LookupProvider(id)
+	return &OpenAI{id: id, defaultBaseURL: p.DefaultBaseURL, c: c}
+}
+
+// Name returns the provider id.
+func (o *OpenAI) Name() string { return o.id }
+
+// Chat sends a chat completion and waits for the whole answer.
+func (o *OpenAI) Chat(ctx context.Context, req *Request) (*Response, error) {
+	return o.call(ctx, req, "chat/completions")
+}
+
+// ChatStream sends a streamed chat completion.
+func (o *OpenAI) ChatStream(ctx context.Context, req *Request) (Stream, error) {
+	return o.stream(ctx, req, "chat/completions")
+}
+
+// Complete sends a legacy text completion.
+func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) {
+	return o.call(ctx, req, "completions")
+}
+
+// CompleteStream sends a streamed legacy text completion.
+func (o *OpenAI) CompleteStream(ctx context.Context, req *Request) (Stream, error) {
+	return o.stream(ctx, req, "completions")
+}
+
+// Embed sends an embeddings request.
+func (o *OpenAI) Embed(ctx context.Context, req *Request) (*Response, error) {
+	return o.call(ctx, req, "embeddings")
+}
+
+var (
+	// bodyParsers parse request bodies for the rewrite and answers for
+	// their usage; bodyArenas hold the few values the rewrite adds.
+	bodyParsers fastjson.ParserPool
+	bodyArenas  fastjson.ArenaPool
+	// bodyBufs holds buffers for rewritten request bodies; buffers over
+	// maxPooledBody are left to the GC so a rare huge body does not pin
+	// memory.
+	bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+)
+
+const maxPooledBody = 1 << 20
+
+// outputCap is a maximum output the gateway adds to an OpenAI-wire body
+// (Request.MaxOutputTokens): n tokens in field; the zero value adds none.
+type outputCap struct {
+	field string
+	n     int64
+}
+
+// openAICap is the output cap of req in the OpenAI wire format of
+// provider: max_tokens, which every OpenAI-compatible server reads and
+// legacy completions take, except for the chat models of OpenAI and Azure
+// OpenAI that refuse it (the o-series and GPT-5 families), which take
+// max_completion_tokens.
+func openAICap(provider string, req *Request) outputCap {
+	if req.MaxOutputTokens <= 0 || req.Op == llm.OpEmbeddings {
+		return outputCap{}
+	}
+	if req.Op == llm.OpChat && (provider == "openai" || provider == "azure-openai") && refusesMaxTokens(req.Model) {
+		return outputCap{"max_completion_tokens", req.MaxOutputTokens}
+	}
+	return outputCap{"max_tokens", req.MaxOutputTokens}
+}
+
+// refusesMaxTokens reports whether an OpenAI model id is of a family whose
+// chat completions refuse max_tokens: o1, o3, o4-mini, … and gpt-5….
+func refusesMaxTokens(model string) bool {
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
+	model = strings.ToLower(model)
+	return strings.HasPrefix(model, "gpt-5") || len(model) >= 2 && model[0] == 'o' && model[1] >= '1' && model[1] <= '9'
+}
+
+// isNull reports whether a field is absent or null: not set.
+func isNull(v *fastjson.Value) bool { return v == nil || v.Type() == fastjson.TypeNull }
+
+// rewriteBody appends to dst the request body with "model" set to model
+// and, for a stream, "stream" set to true and
+// stream_options.include_usage set to true (other stream_options fields
+// are kept), and the field of capOut when it is set and the body sets no
+// maximum output (null is none). Everything else is
+// re-serialised as it came: key order, number text and string escapes
+// are preserved.
+func rewriteBody(dst, body []byte, model string, stream bool, capOut outputCap) ([]byte, error) {
+	p := bodyParsers.Get()
+	defer bodyParsers.Put(p)
+	v, err := p.ParseBytes(body)
+	if err != nil {
+		return dst, fmt.Errorf("parse request body: %w", err)
+	}
+	if v.Type() != fastjson.TypeObject {
+		return dst, errors.New("request body is not a JSON object")
+	}
+	a := bodyArenas.Get()
+	defer bodyArenas.Put(a)
+	v.Set("model", a.NewString(model))
+	if capOut.n > 0 && isNull(v.Get("max_tokens")) && isNull(v.Get("max_completion_tokens")) {
+		v.Set(capOut.field, a.NewNumberInt(int(capOut.n)))
+	}
+	if stream {
+		// Without stream true, OpenAI refuses stream_options.
+		v.Set("stream", a.NewTrue())
+		if so := v.Get("stream_options"); so != nil && so.Type() == fastjson.TypeObject {
+			so.Set("include_usage", a.NewTrue())
+		} else {
+			so := a.NewObject()
+			so.Set("include_usage", a.NewTrue())
+			v.Set("stream_options", so)
+		}
+	}
+	return v.MarshalTo(dst), nil
+}
+
+// httpRequest describes the upstream call for req.
+func (o *OpenAI) httpRequest(req *Request, path string, body []byte) (HTTPRequest, error) {
+	base := req.Cred.BaseURL
+	if base == "" {
+		base = o.defaultBaseURL
+	}
+	if base == "" {
+		return HTTPRequest{}, fmt.Errorf("provider %s has no base URL configured", o.id)
+	}
+	return HTTPRequest{
+		BaseURL:  base,
+		Path:     path,
+		Key:      req.Cred.Key, // sent as Authorization: Bearer <key>
+		Header:   req.Header,
+		Body:     body,
+		Deadline: req.Deadline,
+	}, nil
+}
+
+// call does a non-streamed operation.
+func (o *OpenAI) call(ctx context.Context, req *Request, path string) (*Response, error) {
+	bp := bodyBufs.Get().(*[]byte)
+	defer putBodyBuf(bp)
+	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, false, openAICap(o.id, req))
+	*bp = body
+	if err != nil {
+		return nil, err
+	}
+	hr, err := o.httpRequest(req, path, body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := o.c.Do(ctx, &hr)
+	if err != nil {
+		return nil, err
+	}
+	p := bodyParsers.Get()
+	defer bodyParsers.Put(p)
+	usage, model, err := inspectAnswer(p, resp.Body, req.Cred.Key)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Body: resp.Body, Usage: usage, Model: model}, nil
+}
+
+func putBodyBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledBody {
+		bodyBufs.Put(bp)
+	}
+}
+
+// stream starts a streamed operation.
+func (o *OpenAI) stream(ctx context.Context, req *Request, path string) (Stream, error) {
+	bp := bodyBufs.Get().(*[]byte)
+	defer putBodyBuf(bp)
+	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, true, openAICap(o.id, req))
+	*bp = body
+	if err != nil {
+		return nil, err
+	}
+	hr, err := o.httpRequest(req, path, body)
+	if err != nil {
+		return nil, err
+	}
+	sr, err := o.c.Stream(ctx, &hr)
+	if err != nil {
+		return nil, err
+	}
+	// An upstream that ignored "stream" answers JSON; a proxy in the way
+	// may answer HTML. Neither is a stream.
+	if ct := sr.Header("Content-Type"); bytes.Contains(ct, []byte("json")) || bytes.Contains(ct, []byte("html")) {
+		raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
+		_ = sr.Close()
+		msg := scrub(errorMessage(raw), req.Cred.Key)
+		if msg == "" {
+			msg = errInvalidResponse
+		}
+		return nil, &Error{Status: http.StatusBadGateway, Message: msg}
+	}
+	return &openaiStream{
+		resp:      sr,
+		events:    sse.NewReader(sr, maxStreamEvent),
+		parser:    bodyParsers.Get(),
+		wantUsage: req.ClientWantsUsage,
+		key:       req.Cred.Key,
+	}, nil
+}
+
+// openaiStream presents an OpenAI event stream as chunks.
+type openaiStream struct {
+	resp      *StreamResponse
+	events    *sse.Reader
+	parser    *fastjson.Parser // from bodyParsers; returned by Close
+	wantUsage bool
+	key       secret.Value
+	usage     llm.Usage
+	done      bool  // [DONE] was read
+	err       error // sticky: io.EOF after [DONE], or why it broke
+}
+
+var doneData = []byte("[DONE]")
+
+// Next returns the next chunk to relay. Comment and empty events are
+// skipped; usage is read from every chunk that has it; the usage-only
+// chunk the gateway asked for is dropped when the client did not ask for
+// it (a chunk with choices and usage is relayed as it is).
+func (s *openaiStream) Next() ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.parser == nil {
+		return nil, &Error{Err: errStreamClosed}
+	}
+	for {
+		ev, err := s.events.Next()
+		if err != nil {
+			s.err = s.broken(err)
+			return nil, s.err
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		if bytes.Equal(data, doneData) {
+			s.done, s.err = true, io.EOF
+			return nil, io.EOF
+		}
+		c, err := inspectChunk(s.parser, data, s.key)
+		if err == nil && string(ev.Name) == "error" {
+			// Some OpenAI-compatible servers name their error events.
+			msg := scrub(errorMessage(data), s.key)
+			if msg == "" {
+				msg = "the upstream reported an error"
+			}
+			err = &Error{Status: http.StatusBadGateway, Message: msg}
+		}
+		if err != nil {
+			s.err = err
+			return nil, err
+		}
+		if c.usage.Present {
+			s.usage = c.usage
+		}
+		if c.usageOnly && !s.wantUsage {
+			continue
+		}
+		return data, nil
+	}
+}
+
+// broken maps the error that ended the event stream before [DONE].
+func (s *openaiStream) broken(err error) error {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return &Error{Message: "the stream ended before [DONE]", Err: io.ErrUnexpectedEOF}
+	case errors.Is(err, sse.ErrEventTooLarge):
+		return &Error{Status: http.StatusBadGateway,
+			Message: fmt.Sprintf("upstream sent a stream event larger than %d bytes", maxStreamEvent)}
+	case AsError(err) != nil:
+		return err
+	}
+	return &Error{Err: scrubError(err, s.key)}
+}
+
+// Usage returns the usage seen so far.
+func (s *openaiStream) Usage() llm.Usage { return s.usage }
+
+// Close releases the upstream connection; before [DONE] it closes it, so
+// the upstream stops generating.
+func (s *openaiStream) Close() error {
+	if s.parser == nil {
+		return nil
+	}
+	bodyParsers.Put(s.parser)
+	s.parser = nil
+	if s.err == nil {
+		s.err = &Error{Err: errStreamClosed}
+	}
+	if s.done {
+		return s.resp.Finish()
+	}
+	return s.resp.Close()
+}

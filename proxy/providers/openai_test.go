@@ -1,0 +1,487 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fastjson"
+
+	"github.com/sluicehq/sluice/internal/catalog"
+	"github.com/sluicehq/sluice/internal/llm"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestOpenAIRequestGolden records the upstream request body for a few
+// request shapes: only "model" (and, for streams, "stream" and
+// stream_options.include_usage) may differ from the client's body.
+func TestOpenAIRequestGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		op     string // chat, complete, embed
+		stream bool
+		body   string
+	}{
+		{"chat", "chat", false,
+			`{"model":"smart","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"temperature":0.70,"max_tokens":1e2,"seed":42,"user":"u-1"}`},
+		{"chat_unicode_tools", "chat", false,
+			`{"messages":[{"role":"user","content":"caf\u00e9 日本 \"q\" \n 🎉"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],"tool_choice":"auto","response_format":{"type":"json_object"},"model":"alias"}`},
+		{"chat_stream", "chat", true,
+			`{"model":"openai/gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"Hi"}]}`},
+		{"chat_stream_keeps_options", "chat", true,
+			`{"model":"x","stream":true,"stream_options":{"include_usage":false,"include_obfuscation":false},"messages":[{"role":"user","content":"Hi"}],"n":2,"stop":["\n\n"]}`},
+		{"chat_stream_null_options", "chat", true,
+			`{"model":"x","stream":true,"stream_options":null,"messages":[{"role":"user","content":"Hi"}]}`},
+		{"completions_stream", "complete", true,
+			`{"model":"x","prompt":"Say this is a test","max_tokens":7,"stream":true}`},
+		{"embeddings", "embed", false,
+			`{"model":"x","input":["a","b"],"encoding_format":"float","dimensions":256}`},
+	}
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		body := `{"object":"list","data":[],"model":"m","usage":{"prompt_tokens":1,"total_tokens":1}}`
+		if in, _ := io.ReadAll(r.Body); bytes.Contains(in, []byte(`"stream":true`)) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			body = "data: [DONE]\n\n"
+		}
+		_, _ = io.WriteString(w, body)
+	})
+	o := NewOpenAI("openai", newTestClient(t, ClientConfig{}))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(u.requests())
+			req := chatRequest(u.URL+"/v1", tt.body)
+			req.Stream = tt.stream
+			ctx := context.Background()
+			var err error
+			var s Stream
+			switch {
+			case tt.op == "chat" && !tt.stream:
+				_, err = o.Chat(ctx, req)
+			case tt.op == "chat":
+				s, err = o.ChatStream(ctx, req)
+			case tt.op == "complete":
+				s, err = o.CompleteStream(ctx, req)
+			case tt.op == "embed":
+				_, err = o.Embed(ctx, req)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s != nil {
+				if _, err := readChunks(s); err != io.EOF {
+					t.Fatal(err)
+				}
+				s.Close()
+			}
+			if string(req.Body) != tt.body {
+				t.Errorf("the adapter modified the request body")
+			}
+			got := u.requests()[before]
+			wantPath := map[string]string{"chat": "/v1/chat/completions", "complete": "/v1/completions", "embed": "/v1/embeddings"}[tt.op]
+			if got.Path != wantPath {
+				t.Errorf("path %s, want %s", got.Path, wantPath)
+			}
+			golden(t, filepath.Join("testdata", "openai", tt.name+".json"), got.Body)
+		})
+	}
+}
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(bytes.TrimSuffix(want, []byte("\n"))), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestOpenAIBaseURL(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"choices":[]}`) })
+	o := NewOpenAI("openai", newTestClient(t, ClientConfig{}))
+	for _, base := range []string{u.URL + "/v1", u.URL + "/v1/", u.URL + "/v1//"} {
+		if _, err := o.Chat(context.Background(), chatRequest(base, `{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := NewOpenAI("openai-compatible", newTestClient(t, ClientConfig{})).Chat(context.Background(), chatRequest("", `{}`)); err == nil {
+		t.Error("openai-compatible without a base URL: no error")
+	}
+	for _, r := range u.requests() {
+		if r.Path != "/v1/chat/completions" {
+			t.Errorf("path %q", r.Path)
+		}
+	}
+}
+
+func TestOpenAIChatUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want llm.Usage
+	}{
+		{"cached", `{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1200,"completion_tokens":5,"total_tokens":1205,"prompt_tokens_details":{"cached_tokens":1024,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}`,
+			llm.Usage{PromptTokens: 1200, CompletionTokens: 5, TotalTokens: 1205, CachedTokens: 1024, Present: true}},
+		{"explicit zero", `{"model":"m","choices":[],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`,
+			llm.Usage{Present: true}},
+		{"no total", `{"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
+			llm.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7, Present: true}},
+		{"embeddings", `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,-0.2]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":8,"total_tokens":8}}`,
+			llm.Usage{PromptTokens: 8, TotalTokens: 8, Present: true}},
+		{"absent", `{"model":"m","choices":[]}`, llm.Usage{}},
+		{"null", `{"model":"m","choices":[],"usage":null}`, llm.Usage{}},
+		{"garbage counts", `{"model":"m","usage":{"prompt_tokens":-5,"completion_tokens":"7","total_tokens":1.5}}`, llm.Usage{Present: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, tt.body)
+			})
+			resp, err := NewOpenAI("openai", newTestClient(t, ClientConfig{})).Chat(context.Background(), chatRequest(u.URL, `{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, resp.Usage); diff != "" {
+				t.Errorf("usage (-want +got):\n%s", diff)
+			}
+			if string(resp.Body) != tt.body {
+				t.Errorf("body changed: %s", resp.Body)
+			}
+		})
+	}
+}
+
+func TestOpenAIInvalidAnswer(t *testing.T) {
+	tests := []struct{ name, ctype, body, wantMsg string }{
+		{"html", "text/html", "<!DOCTYPE html><html><body>Welcome to nginx!</body></html>", errInvalidResponse},
+		{"truncated", "application/json", `{"id":"chatcmpl-1","choices":[`, errInvalidResponse},
+		{"array", "application/json", `[1,2]`, errInvalidResponse},
+		{"empty", "application/json", ``, errInvalidResponse},
+		{"error with 200", "application/json", `{"error":{"message":"model overloaded, key sk-abcdefghijklmnop"}}`, "model overloaded, key [REDACTED]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.ctype)
+				_, _ = io.WriteString(w, tt.body)
+			})
+			_, err := NewOpenAI("openai", newTestClient(t, ClientConfig{})).Chat(context.Background(), chatRequest(u.URL, `{}`))
+			if e := AsError(err); e == nil || e.Status != http.StatusBadGateway || e.Message != tt.wantMsg {
+				t.Errorf("got %#v, want *Error 502 %q", err, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// The events of a typical OpenAI stream with include_usage.
+const (
+	evRole  = `{"id":"c1","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}`
+	evHel   = `{"id":"c1","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}],"usage":null}`
+	evStop  = `{"id":"c1","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`
+	evUsage = `{"id":"c1","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":3,"total_tokens":23,"prompt_tokens_details":{"cached_tokens":16}}}`
+	// evStopUsage is a final chunk with choices and usage (vLLM, some
+	// OpenAI-compatible servers).
+	evStopUsage = `{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":3,"total_tokens":23}}`
+)
+
+func TestOpenAIStreamUsage(t *testing.T) {
+	wantUsage := llm.Usage{PromptTokens: 20, CompletionTokens: 3, TotalTokens: 23, CachedTokens: 16, Present: true}
+	tests := []struct {
+		name       string
+		events     []string
+		clientWant bool
+		want       []string
+		wantUsage  llm.Usage
+	}{
+		{"usage chunk dropped", []string{
+			"data: " + evRole + "\n\n", ": keep-alive\n\n", "data: " + evHel + "\n\n", "data:\n\n",
+			"data: " + evStop + "\n\n", "data: " + evUsage + "\n\n", "data: [DONE]\n\n"},
+			false, []string{evRole, evHel, evStop}, wantUsage},
+		{"usage chunk kept", []string{
+			"data: " + evRole + "\n\n", "data: " + evHel + "\n\n", "data: " + evStop + "\n\n",
+			"data: " + evUsage + "\n\n", "data: [DONE]\n\n"},
+			true, []string{evRole, evHel, evStop, evUsage}, wantUsage},
+		{"choices and usage passed on", []string{
+			"data: " + evHel + "\r\n\r\n", "data: " + evStopUsage + "\r\n\r\n", "data: [DONE]\r\n\r\n"},
+			false, []string{evHel, evStopUsage},
+			llm.Usage{PromptTokens: 20, CompletionTokens: 3, TotalTokens: 23, Present: true}},
+		{"no usage", []string{"data: " + evHel + "\n\n", "data: [DONE]\n\n"},
+			false, []string{evHel}, llm.Usage{}},
+		{"split across writes", []string{"da", "ta: " + evHel[:30], evHel[30:] + "\n", "\ndata: [DO", "NE]\n\n"},
+			false, []string{evHel}, llm.Usage{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			leakCheck(t)
+			u := newUpstream(t, sseHandler(tt.events...))
+			req := chatRequest(u.URL, `{"model":"x","stream":true,"messages":[]}`)
+			req.Stream, req.ClientWantsUsage = true, tt.clientWant
+			s, err := NewOpenAI("openai", newTestClient(t, ClientConfig{})).ChatStream(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			got, err := readChunks(s)
+			if err != io.EOF {
+				t.Fatalf("got %v, want io.EOF", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("chunks (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantUsage, s.Usage()); diff != "" {
+				t.Errorf("usage (-want +got):\n%s", diff)
+			}
+			if _, err := s.Next(); err != io.EOF {
+				t.Errorf("after the end: %v", err)
+			}
+			if body := u.requests()[0].Body; !bytes.Contains(body, []byte(`"stream_options":{"include_usage":true}`)) {
+				t.Errorf("upstream body lacks include_usage: %s", body)
+			}
+		})
+	}
+}
+
+func TestOpenAIStreamErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		h       http.HandlerFunc
+		chunks  int
+		check   func(*Error) bool
+		wantMsg string
+	}{
+		{"error event", sseHandler("data: "+evHel+"\n\n", `data: {"error":{"message":"The server had an error while processing your request. Bearer sk-abcdefghijklm","type":"server_error"}}`+"\n\n"),
+			1, func(e *Error) bool { return e.Status == 502 }, "The server had an error while processing your request. Bearer [REDACTED]"},
+		{"named error event", sseHandler("event: error\ndata: {\"message\":\"overloaded\"}\n\n"),
+			0, func(e *Error) bool { return e.Status == 502 }, "overloaded"},
+		{"no [DONE]", sseHandler("data: "+evHel+"\n\n", "data: "+evStop+"\n\n"),
+			2, func(e *Error) bool { return errors.Is(e, io.ErrUnexpectedEOF) }, "the stream ended before [DONE]"},
+		{"cut mid event", sseHandler("data: "+evHel+"\n\n", "data: {\"id\":"),
+			1, func(e *Error) bool { return errors.Is(e, io.ErrUnexpectedEOF) }, "the stream ended before [DONE]"},
+		{"not json", sseHandler("data: <html>\n\n"),
+			0, func(e *Error) bool { return e.Status == 502 }, "upstream sent an invalid stream event"},
+		{"cut connection", func(w http.ResponseWriter, r *http.Request) {
+			sseHandler("data: "+evHel+"\n\n")(w, r)
+			conn, _, _ := http.NewResponseController(w).Hijack()
+			conn.Close()
+		}, 1, func(e *Error) bool { return errors.Is(e, io.ErrUnexpectedEOF) }, "the stream ended before [DONE]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			leakCheck(t)
+			u := newUpstream(t, tt.h)
+			s, err := NewOpenAI("openai", newTestClient(t, ClientConfig{})).ChatStream(context.Background(), chatRequest(u.URL, `{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			got, err := readChunks(s)
+			e := AsError(err)
+			if len(got) != tt.chunks || e == nil || !tt.check(e) || e.Message != tt.wantMsg {
+				t.Fatalf("got %d chunks and %#v, want %d chunks and %q", len(got), err, tt.chunks, tt.wantMsg)
+			}
+			if _, again := s.Next(); again != err {
+				t.Errorf("error not sticky: %v", again)
+			}
+		})
+	}
+}
+
+func TestOpenAIStreamNotAStream(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"chatcmpl-1","choices":[]}`)
+	})
+	_, err := NewOpenAI("openai", newTestClient(t, ClientConfig{})).ChatStream(context.Background(), chatRequest(u.URL, `{}`))
+	if e := AsError(err); e == nil || e.Status != 502 || e.Message != errInvalidResponse {
+		t.Errorf("got %v, want *Error 502", err)
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	r := NewRegistry(NewClient(ClientConfig{}))
+	want := []string{"cerebras", "deepseek", "fireworks", "groq", "mistral", "ollama", "openai",
+		"openai-compatible", "openrouter", "perplexity", "together", "xai"}
+	for _, id := range want {
+		p, ok := r.Get(id)
+		if !ok {
+			t.Errorf("%s: not registered", id)
+			continue
+		}
+		caps := mustProvider(t, id).Capabilities
+		_, completer := p.(Completer)
+		_, embedder := p.(Embedder)
+		if p.Name() != id || completer != caps.Completions || embedder != caps.Embeddings {
+			t.Errorf("%s: name %q, Completer %v, Embedder %v; catalog says completions %v, embeddings %v",
+				id, p.Name(), completer, embedder, caps.Completions, caps.Embeddings)
+		}
+	}
+	for _, id := range []string{"nope", "", "OpenAI"} {
+		if _, ok := r.Get(id); ok {
+			t.Errorf("%q is registered", id)
+		}
+	}
+}
+
+func mustProvider(t *testing.T, id string) catalog.Provider {
+	p, ok := catalog.LookupProvider(id)
+	if !ok {
+		t.Fatalf("%s not in the catalog", id)
+	}
+	return p
+}
+
+// FuzzChunk feeds stream chunk and answer parsing arbitrary bytes: no
+// panic, counts never negative, and every failure an *Error 502 with a
+// short, valid, key-free message.
+func FuzzChunk(f *testing.F) {
+	f.Add([]byte(evUsage))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p fastjson.Parser
+		c, err := inspectChunk(&p, data, testKey)
+		checkFuzzed(t, c.usage, err)
+		if c.usageOnly && !c.usage.Present {
+			t.Fatal("usage-only chunk without usage")
+		}
+		u, _, err := inspectAnswer(&p, data, testKey)
+		checkFuzzed(t, u, err)
+	})
+}
+
+func checkFuzzed(t *testing.T, u llm.Usage, err error) {
+	t.Helper()
+	if err != nil {
+		e := AsError(err)
+		if e == nil || e.Status != 502 || len(e.Message) > maxMessage || strings.Contains(e.Message, "0123456789") {
+			t.Fatalf("bad error %#v", err)
+		}
+		return
+	}
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 || u.CachedTokens < 0 {
+		t.Fatalf("negative usage %+v", u)
+	}
+}
+
+func TestFuzzChunkSeeds(t *testing.T) {
+	// The seed corpus must stay parseable by the fuzz target's signature.
+	entries, err := os.ReadDir(filepath.Join("testdata", "fuzz", "FuzzChunk"))
+	if err != nil || len(entries) < 5 {
+		t.Fatalf("seed corpus: %d entries, %v", len(entries), err)
+	}
+}
+
+var benchRequestBody = []byte(`{"model":"openai/gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant that answers briefly and precisely."},{"role":"user","content":"Summarise the plot of Hamlet in two sentences, and name the three main characters."}],"temperature":0.2,"max_tokens":256,"stream":true,"user":"user-1234"}`)
+
+func BenchmarkRewriteBody(b *testing.B) {
+	var dst []byte
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchRequestBody)))
+	for b.Loop() {
+		var err error
+		dst, err = rewriteBody(dst[:0], benchRequestBody, "gpt-4o-mini", true, outputCap{})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const benchAnswer = `{"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion","created":1741569952,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"message":{"role":"assistant","content":"Prince Hamlet seeks revenge on his uncle Claudius, who murdered Hamlet's father to seize the throne and marry his mother Gertrude. His feigned madness and hesitation lead to a tragic chain of deaths, including his own.","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":41,"completion_tokens":48,"total_tokens":89,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_06737a9306"}`
+
+// BenchmarkChat is a whole non-streamed round trip against a local
+// fasthttp server: rewrite, send, read, copy out, parse usage.
+func BenchmarkChat(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("application/json")
+		ctx.SetBodyString(benchAnswer)
+	}}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Shutdown() }()
+	c := NewClient(ClientConfig{AllowPrivate: true})
+	defer c.CloseIdleConnections()
+	o := NewOpenAI("openai", c)
+	req := &Request{Op: llm.OpChat, Model: "gpt-4o-mini", Body: benchRequestBody,
+		Cred: Credential{Key: testKey, BaseURL: "http://" + ln.Addr().String() + "/v1"}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		req.Deadline = time.Now().Add(10 * time.Second)
+		resp, err := o.Chat(ctx, req)
+		if err != nil || resp.Usage.TotalTokens != 89 {
+			b.Fatal(resp, err)
+		}
+	}
+}
+
+// BenchmarkChatStream is a streamed round trip of 20 chunks plus usage.
+func BenchmarkChatStream(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var body []byte
+	for range 20 {
+		body = append(body, "data: "+evHel+"\n\n"...)
+	}
+	body = append(body, "data: "+evUsage+"\n\ndata: [DONE]\n\n"...)
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("text/event-stream")
+		ctx.SetBodyStream(bytes.NewReader(body), -1) // chunked, as upstreams send it
+	}}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Shutdown() }()
+	c := NewClient(ClientConfig{AllowPrivate: true})
+	defer c.CloseIdleConnections()
+	o := NewOpenAI("openai", c)
+	req := &Request{Op: llm.OpChat, Model: "gpt-4o-mini", Body: benchRequestBody, Stream: true,
+		Cred: Credential{Key: testKey, BaseURL: "http://" + ln.Addr().String() + "/v1"}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		req.Deadline = time.Now().Add(10 * time.Second)
+		s, err := o.ChatStream(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			if _, err := s.Next(); err != nil {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+			n++
+		}
+		s.Close()
+		if n != 20 || !s.Usage().Present {
+			b.Fatal(n, s.Usage())
+		}
+	}
+}

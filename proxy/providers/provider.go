@@ -1,0 +1,178 @@
+// Package providers holds the upstream adapters. Each speaks one provider's
+// wire format and presents it in the OpenAI schema: requests come in as
+// OpenAI JSON, responses and stream chunks go out as OpenAI JSON.
+//
+// The core interface is small; what not every provider can do is an
+// optional interface (Completer, Embedder), discovered with a type
+// assertion, so a missing capability is a clear 400 and never a silent drop.
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// Credential is one provider key with where and how to use it.
+type Credential struct {
+	// KeyID identifies the key (provider_keys.id) in logs and breakers.
+	KeyID string
+	Alias string
+	Key   secret.Value
+	// BaseURL is the key's base URL or the provider's default, without a
+	// trailing slash (OpenAI style: "https://api.openai.com/v1").
+	BaseURL string
+	Options store.KeyOptions
+}
+
+// Request is one call to an upstream.
+type Request struct {
+	Op llm.Operation
+	// Model is the provider's own model id.
+	Model string
+	// Body is the client's request in the OpenAI schema, validated by the
+	// gateway (no duplicate keys, valid UTF-8, no fields that choose a
+	// host). Adapters must not modify it: it may be reused for the next
+	// attempt. OpenAI-wire adapters send a copy with "model" replaced and,
+	// for streams, "stream": true and stream_options.include_usage set.
+	Body []byte
+	// Stream is the client's "stream" flag.
+	Stream bool
+	// ClientWantsUsage is true when the client set
+	// stream_options.include_usage; adapters that add it upstream drop the
+	// extra usage chunk again when this is false.
+	ClientWantsUsage bool
+	Cred             Credential
+	// Header holds headers to propagate upstream (e.g. traceparent).
+	Header http.Header
+	// Deadline bounds the whole call (connect, time to first byte, body).
+	Deadline time.Time
+	// MaxOutputTokens, when positive, caps the output of each choice of a
+	// request that sets no maximum of its own (neither
+	// max_completion_tokens nor max_tokens): the gateway reserved budget
+	// for that many tokens. Every adapter sends it in its wire format's
+	// field (OpenAI max_tokens, or max_completion_tokens for the models
+	// that refuse max_tokens; Anthropic max_tokens; Gemini
+	// generationConfig.maxOutputTokens; Bedrock inferenceConfig.maxTokens;
+	// Cohere max_tokens). Embeddings have no output to cap.
+	MaxOutputTokens int64
+}
+
+// Response is a complete (non-streamed) answer.
+type Response struct {
+	// Body is the answer in the OpenAI schema. It is owned by the caller.
+	Body  []byte
+	Usage llm.Usage
+	// Model is the model the upstream says answered, when it says so.
+	Model string
+}
+
+// Stream is an upstream stream presented as OpenAI chunks.
+type Stream interface {
+	// Next returns the next chunk: the JSON of one OpenAI
+	// chat.completion.chunk (or text completion chunk), without "data: ".
+	// The slice is valid until the next call. At the clean end of the
+	// stream it returns io.EOF; any other error means the stream broke
+	// (an *Error when the upstream said why).
+	Next() ([]byte, error)
+	// Usage returns the usage seen so far (complete after io.EOF).
+	Usage() llm.Usage
+	// Close releases the upstream connection; it cancels the upstream
+	// call when the stream has not ended. It is safe to call twice.
+	Close() error
+}
+
+// Provider is an upstream adapter. Chat is the one operation every
+// provider serves.
+type Provider interface {
+	// Name is the provider id ("openai", "anthropic", …).
+	Name() string
+	// Chat sends a chat completion and waits for the whole answer.
+	Chat(ctx context.Context, req *Request) (*Response, error)
+	// ChatStream sends a chat completion with stream true. It returns once
+	// the upstream answered with a success status and headers, so that an
+	// error before the first byte keeps its real status and can be retried.
+	ChatStream(ctx context.Context, req *Request) (Stream, error)
+}
+
+// Completer is a provider with the legacy completions endpoint.
+type Completer interface {
+	Complete(ctx context.Context, req *Request) (*Response, error)
+	CompleteStream(ctx context.Context, req *Request) (Stream, error)
+}
+
+// Embedder is a provider with embeddings.
+type Embedder interface {
+	Embed(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Validator is a provider that refuses request features it cannot serve
+// (e.g. n > 1 on Anthropic). It runs before any attempt.
+type Validator interface {
+	Validate(req *Request) error
+}
+
+// Error is an upstream failure with what the gateway needs to classify it.
+type Error struct {
+	// Status is the upstream HTTP status, or 0 for a transport failure.
+	Status int
+	// Message is the upstream's own message, scrubbed of secrets.
+	Message string
+	// RetryAfter is the upstream's Retry-After, when it sent one.
+	RetryAfter time.Duration
+	// Timeout is true when the deadline passed.
+	Timeout bool
+	// KeyRejected is true when the upstream refused the gateway's
+	// credentials: 401, 403, or Google's 400 with reason API_KEY_INVALID.
+	// The client's own token was fine, so the gateway must not answer as
+	// if it were not.
+	KeyRejected bool
+	// Err is the underlying transport error, if any.
+	Err error
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Timeout:
+		return "upstream timed out"
+	case e.Status == 0 && e.Message != "":
+		return "upstream failed: " + e.Message
+	case e.Status == 0:
+		return fmt.Sprintf("upstream unreachable: %v", e.Err)
+	}
+	return fmt.Sprintf("upstream answered %d: %s", e.Status, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports whether another attempt may succeed: a connect error,
+// a timeout before the first byte, or status 408, 429, 500, 502, 503, 504.
+func (e *Error) Retryable() bool {
+	var forbidden *ForbiddenAddrError
+	if errors.As(e.Err, &forbidden) {
+		return false // the address is refused by policy: no retry can help
+	}
+	if e.Timeout || e.Status == 0 {
+		return true
+	}
+	switch e.Status {
+	case 408, 429, 500, 502, 503, 504:
+		return true
+	}
+	return false
+}
+
+// AsError returns err as an *Error, or nil.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package snapshot
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/internal/testenv"
+)
+
+// TestSyncReadYourWrites: after Sync, a write made before the call is in
+// the snapshot in service.
+func TestSyncReadYourWrites(t *testing.T) {
+	st := testenv.Store(t, testenv.SQLite)
+	box, _ := secret.NewBox(make([]byte, 32))
+	svc, err := admin.New(admin.Config{Store: st, Box: box})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := svc.Bootstrap(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := svc.Authenticate(context.Background(), tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHolder(HolderConfig{Store: st, Keys: svc, Poll: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { _ = h.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	for i := 0; i < 5; i++ {
+		slug := "gw-" + string(rune('a'+i))
+		if _, err := svc.CreateGateway(context.Background(), p, "platform", admin.GatewayInput{Slug: slug}); err != nil {
+			t.Fatal(err)
+		}
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := h.Sync(sctx); err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		scancel()
+		if _, ok := h.Load().Gateway("platform", slug); !ok {
+			t.Fatalf("gateway %s written before Sync is not in the snapshot", slug)
+		}
+	}
+}
