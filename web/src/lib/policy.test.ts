@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 // The server's policy, read as text by Vite (?raw).
-import policy from '../../../auth/policy.go?raw';
-import roles from '../../../auth/roles.go?raw';
+import policy from '../../../internal/auth/policy.go?raw';
+import roles from '../../../internal/auth/roles.go?raw';
 import { allowed, canHoldTokens, grantableRoles, navFor, pageFor, reportsClientErrors, ROLES, type Op, type Role } from './policy';
 
 const ids = (r: Role) => navFor(r).map((n) => n.id);
@@ -48,9 +48,9 @@ describe('grants', () => {
   });
 });
 
-// The mirror must not drift from the server's policy: read auth/roles.go
-// and auth/policy.go and compare every role × operation the dashboard uses.
-describe('mirrors auth/policy.go', () => {
+// The mirror must not drift from the server's policy: read internal/auth/roles.go
+// and internal/auth/policy.go and compare every role × operation the dashboard uses.
+describe('mirrors internal/auth/policy.go', () => {
   const roleConst = Object.fromEntries([...roles.matchAll(/^\s+(\w+)\s+Role = "(\w+)"/gm)].map((m) => [m[1], m[2]]));
   const permConst = Object.fromEntries([...roles.matchAll(/^\s+(\w+)\s+Permission = "([^"]+)"/gm)].map((m) => [m[1], m[2]]));
   const grantsBlock = roles.slice(roles.indexOf('var grants'), roles.indexOf('}\n', roles.indexOf('var grants')));
@@ -95,7 +95,7 @@ describe('mirrors auth/policy.go', () => {
   });
   for (const op of ops) {
     it(op, () => {
-      expect(rules[op], `auth/policy.go has no ${op}`).toBeDefined();
+      expect(rules[op], `internal/auth/policy.go has no ${op}`).toBeDefined();
       for (const r of ROLES) expect([r, allowed(r, op)]).toEqual([r, goAllowed(r, op)]);
     });
   }

@@ -1,5 +1,5 @@
 // The roles, permissions and operation policy of the admin API, mirrored
-// from auth/roles.go and auth/policy.go (CONTRACT §5). The server decides;
+// from internal/auth/roles.go and internal/auth/policy.go (CONTRACT §5). The server decides;
 // this copy only decides what the dashboard offers, so that nobody is shown
 // a page whose every call would answer FORBIDDEN. policy.test.ts pins the
 // navigation of every role.
@@ -98,7 +98,7 @@ interface Rule {
   roles?: Role[];
 }
 
-/** The operations the dashboard uses, as in auth/policy.go. */
+/** The operations the dashboard uses, as in internal/auth/policy.go. */
 const POLICY = {
   'tenant.list': { roles: adminTA },
   'tenant.read': { roles: adminTA },
