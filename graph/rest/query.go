@@ -27,7 +27,7 @@ const DefaultRange = 24 * time.Hour
 func query(r *http.Request) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, apierr.New(http.StatusBadRequest, "invalid_request", "the query string is malformed")
+		return nil, apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest, "the query string is malformed")
 	}
 	return q, nil
 }

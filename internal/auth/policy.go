@@ -214,5 +214,5 @@ func Check(r Role, op Op) error {
 	if ru.perm != "" && !r.Has(ru.perm) {
 		return apierr.Forbidden(string(ru.perm))
 	}
-	return apierr.New(403, "forbidden", "the %s role may not perform %s", r, op)
+	return apierr.New(403, apierr.CodeForbidden, "the %s role may not perform %s", r, op)
 }
