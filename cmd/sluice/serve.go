@@ -95,7 +95,11 @@ func serve(ctx context.Context, c *config, which parts) error {
 		if c.SnapshotMaxRows < 1 {
 			return fmt.Errorf("--snapshot-max-rows must be at least 1, got %d", c.SnapshotMaxRows)
 		}
-		holder = snapshot.NewHolder(snapshot.HolderConfig{Store: svc.Store(), Keys: svc, Logger: log, MaxRows: c.SnapshotMaxRows})
+		box, err := c.box()
+		if err != nil {
+			return err
+		}
+		holder = snapshot.NewHolder(snapshot.HolderConfig{Store: svc.Store(), Box: box, Logger: log, MaxRows: c.SnapshotMaxRows})
 		configMetrics(set, holder)
 		// Admin writes wait (≤ 2 s) until this process's proxy serves them.
 		refresh = func() {

@@ -27,7 +27,7 @@ func TestSyncReadYourWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewHolder(HolderConfig{Store: st, Keys: svc, Poll: time.Hour})
+	h := NewHolder(HolderConfig{Store: st, Box: box, Poll: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
