@@ -259,23 +259,3 @@ func (s *Service) Authorize(ctx context.Context, p *auth.Principal, op auth.Op, 
 	}
 	return err
 }
-
-// Store returns the service's store.
-func (s *Service) Store() *store.Store { return s.st }
-
-// SetBreakerStates sets the source of circuit-breaker state once the
-// in-process proxy exists. Call it before serving.
-func (s *Service) SetBreakerStates(b BreakerStates) { s.cfg.Breakers = b }
-
-// SetAnalytics sets the analytics backend that answers the figures (nil:
-// empty figures). Call it before serving.
-func (s *Service) SetAnalytics(a Analytics) {
-	if a == nil {
-		a = noAnalytics{}
-	}
-	s.cfg.Analytics = a
-}
-
-// SetBudgets sets the source of budget spend (nil: zero spend). Call it
-// before serving.
-func (s *Service) SetBudgets(b BudgetSpend) { s.cfg.Budgets = b }

@@ -134,8 +134,14 @@ func (h *Holder) Load() *Snapshot { return h.cur.Load() }
 // after the call is in service, or ctx ends. The in-process admin calls it
 // after each write, so that what an admin request just wrote (a playground
 // token, a key) is served by the next inference request: read-your-writes
-// within one process. Other processes learn of it within 2 s.
+// within one process. Other processes learn of it within 2 s. A holder
+// that is not running returns at once: its first build, when Run starts,
+// reads everything committed before it (cmd/sluice bootstraps the store
+// before the holder runs).
 func (h *Holder) Sync(ctx context.Context) error {
+	if !h.running.Load() {
+		return nil
+	}
 	h.mu.Lock()
 	after := h.startSeq
 	h.mu.Unlock()

@@ -48,3 +48,19 @@ func TestSyncReadYourWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncNotRunning: a holder that is not running answers Sync at once
+// (its first build will read the write), so that writes made before the
+// proxy starts, such as the bootstrap's, do not wait out their timeout.
+func TestSyncNotRunning(t *testing.T) {
+	h := NewHolder(HolderConfig{Store: testenv.Store(t, testenv.SQLite), Box: try(secret.NewBox(make([]byte, 32))).must(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := h.Sync(ctx); err != nil {
+		t.Fatalf("Sync on a holder not running: %v, want nil", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Sync on a holder not running took %s, want at once", d)
+	}
+}
