@@ -265,9 +265,16 @@ func TestCheckReportsWrongWayEdges(t *testing.T) {
 	}
 }
 
-// importGraph returns the module's packages (relative paths) and, for
-// each, the module's packages its non-test files import.
-func importGraph(t *testing.T) map[string][]string {
+// pkg is a package of the module as `go list` describes it.
+type pkg struct {
+	Dir     string   // its directory
+	GoFiles []string // its non-test Go files, relative to Dir
+	Imports []string // the module's packages its non-test files import, relative to the module
+}
+
+// listPackages returns the module's packages by path relative to the
+// module, read with `go list`.
+func listPackages(t *testing.T) map[string]*pkg {
 	t.Helper()
 	// `go test` puts its own go first on PATH; the test never skips, so a
 	// CI run without go fails here rather than passing unchecked.
@@ -275,50 +282,63 @@ func importGraph(t *testing.T) map[string][]string {
 	if err != nil {
 		t.Fatalf("the go command is needed to read the import graph: %v", err)
 	}
-	cmd := exec.Command(gobin, "list", "-deps", "-json=ImportPath,Imports,Error", module+"/...")
+	cmd := exec.Command(gobin, "list", "-deps", "-json=ImportPath,Dir,GoFiles,Imports,Error", module+"/...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
 	}
-	graph, err := parseList(out)
+	pkgs, err := parseList(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return pkgs
+}
+
+// importGraph returns the module's packages (relative paths) and, for
+// each, the module's packages its non-test files import.
+func importGraph(t *testing.T) map[string][]string {
+	t.Helper()
+	graph := map[string][]string{}
+	for path, p := range listPackages(t) {
+		graph[path] = p.Imports
 	}
 	return graph
 }
 
 // parseList reads the JSON stream of `go list -json`, keeping the module's
 // packages and their imports of the module's packages.
-func parseList(out []byte) (map[string][]string, error) {
-	graph := map[string][]string{}
+func parseList(out []byte) (map[string]*pkg, error) {
+	pkgs := map[string]*pkg{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
-		var pkg struct {
+		var listed struct {
 			ImportPath string
+			Dir        string
+			GoFiles    []string
 			Imports    []string
 			Error      *struct{ Err string }
 		}
-		if err := dec.Decode(&pkg); errors.Is(err, io.EOF) {
-			return graph, nil
+		if err := dec.Decode(&listed); errors.Is(err, io.EOF) {
+			return pkgs, nil
 		} else if err != nil {
 			return nil, fmt.Errorf("decode go list output: %w", err)
 		}
-		if pkg.Error != nil {
-			return nil, fmt.Errorf("go list: package %s: %s", pkg.ImportPath, pkg.Error.Err)
+		if listed.Error != nil {
+			return nil, fmt.Errorf("go list: package %s: %s", listed.ImportPath, listed.Error.Err)
 		}
-		rel, ok := relative(pkg.ImportPath)
+		rel, ok := relative(listed.ImportPath)
 		if !ok {
 			continue // the standard library and other modules
 		}
-		imports := []string{}
-		for _, imp := range pkg.Imports {
+		p := &pkg{Dir: listed.Dir, GoFiles: listed.GoFiles, Imports: []string{}}
+		for _, imp := range listed.Imports {
 			if r, ok := relative(imp); ok {
-				imports = append(imports, r)
+				p.Imports = append(p.Imports, r)
 			}
 		}
-		graph[rel] = imports
+		pkgs[rel] = p
 	}
 }
 
