@@ -1,9 +1,14 @@
 package analytics
 
 import (
+	"encoding/binary"
+	"hash/crc32"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,4 +86,130 @@ func TestSpillReplaysVersion0Segment(t *testing.T) {
 	if n := len(SegmentFiles(t, dir)); n != 0 {
 		t.Errorf("%d segments left after replay, want 0", n)
 	}
+}
+
+// filled returns a value of type t with every field set to something other
+// than its zero value (a nested span's children one level deep), for the
+// round-trip test of the spill's record.
+func filled(t reflect.Type, depth int) reflect.Value {
+	v := reflect.New(t).Elem()
+	switch {
+	case t == reflect.TypeFor[time.Time]():
+		v.Set(reflect.ValueOf(time.Date(2026, 5, 6, 7, 8, 9, 123_456_789, time.UTC)))
+		return v
+	case t.Kind() == reflect.String:
+		v.SetString("s-" + t.Name())
+	case t.Kind() == reflect.Int, t.Kind() == reflect.Int64:
+		v.SetInt(7_000_000_001)
+	case t.Kind() == reflect.Float64:
+		v.SetFloat(12.375)
+	case t.Kind() == reflect.Map:
+		v.Set(reflect.MakeMap(t))
+		v.SetMapIndex(filled(t.Key(), depth), filled(t.Elem(), depth))
+	case t.Kind() == reflect.Slice:
+		if depth > 1 {
+			return v
+		}
+		v.Set(reflect.MakeSlice(t, 0, 2))
+		v.Set(reflect.Append(v, filled(t.Elem(), depth+1)))
+	case t.Kind() == reflect.Pointer:
+		v.Set(reflect.New(t.Elem()))
+		v.Elem().Set(filled(t.Elem(), depth))
+	case t.Kind() == reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			fv := filled(f.Type, depth)
+			if fv.Kind() == reflect.String {
+				fv.SetString(f.Name + "-value")
+			}
+			v.Field(i).Set(fv)
+		}
+	default:
+		panic("filled: no value for " + t.String())
+	}
+	return v
+}
+
+// TestSpillRefusesAFutureVersion: a segment written by a newer build (a
+// format version this one does not read) is neither replayed nor dropped:
+// its replay stops, the file stays on disk, and the log says why.
+func TestSpillRefusesAFutureVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		payload string
+	}{
+		{"same shape", `{"v":2,"id":"rec-future","ts":"2026-03-01T12:00:00Z","tenant_id":"acme"}`},
+		{"another shape", `{"v":2,"id":{"a":1},"ts":17}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var logs syncLog
+			p, err := NewPipeline(PipelineConfig{Writer: NewFakeWriter(), Dir: dir,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendRecords(t, p.spill, 0, 2, "")
+			if err := p.spill.close(); err != nil {
+				t.Fatal(err)
+			}
+			// A segment of the future, after this build's.
+			var h [frameHeader]byte
+			payload := []byte(tc.payload)
+			binary.LittleEndian.PutUint32(h[0:4], uint32(len(payload)))
+			binary.LittleEndian.PutUint32(h[4:8], crc32.Checksum(payload, castagnoli))
+			future := filepath.Join(dir, "000009-01jqfuturesegment000000000.seg")
+			if err := os.WriteFile(future, append(h[:], payload...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			p2, err := NewPipeline(PipelineConfig{Writer: NewFakeWriter(), Dir: dir,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, b := range replayAll(t, p2, p2.spill, 100) {
+				for _, r := range b.Records {
+					ids = append(ids, r.ID)
+				}
+			}
+			if diff := cmp.Diff([]string{NewTestRecord(0).ID, NewTestRecord(1).ID}, ids); diff != "" {
+				t.Errorf("replayed (-want +got):\n%s", diff)
+			}
+			if got := p2.Stats().DroppedRecords; got != 0 {
+				t.Errorf("dropped = %d, want 0: a record of a later version is kept, not dropped", got)
+			}
+			if files := SegmentFiles(t, dir); len(files) != 1 || files[0] != future {
+				t.Errorf("segments left %v, want only %s", files, future)
+			}
+			log := logs.String()
+			for _, want := range []string{"000009-01jqfuturesegment000000000", "format version 2", "kept on disk"} {
+				if !strings.Contains(log, want) {
+					t.Errorf("log %q does not say %q", log, want)
+				}
+			}
+		})
+	}
+}
+
+// syncLog is a log buffer safe for the pipeline's goroutines.
+type syncLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
