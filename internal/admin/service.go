@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
 	"github.com/sluicehq/sluice/internal/ids"
+	"github.com/sluicehq/sluice/internal/page"
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -218,13 +219,15 @@ type List[T any] struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
+// checkPage applies the pagination policy (package page) to pg: a limit
+// of 0 is the default, one out of range is a 400, and a cursor must be
+// one the store made.
 func checkPage(pg Page) (Page, error) {
-	if pg.Limit == 0 {
-		pg.Limit = 50
+	limit, ok := page.Limit(pg.Limit)
+	if !ok {
+		return pg, apierr.Invalid("limit", "limit must be between 1 and %d", page.MaxLimit)
 	}
-	if pg.Limit < 1 || pg.Limit > 1000 {
-		return pg, apierr.Invalid("limit", "limit must be between 1 and 1000")
-	}
+	pg.Limit = limit
 	if pg.Cursor != "" {
 		if _, err := store.DecodeCursor(pg.Cursor); err != nil {
 			return pg, apierr.Invalid("cursor", "cursor is not valid")

@@ -124,7 +124,7 @@ func (s *Service) checkGrant(ctx context.Context, p *auth.Principal, op auth.Op,
 	if !p.Role.CanGrant(role) {
 		s.recordDenied(ctx, p, &change{Action: string(op), ResourceType: "user", ResourceID: userID, TenantID: p.TenantID,
 			Changes: store.Changes{"reason": "grant", "role": role}})
-		return apierr.New(403, apierr.CodeForbidden, "the %s role may not grant the %s role", p.Role, role)
+		return apierr.New(http.StatusForbidden, apierr.CodeForbidden, "the %s role may not grant the %s role", p.Role, role)
 	}
 	return nil
 }
@@ -279,7 +279,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id string, 
 		if self {
 			s.recordDenied(ctx, p, &change{Action: string(auth.OpUserUpdate), ResourceType: "user", ResourceID: u.ID, TenantID: u.TenantID,
 				Changes: store.Changes{"reason": "own_role", "role": *in.Role}})
-			return nil, apierr.New(403, apierr.CodeForbidden, "you cannot change your own role")
+			return nil, apierr.New(http.StatusForbidden, apierr.CodeForbidden, "you cannot change your own role")
 		}
 		if err := s.checkGrant(ctx, p, auth.OpUserUpdate, u.ID, *in.Role); err != nil {
 			return nil, err
