@@ -139,8 +139,8 @@ func (c *clientConn) clientGone() bool { return c != nil && c.gone.Load() }
 // logged 499 client_closed with the usage it may have cost (the prompt,
 // estimated; no answer arrived) and flagged partial.
 func (h *Inference) clientClosed(c *call) {
-	h.reply(c, apierr.New(499, "client_closed", "the client closed the connection before the answer"))
-	h.finish(c, h.estimate(c, llm.Usage{}, nil, nil), nil, 499, "client_closed")
+	h.reply(c, apierr.New(499, apierr.CodeClientClosed, "the client closed the connection before the answer"))
+	h.finish(c, h.estimate(c, llm.Usage{}, nil, nil), nil, 499, apierr.CodeClientClosed)
 }
 
 // streamWriter is what a stream writes to its client through: the
@@ -206,7 +206,7 @@ func (s *streamWriter) disarm() {
 // failed: the client went away, or did not read within the timeout.
 func (s *streamWriter) clientStatus() (int, string) {
 	if s.timedOut.Load() {
-		return 499, "client_write_timeout"
+		return 499, apierr.CodeClientWriteTimeout
 	}
-	return 499, "client_closed"
+	return 499, apierr.CodeClientClosed
 }

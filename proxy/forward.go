@@ -56,7 +56,7 @@ func (h *Inference) resolve(c *call) (plan, *apierr.Error) {
 			}
 		}
 		if p.targets == nil {
-			return p, apierr.New(400, "unknown_model", "model %q is neither provider/model nor a route of this gateway", model).WithParam("model")
+			return p, apierr.New(400, apierr.CodeUnknownModel, "model %q is neither provider/model nor a route of this gateway", model).WithParam("model")
 		}
 	}
 	if e := h.checkTargets(c, &p); e != nil {
@@ -83,16 +83,16 @@ func (h *Inference) checkTargets(c *call, p *plan) *apierr.Error {
 			if c.route.provider != nil {
 				return apierr.NotFound("provider")
 			}
-			keep(apierr.New(400, "unknown_model", "unknown provider %q in model %q", t.Provider, c.in.model).WithParam("model"))
+			keep(apierr.New(400, apierr.CodeUnknownModel, "unknown provider %q in model %q", t.Provider, c.in.model).WithParam("model"))
 			continue
 		}
 		if allowed := c.gw.Tenant.Settings.AllowedProviders; len(allowed) > 0 && !contains(allowed, t.Provider) {
-			keep(apierr.New(403, "provider_not_allowed", "provider %s is not allowed for this tenant", t.Provider))
+			keep(apierr.New(403, apierr.CodeProviderNotAllowed, "provider %s is not allowed for this tenant", t.Provider))
 			continue
 		}
 		prov, ok := h.cfg.Providers.Get(t.Provider)
 		if !ok {
-			keep(apierr.New(400, "provider_not_supported", "provider %s is not supported by this gateway version", t.Provider))
+			keep(apierr.New(400, apierr.CodeProviderNotSupported, "provider %s is not supported by this gateway version", t.Provider))
 			continue
 		}
 		if e := capable(prov, c.route.op, c.in.stream); e != nil {
@@ -100,11 +100,11 @@ func (h *Inference) checkTargets(c *call, p *plan) *apierr.Error {
 			continue
 		}
 		if len(keysFor(c.gw, t)) == 0 {
-			keep(apierr.New(400, "provider_not_configured", "no %s key on this gateway serves model %s", t.Provider, t.Model))
+			keep(apierr.New(400, apierr.CodeProviderNotConfigured, "no %s key on this gateway serves model %s", t.Provider, t.Model))
 			continue
 		}
 		if pr, ok := c.snap.Price(t.Provider, t.Model); ok && pr.SunsetAt != nil && !c.start.Before(*pr.SunsetAt) {
-			keep(apierr.New(410, "model_sunset", "model %s/%s reached its sunset date %s", t.Provider, t.Model, pr.SunsetAt.Format(time.DateOnly)))
+			keep(apierr.New(410, apierr.CodeModelSunset, "model %s/%s reached its sunset date %s", t.Provider, t.Model, pr.SunsetAt.Format(time.DateOnly)))
 			continue
 		}
 		kept = append(kept, t)
@@ -133,7 +133,7 @@ func allowedTargets(list []string, requested string, p *plan) *apierr.Error {
 	}
 	p.targets = kept
 	if len(kept) == 0 {
-		return apierr.New(403, "model_not_allowed", "this token may not use model %q", requested)
+		return apierr.New(403, apierr.CodeModelNotAllowed, "this token may not use model %q", requested)
 	}
 	return nil
 }
@@ -152,11 +152,11 @@ func capable(p providers.Provider, op llm.Operation, stream bool) *apierr.Error 
 	switch op {
 	case llm.OpCompletions:
 		if _, ok := p.(providers.Completer); !ok {
-			return apierr.New(400, "unsupported_feature", "provider %s does not support legacy completions", p.Name())
+			return apierr.New(400, apierr.CodeUnsupportedFeature, "provider %s does not support legacy completions", p.Name())
 		}
 	case llm.OpEmbeddings:
 		if _, ok := p.(providers.Embedder); !ok {
-			return apierr.New(400, "unsupported_feature", "provider %s does not support embeddings", p.Name())
+			return apierr.New(400, apierr.CodeUnsupportedFeature, "provider %s does not support embeddings", p.Name())
 		}
 	}
 	return nil
@@ -442,35 +442,35 @@ func (h *Inference) exhausted(c *call, pl *routing.Plan, last error, attempts in
 		if c.retryAfter == "" {
 			c.retryAfter = "30"
 		}
-		return apierr.New(503, "circuit_open", "every target of this request is failing (circuit breaker open); retry later")
+		return apierr.New(503, apierr.CodeCircuitOpen, "every target of this request is failing (circuit breaker open); retry later")
 	}
 	pe := providers.AsError(last)
 	if pe == nil {
 		if errors.Is(last, context.DeadlineExceeded) {
-			return apierr.New(504, "upstream_timeout", "the request timed out before the provider answered")
+			return apierr.New(504, apierr.CodeUpstreamTimeout, "the request timed out before the provider answered")
 		}
 		h.log.Error("upstream call failed", "request_id", c.rec.ID, "err", last)
-		return apierr.New(502, "upstream_error", "provider %s failed", c.rec.Provider)
+		return apierr.New(502, apierr.CodeUpstreamError, "provider %s failed", c.rec.Provider)
 	}
 	switch {
 	case pe.Timeout:
-		return apierr.New(504, "upstream_timeout", "provider %s did not answer within the request timeout", c.rec.Provider)
+		return apierr.New(504, apierr.CodeUpstreamTimeout, "provider %s did not answer within the request timeout", c.rec.Provider)
 	case pe.Status == 429:
 		c.retryAfter = retryAfterSeconds(pe.RetryAfter)
-		return apierr.New(429, "rate_limit_exceeded", "provider %s is rate limiting this gateway's key: %s", c.rec.Provider, pe.Message)
+		return apierr.New(429, apierr.CodeRateLimitExceeded, "provider %s is rate limiting this gateway's key: %s", c.rec.Provider, pe.Message)
 	case pe.KeyRejected:
 		// Not the client's credential: a 401 would make SDKs report the
 		// Sluice token as invalid. Retrying cannot help until an
 		// administrator fixes the provider key.
 		c.noRetry = true
-		return apierr.New(502, "upstream_error", "provider %s refused this gateway's provider key (it answered %d: %s); "+
+		return apierr.New(502, apierr.CodeUpstreamError, "provider %s refused this gateway's provider key (it answered %d: %s); "+
 			"your token was accepted, the gateway's key for %s must be fixed", c.rec.Provider, pe.Status, pe.Message, c.rec.Provider)
 	case pe.Status == 400 || pe.Status == 404 || pe.Status == 422:
-		return apierr.New(pe.Status, "upstream_error", "provider %s answered %d: %s", c.rec.Provider, pe.Status, pe.Message)
+		return apierr.New(pe.Status, apierr.CodeUpstreamError, "provider %s answered %d: %s", c.rec.Provider, pe.Status, pe.Message)
 	case pe.Status == 0:
-		return apierr.New(502, "upstream_error", "provider %s could not be reached after %d attempts", c.rec.Provider, attempts)
+		return apierr.New(502, apierr.CodeUpstreamError, "provider %s could not be reached after %d attempts", c.rec.Provider, attempts)
 	}
-	return apierr.New(502, "upstream_error", "provider %s answered %d after %d attempts: %s", c.rec.Provider, pe.Status, attempts, pe.Message)
+	return apierr.New(502, apierr.CodeUpstreamError, "provider %s answered %d after %d attempts: %s", c.rec.Provider, pe.Status, attempts, pe.Message)
 }
 
 // attemptSpan records one upstream attempt as a span under the request's

@@ -22,7 +22,7 @@ func credential(h *fasthttp.RequestHeader) ([]byte, *apierr.Error) {
 		n++
 		scheme, tok, ok := bytes.Cut(a, []byte(" "))
 		if !ok || !bytes.EqualFold(scheme, []byte("bearer")) || len(tok) == 0 || bytes.IndexByte(tok, ' ') >= 0 {
-			return nil, apierr.Unauthenticated("invalid_token", "the Authorization header must be \"Bearer <token>\"")
+			return nil, apierr.Unauthenticated(apierr.CodeInvalidToken, "the Authorization header must be \"Bearer <token>\"")
 		}
 		found = tok
 	}
@@ -34,11 +34,11 @@ func credential(h *fasthttp.RequestHeader) ([]byte, *apierr.Error) {
 	}
 	switch {
 	case n == 0:
-		return nil, apierr.Unauthenticated("missing_token", "an API token is required: send it as \"Authorization: Bearer <token>\"")
+		return nil, apierr.Unauthenticated(apierr.CodeMissingToken, "an API token is required: send it as \"Authorization: Bearer <token>\"")
 	case n > 1:
-		return nil, apierr.Unauthenticated("invalid_token", "send the API token in one header only")
+		return nil, apierr.Unauthenticated(apierr.CodeInvalidToken, "send the API token in one header only")
 	case len(found) > 512:
-		return nil, apierr.Unauthenticated("invalid_token", "the token is not valid")
+		return nil, apierr.Unauthenticated(apierr.CodeInvalidToken, "the token is not valid")
 	}
 	return found, nil
 }

@@ -197,11 +197,11 @@ func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
 	}
 	tok, ok := c.snap.Token(sha256.Sum256(secret))
 	if !ok {
-		h.reply(c, apierr.Unauthenticated("invalid_token", "the token is not valid"))
+		h.reply(c, apierr.Unauthenticated(apierr.CodeInvalidToken, "the token is not valid"))
 		return
 	}
 	if tok.Expired(c.start) {
-		h.reply(c, apierr.Unauthenticated("token_expired", "the token has expired"))
+		h.reply(c, apierr.Unauthenticated(apierr.CodeTokenExpired, "the token has expired"))
 		return
 	}
 	c.tok = tok
@@ -241,7 +241,7 @@ func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
 func (h *Inference) authorize(c *call) *apierr.Error {
 	tok := c.tok
 	if u := tok.User; u != nil && !u.Role.CanCallInference() {
-		return apierr.New(403, "role_cannot_call_inference", "the %s role cannot call the inference API", u.Role)
+		return apierr.New(403, apierr.CodeRoleCannotCallInference, "the %s role cannot call the inference API", u.Role)
 	}
 	gw, ok := c.snap.Gateway(string(c.route.tenant), string(c.route.gateway))
 	if !ok {
@@ -251,12 +251,12 @@ func (h *Inference) authorize(c *call) *apierr.Error {
 		// A user of the gateway's own tenant is told why; anyone else gets
 		// the 404 of a gateway that does not exist.
 		if u := tok.User; u != nil && tok.Kind == store.TokenUser && u.TenantID == gw.TenantID {
-			return apierr.New(403, "gateway_not_assigned", "this gateway is not assigned to the token's user")
+			return apierr.New(403, apierr.CodeGatewayNotAssigned, "this gateway is not assigned to the token's user")
 		}
 		return apierr.NotFound("gateway")
 	}
 	if gw.Tenant != nil && gw.Tenant.Status == store.TenantSuspended {
-		return apierr.New(403, "tenant_suspended", "the tenant of this gateway is suspended")
+		return apierr.New(403, apierr.CodeTenantSuspended, "the tenant of this gateway is suspended")
 	}
 	c.gw = gw
 	c.rec.TenantID, c.rec.GatewayID = gw.TenantID, gw.ID
@@ -267,7 +267,7 @@ func (h *Inference) authorize(c *call) *apierr.Error {
 func (h *Inference) readBody(c *call) *apierr.Error {
 	ct := c.ctx.Request.Header.ContentType()
 	if !isJSON(ct) {
-		return apierr.New(415, "unsupported_media_type", "the request body must be JSON (Content-Type: application/json)")
+		return apierr.New(415, apierr.CodeUnsupportedMediaType, "the request body must be JSON (Content-Type: application/json)")
 	}
 	md, e := metadata(c.ctx.Request.Header.Peek("x-sluice-metadata"))
 	if e != nil {
@@ -325,7 +325,7 @@ func (h *Inference) reply(c *call, e *apierr.Error) {
 	if c.retryAfter != "" {
 		ctx.Response.Header.Set("Retry-After", c.retryAfter)
 	}
-	if e.Code == "budget_exceeded" || c.noRetry {
+	if e.Code == apierr.CodeBudgetExceeded || c.noRetry {
 		ctx.Response.Header.Set("x-should-retry", "false")
 	}
 	c.lim.headers.write(&ctx.Response.Header)
@@ -337,17 +337,17 @@ func pathError(p []byte) *apierr.Error {
 	for i := 0; i < len(p); i++ {
 		switch p[i] {
 		case '%', '\\':
-			return apierr.New(400, "invalid_path", "the path must be canonical: no percent-escapes or backslashes")
+			return apierr.New(400, apierr.CodeInvalidPath, "the path must be canonical: no percent-escapes or backslashes")
 		case '/':
 			if i+1 == len(p) || p[i+1] == '/' {
-				return apierr.New(400, "invalid_path", "the path must be canonical: no empty segments")
+				return apierr.New(400, apierr.CodeInvalidPath, "the path must be canonical: no empty segments")
 			}
 			if i+1 < len(p) && p[i+1] == '.' {
-				return apierr.New(400, "invalid_path", "the path must be canonical: no dot segments")
+				return apierr.New(400, apierr.CodeInvalidPath, "the path must be canonical: no dot segments")
 			}
 		}
 	}
-	return apierr.New(404, "not_found", "no inference endpoint at this path; see the documentation for the five inference paths")
+	return apierr.New(404, apierr.CodeNotFound, "no inference endpoint at this path; see the documentation for the five inference paths")
 }
 
 func truncate(b []byte, limit int) string {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/sse"
@@ -148,10 +149,10 @@ func (h *Inference) recoverStream(c *call, st providers.Stream, sw *streamWriter
 		return
 	}
 	h.log.Error("stream relay panicked", "request_id", c.rec.ID, "panic", v)
-	_, _ = sw.Write(sse.AppendError(nil, "api_error", "internal_error", "the gateway failed while relaying the stream"))
+	_, _ = sw.Write(sse.AppendError(nil, "api_error", apierr.CodeInternal, "the gateway failed while relaying the stream"))
 	_ = sw.Flush()
 	if !c.recorded {
-		h.finish(c, st.Usage(), nil, 500, "internal_error")
+		h.finish(c, st.Usage(), nil, 500, apierr.CodeInternal)
 	}
 	h.release(c, llmUsageZero)
 }
@@ -201,13 +202,13 @@ func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *str
 			case errors.Is(err, io.EOF):
 				buf = append(buf[:0], sse.Done...)
 			case h.hardStop.Err() != nil:
-				status, code = 503, "shutting_down"
+				status, code = 503, apierr.CodeShuttingDown
 				buf = sse.AppendError(buf[:0], "api_error", code, "the gateway is shutting down; the stream was cut")
 			default:
-				status, code = 502, "upstream_error"
+				status, code = 502, apierr.CodeUpstreamError
 				msg := "provider " + c.rec.Provider + " broke off the stream"
 				if pe := providers.AsError(err); pe != nil && pe.Timeout {
-					status, code, msg = 504, "upstream_timeout", "provider "+c.rec.Provider+" stopped sending within the idle timeout"
+					status, code, msg = 504, apierr.CodeUpstreamTimeout, "provider "+c.rec.Provider+" stopped sending within the idle timeout"
 					if !h.cfg.Now().Before(c.deadline) {
 						msg = "the request timeout ended the stream: provider " + c.rec.Provider + " was still sending"
 					}

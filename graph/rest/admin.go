@@ -81,7 +81,7 @@ func NewAdmin(svc *admin.Service, opts AdminOptions) http.Handler {
 		switch {
 		case !strings.HasPrefix(path, adminPrefix):
 			w.Header().Set("X-Content-Type-Options", "nosniff")
-			WriteError(w, r, apierr.New(http.StatusNotFound, "not_found", "no resource at this path"))
+			WriteError(w, r, apierr.New(http.StatusNotFound, apierr.CodeNotFound, "no resource at this path"))
 		case r.Method == http.MethodPost && path == sessionPath:
 			public.ServeHTTP(w, r)
 		default:

@@ -272,7 +272,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, apierr.MethodNotAllowed(strings.Join(slices.Compact(allow), ", ")))
 		return
 	default:
-		WriteError(w, r, apierr.New(http.StatusNotFound, "not_found", "no resource at this path"))
+		WriteError(w, r, apierr.New(http.StatusNotFound, apierr.CodeNotFound, "no resource at this path"))
 		return
 	}
 

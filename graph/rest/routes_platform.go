@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/page"
 )
 
 // platformRoutes registers what is not under a tenant: the playground,
@@ -63,7 +64,7 @@ func (a *adminAPI) playgroundSearch(w http.ResponseWriter, r *http.Request, _ Pa
 	if err != nil {
 		return err
 	}
-	limit, err := intParam(r, "limit", 1, MaxLimit)
+	limit, err := intParam(r, "limit", 1, page.MaxLimit)
 	if err != nil {
 		return err
 	}

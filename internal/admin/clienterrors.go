@@ -59,7 +59,7 @@ func (s *Service) ReportClientError(ctx context.Context, p *auth.Principal, in C
 	}
 	now := s.now()
 	if !s.errs.allow(p.UserID, now) {
-		return nil, apierr.New(http.StatusTooManyRequests, "rate_limit_exceeded", "too many client error reports; try again in a minute")
+		return nil, apierr.New(http.StatusTooManyRequests, apierr.CodeRateLimitExceeded, "too many client error reports; try again in a minute")
 	}
 	ce.TenantID, ce.UserID = p.TenantID, p.UserID
 	ce.Fingerprint = clientErrorFingerprint(ce)

@@ -153,7 +153,7 @@ func (s *Service) CreateKey(ctx context.Context, p *auth.Principal, gatewayID st
 			"base_url": k.BaseURL, "weight": k.Weight}}
 	err = s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, k) })
 	if err != nil {
-		if ae, ok := apierr.From(err); ok && ae.Code == "conflict" {
+		if ae, ok := apierr.From(err); ok && ae.Code == apierr.CodeConflict {
 			return nil, apierr.Conflict("alias", "gateway already has a %s key with alias %q", k.Provider, k.Alias)
 		}
 		return nil, err

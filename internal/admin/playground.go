@@ -52,7 +52,7 @@ const (
 // errGatewayNotAssigned is the 403 for a Member using a gateway not
 // assigned to them.
 func errGatewayNotAssigned() error {
-	return apierr.New(http.StatusForbidden, "gateway_not_assigned", "this gateway is not assigned to you; ask a tenant administrator to assign it")
+	return apierr.New(http.StatusForbidden, apierr.CodeGatewayNotAssigned, "this gateway is not assigned to you; ask a tenant administrator to assign it")
 }
 
 // CreatePlaygroundToken mints a 15-minute inference token of the caller for
@@ -97,7 +97,7 @@ func (s *Service) CreatePlaygroundToken(ctx context.Context, p *auth.Principal, 
 			return fmt.Errorf("count playground tokens: %w", err)
 		}
 		if n >= maxPlaygroundTokens {
-			return apierr.New(http.StatusTooManyRequests, "rate_limit_exceeded",
+			return apierr.New(http.StatusTooManyRequests, apierr.CodeRateLimitExceeded,
 				"you hold %d unexpired playground tokens, the most one user may; reuse one of them, or try again when the oldest expires (each lasts %d minutes)",
 				maxPlaygroundTokens, int(playgroundTokenTTL/time.Minute))
 		}

@@ -41,7 +41,7 @@ func where[Q interface {
 
 // Page selects a slice of a listing ordered by a unique key.
 type Page struct {
-	Limit  int    // 1..1000; 0 means 50
+	Limit  int    // 1..page.MaxLimit; 0 means page.DefaultLimit
 	Cursor string // opaque, from a previous page's next cursor
 }
 
