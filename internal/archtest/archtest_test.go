@@ -80,11 +80,6 @@ var rules = []rule{
 // (the test fails on an entry no longer needed). Never add to this list to
 // make a new edge pass.
 var pending = []edge{
-	// Issue 13 item 2, "storage never builds HTTP errors": the analytics
-	// backends return typed errors instead of *apierr.Error.
-	{"analytics/analyticstest", "internal/apierr"},
-	{"analytics/clickhouse", "internal/apierr"},
-	{"analytics/embedded", "internal/apierr"},
 	// Issue 13 items 2 and 4, "adapters never import the store": the
 	// provider codecs take their key options from the neutral model.
 	{"proxy/providers", "internal/store"},
