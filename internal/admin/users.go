@@ -452,10 +452,7 @@ func (s *Service) AssignGateway(ctx context.Context, p *auth.Principal, userID, 
 	c := &change{Action: "user_gateway.assign", ResourceType: "user", ResourceID: u.ID, TenantID: u.TenantID, Config: true,
 		Changes: store.Changes{"gateway_id": g.ID}}
 	return s.write(ctx, p, c, func(tx bun.Tx) error {
-		if _, err := tx.NewInsert().Model(ug).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
-			return fmt.Errorf("assign gateway %s to user %s: %w", g.ID, u.ID, err)
-		}
-		return nil
+		return store.AssignGateway(ctx, tx, ug)
 	})
 }
 
