@@ -203,17 +203,11 @@ func (h *Inference) forward(c *call) {
 	}
 	c.admitted = true
 	maxAttempts := c.gw.Retry.MaxAttempts
-	if n, e := positiveHeader(&c.ctx.Request.Header, "x-sluice-max-attempts", 10); e != nil {
-		h.fail(c, e)
-		return
-	} else if n > 0 && n < maxAttempts {
+	if n := c.hdr.maxAttempts; n > 0 && n < maxAttempts {
 		maxAttempts = n
 	}
 	timeout := time.Duration(c.gw.RequestTimeoutMS) * time.Millisecond
-	if ms, e := positiveHeader(&c.ctx.Request.Header, "x-sluice-request-timeout", 600000); e != nil {
-		h.fail(c, e)
-		return
-	} else if d := time.Duration(ms) * time.Millisecond; ms > 0 && d < timeout {
+	if d := time.Duration(c.hdr.timeoutMS) * time.Millisecond; d > 0 && d < timeout {
 		timeout = d
 	}
 	deadline := c.start.Add(timeout)

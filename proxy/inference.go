@@ -130,8 +130,10 @@ type call struct {
 	gw    *snapshot.Gateway
 	tok   *snapshot.Token
 	route route
-	in    inbound
-	body  []byte
+	// hdr are the x-sluice-* request headers (readHeaders).
+	hdr  requestHeaders
+	in   inbound
+	body []byte
 	// rootSpan is the id of the request's root span.
 	rootSpan string
 	// retryAfter is the Retry-After of an error answer (429, 503): set
@@ -263,13 +265,14 @@ func (h *Inference) authorize(c *call) *apierr.Error {
 	return nil
 }
 
-// readBody checks the content type and validates the body.
+// readBody checks the content type, validates the x-sluice-* headers and
+// then the body: a malformed header is refused before anything is counted.
 func (h *Inference) readBody(c *call) *apierr.Error {
 	ct := c.ctx.Request.Header.ContentType()
 	if !isJSON(ct) {
 		return apierr.New(415, apierr.CodeUnsupportedMediaType, "the request body must be JSON (Content-Type: application/json)")
 	}
-	md, e := metadata(c.ctx.Request.Header.Peek("x-sluice-metadata"))
+	md, e := readHeaders(&c.ctx.Request.Header, &c.hdr)
 	if e != nil {
 		return e
 	}
