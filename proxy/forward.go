@@ -309,7 +309,7 @@ func (h *Inference) forward(c *call) {
 				ra = pe.RetryAfter
 			}
 			wait, ok := routing.Backoff(attempts, time.Duration(c.gw.Retry.BackoffMS)*time.Millisecond, ra, h.cfg.Now(), deadline, randUint64)
-			if !ok {
+			if !ok || !h.backoff(c, wait) {
 				// No attempt is made: it is not counted, and the probe
 				// slot, the upstream slot and the retry skip took are
 				// handed back.
@@ -320,7 +320,6 @@ func (h *Inference) forward(c *call) {
 				}
 				break
 			}
-			time.Sleep(wait)
 		}
 		attempts++
 		sk.tried = true
@@ -371,6 +370,29 @@ func (h *Inference) forward(c *call) {
 			c.retryAfter = h.circuitRetryAfter(c.gw.ID, seen, bs)
 		}
 		h.fail(c, h.exhausted(c, pl, last, attempts))
+	}
+}
+
+// backoff waits d before the next attempt. It returns false when the
+// wait was cut short: by the request's deadline, by the hard stop of a
+// shutdown or, for a request not streamed, by its client going away. The
+// request then ends as if the backoff had not fit before the deadline.
+func (h *Inference) backoff(c *call, d time.Duration) bool {
+	ctx := c.upctx
+	if ctx == nil {
+		// A stream's attempts have no context of their own before one
+		// starts: the wait gets one, made only when a retry waits.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(h.hardStop, c.deadline)
+		defer cancel()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

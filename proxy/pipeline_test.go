@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 	"github.com/sluicehq/sluice/proxy/ratelimit"
 )
 
@@ -91,4 +92,82 @@ func TestMalformedHeadersCountNothing(t *testing.T) {
 	if n := h.mock.Count(); n != 2 {
 		t.Errorf("%d requests reached the provider, want 2", n)
 	}
+}
+
+// TestBackoffEndsAtDeadline (issue 13): the wait between attempts ends
+// at the request's deadline. The proxy's clock stands still, so the
+// backoff (950–1900 ms, within the 2 s timeout by that clock) starts
+// 1.5 s into the request, after a slow first attempt, and would end
+// 2.45 s in at the earliest; the deadline ends it at 2 s, with the first
+// attempt's failure.
+func TestBackoffEndsAtDeadline(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		name := "unary"
+		if stream {
+			name = "stream"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			clk := newLimitClock()
+			h := newHarness(t, harnessConfig{now: clk.now, gateway: admin.GatewaySettings{Retry: retry(2, 1900)}})
+			h.mock.Script(providertest.Step{Status: http.StatusServiceUnavailable, Latency: 1500 * time.Millisecond})
+			extra := ""
+			if stream {
+				extra = `,"stream":true`
+			}
+			clk.set(time.Now())
+			start := time.Now()
+			resp, b := h.chat(chatBody("openai/gpt-4o-mini", extra), "x-sluice-request-timeout", "2000")
+			elapsed := time.Since(start)
+			wantAPIError(t, resp, b, http.StatusBadGateway, "api_error", apierr.CodeUpstreamError, "")
+			if elapsed < 1900*time.Millisecond || elapsed > 2300*time.Millisecond {
+				t.Errorf("answered after %s, want the 2 s deadline", elapsed)
+			}
+			if n := h.mock.Count(); n != 1 {
+				t.Errorf("%d upstream requests, want 1", n)
+			}
+			if rec := h.record(resp.Header.Get(RequestIDHeader)); rec.Attempts != 1 || rec.Status != http.StatusBadGateway {
+				t.Errorf("record: %d attempts, status %d; want 1, 502", rec.Attempts, rec.Status)
+			}
+		})
+	}
+}
+
+// TestBackoffEndsAtShutdown (issue 13): the hard stop of a shutdown
+// (the grace period is over) ends the wait between attempts, which would
+// otherwise last 5–10 s.
+func TestBackoffEndsAtShutdown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{shutdownGrace: 300 * time.Millisecond, gateway: admin.GatewaySettings{Retry: retry(2, 10000)}})
+	h.mock.Script(providertest.Step{Status: http.StatusServiceUnavailable})
+	type answer struct {
+		resp *http.Response
+		body []byte
+	}
+	answered := make(chan answer, 1) // one send, by the requesting goroutine
+	start := time.Now()
+	go func() {
+		resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""), "x-sluice-request-timeout", "60000")
+		answered <- answer{resp, b}
+	}()
+	if !waitFor(5*time.Second, func() bool { return h.mock.Count() == 1 }) {
+		t.Fatal("the first attempt was not made")
+	}
+	time.Sleep(100 * time.Millisecond) // into the backoff
+	shut := make(chan error, 1)        // one send, by the shutting-down goroutine
+	go func() { shut <- h.shutdown(10 * time.Second) }()
+	select {
+	case a := <-answered:
+		wantAPIError(t, a.resp, a.body, http.StatusBadGateway, "api_error", apierr.CodeUpstreamError, "")
+	case <-time.After(4 * time.Second):
+		t.Fatal("no answer 4 s after shutdown began: the backoff was not interrupted")
+	}
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Errorf("answered after %s, want soon after the 300 ms grace period", elapsed)
+	}
+	if n := h.mock.Count(); n != 1 {
+		t.Errorf("%d upstream requests, want 1", n)
+	}
+	<-shut
 }
