@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ func newLocalCache(now func() time.Time) respcache.Store {
 // (x-sluice-cache HIT, replayed as SSE for a stream request) and reports
 // whether it did. It sets c.cacheState to HIT, MISS or BYPASS. The cache
 // headers were validated by the prepare step (readHeaders).
-func (h *Inference) cacheLookup(c *call, p *plan) bool {
+func (h *Inference) cacheLookup(c *call) bool {
 	c.cacheState = "BYPASS"
 	ttlSeconds := c.hdr.cacheTTL
 	if !c.gw.Cache.Enabled || c.hdr.skipCache {
@@ -63,7 +64,7 @@ func (h *Inference) cacheLookup(c *call, p *plan) bool {
 	if ttl <= 0 {
 		return false
 	}
-	key, err := respcache.NewKey(cacheScope(c, p), c.body)
+	key, err := respcache.NewKey(cacheScope(c, &c.plan), c.body)
 	if err != nil {
 		return false // parseBody accepted it: does not happen
 	}
@@ -107,7 +108,7 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 	c.rec.Provider, c.rec.Model = ent.Provider, ent.Model
 	body, blocked := h.responseRules(c, ent.Body)
 	if blocked != nil {
-		h.fail(c, blocked)
+		c.err = blocked
 		return
 	}
 	if pr, ok := c.snap.Price(ent.Provider, ent.Model); ok {
@@ -115,7 +116,7 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 	}
 	h.success(c, &providers.Request{Model: ent.Model})
 	ctx := c.ctx
-	ctx.SetStatusCode(200)
+	ctx.SetStatusCode(http.StatusOK)
 	c.rec.TTFBMS = since(c.start)
 	if c.in.stream {
 		body = replay(body, c.route.op, c.cache.wantUsage)
@@ -125,7 +126,7 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 		ctx.SetContentType("application/json")
 	}
 	ctx.SetBody(body)
-	h.finish(c, llm.Usage{}, body, 200, "")
+	c.out = outcome{status: http.StatusOK, billed: true, answered: true, respBody: body}
 }
 
 // cacheStore keeps a 200 answer of a cacheable request.
