@@ -153,22 +153,3 @@ func (h *Inference) shareRefusal(c *call) *apierr.Error {
 		"too many requests in flight: this tenant allows %d at once to the upstream of provider %s (its share of the gateway's connections to it); retry after 1 s",
 		h.cfg.UpstreamShare, c.shareFull)
 }
-
-// recoverCall is deferred by Handle: when the handler panics, it records
-// the request (500) and gives back what the call holds, unless a stream's
-// writer already owns the call, and lets the panic go on to the server,
-// which answers 500.
-func (h *Inference) recoverCall(c *call) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	if c.relayGo == nil {
-		c.releaseUpstream()
-		if !c.recorded {
-			h.fail(c, apierr.Internal())
-		}
-		h.release(c, llmUsageZero)
-	}
-	panic(v)
-}

@@ -76,7 +76,8 @@ type limitScope struct {
 // tokens, trued up at settle), then requests per minute are counted, then
 // the budgets reserve. A refusal at a later step takes back the counts and
 // reservations already made.
-func (h *Inference) admit(c *call, p *plan) *apierr.Error {
+func (h *Inference) admit(c *call) *apierr.Error {
+	p := &c.plan
 	ctx := context.Background() // the counters must not be cut by the client going away
 	now := c.start
 	c.lim.at = now

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -15,17 +16,18 @@ import (
 )
 
 // attempt makes one upstream call. On success it has answered the client
-// (done is true); an error means nothing reached the client, so the caller
+// (done is true) and set c.out (or c.err, when the response rules blocked
+// the answer); an error means nothing reached the client, so the caller
 // may retry.
-func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Request, span func(error)) (done bool, err error) {
+func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Request) (done bool, err error) {
 	if v, ok := prov.(providers.Validator); ok {
 		if err := v.Validate(req); err != nil {
-			span(err)
+			c.attemptSpan(h.cfg.Now(), err)
 			return false, err
 		}
 	}
 	if req.Stream {
-		return h.attemptStream(c, prov, req, span)
+		return h.attemptStream(c, prov, req)
 	}
 	ctx := c.upctx // set by forward: ends at the deadline, the hard stop or when the client goes away
 	var resp *providers.Response
@@ -37,7 +39,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	case llm.OpEmbeddings:
 		resp, err = prov.(providers.Embedder).Embed(ctx, req)
 	}
-	span(err)
+	c.attemptSpan(h.cfg.Now(), err)
 	if err != nil {
 		return false, err
 	}
@@ -46,21 +48,15 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	if blocked != nil {
 		// The provider answered, so its tokens are billed; the client gets
 		// the block instead of the answer.
-		h.release(c, resp.Usage)
-		u := resp.Usage
-		c.rec.TokensIn, c.rec.TokensOut, c.rec.CachedTokens = u.PromptTokens, u.CompletionTokens, u.CachedTokens
-		if pr, ok := c.snap.Price(c.rec.Provider, c.rec.Model); ok {
-			c.rec.CostUSD = cost(pr, u)
-		}
-		h.fail(c, blocked)
+		c.err, c.out = blocked, outcome{usage: resp.Usage, billed: true}
 		return true, nil
 	}
 	h.success(c, req)
-	c.ctx.SetStatusCode(200)
+	c.ctx.SetStatusCode(http.StatusOK)
 	c.ctx.SetContentType("application/json")
 	c.ctx.SetBody(body)
 	h.cacheStore(c, body)
-	h.finish(c, h.estimate(c, resp.Usage, resp.Body, nil), body, 200, "")
+	c.out = outcome{status: http.StatusOK, usage: h.estimate(c, resp.Usage, resp.Body, nil), billed: true, answered: true, respBody: body}
 	return true, nil
 }
 
@@ -86,7 +82,7 @@ func (h *Inference) success(c *call, req *providers.Request) {
 // attemptStream opens the upstream stream; only once it answered with a
 // success status are headers sent to the client, so that a failure before
 // the first byte keeps its real status and can be retried elsewhere.
-func (h *Inference) attemptStream(c *call, prov providers.Provider, req *providers.Request, span func(error)) (bool, error) {
+func (h *Inference) attemptStream(c *call, prov providers.Provider, req *providers.Request) (bool, error) {
 	// The stream outlives the handler: its context ends only when the
 	// stream ends or the shutdown grace period is over. The request
 	// deadline bounds the time to the first byte (the adapter's Deadline).
@@ -99,14 +95,14 @@ func (h *Inference) attemptStream(c *call, prov providers.Provider, req *provide
 	default:
 		st, err = prov.ChatStream(ctx, req)
 	}
-	span(err)
+	c.attemptSpan(h.cfg.Now(), err)
 	if err != nil {
 		cancel()
 		return false, err
 	}
 	h.success(c, req)
 	ctx2 := c.ctx
-	ctx2.SetStatusCode(200)
+	ctx2.SetStatusCode(http.StatusOK)
 	ctx2.SetContentType("text/event-stream")
 	ctx2.Response.Header.Set("Cache-Control", "no-cache")
 	ctx2.Response.Header.Set("X-Accel-Buffering", "no")
@@ -152,7 +148,8 @@ func (h *Inference) recoverStream(c *call, st providers.Stream, sw *streamWriter
 	_, _ = sw.Write(sse.AppendError(nil, "api_error", apierr.CodeInternal, "the gateway failed while relaying the stream"))
 	_ = sw.Flush()
 	if !c.recorded {
-		h.finish(c, st.Usage(), nil, 500, apierr.CodeInternal)
+		c.out = outcome{status: http.StatusInternalServerError, code: apierr.CodeInternal, usage: st.Usage(), billed: true, answered: true}
+		h.finish(c)
 	}
 	h.release(c, llmUsageZero)
 }
@@ -242,7 +239,8 @@ func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *str
 	// below may take a while, and the upstream must not generate (and
 	// bill) meanwhile. Close is idempotent; the writer closes it again.
 	_ = st.Close()
-	h.finish(c, h.estimate(c, st.Usage(), nil, sc), kept, status, code)
+	c.out = outcome{status: status, code: code, usage: h.estimate(c, st.Usage(), nil, sc), billed: true, answered: true, respBody: kept}
+	h.finish(c)
 	sc.release()
 }
 
@@ -266,36 +264,6 @@ func (h *Inference) writeChunks(c *call, w *streamWriter, chunks [][]byte, buf, 
 		}
 	}
 	return true
-}
-
-// finish completes and hands over the record of an answered request.
-func (h *Inference) finish(c *call, u llm.Usage, respBody []byte, status int, code string) {
-	rec := c.rec
-	rec.Status, rec.ErrorCode = status, code
-	end := h.cfg.Now()
-	rec.LatencyMS = end.Sub(c.start).Milliseconds()
-	rec.TokensIn, rec.TokensOut, rec.CachedTokens = u.PromptTokens, u.CompletionTokens, u.CachedTokens
-	if pr, ok := c.snap.Price(rec.Provider, rec.Model); ok {
-		rec.CostUSD = cost(pr, u)
-	} else {
-		rec.Flags = append(rec.Flags, "unpriced")
-	}
-	if u.Estimated {
-		rec.Flags = append(rec.Flags, "usage_estimated")
-	}
-	if status != 200 {
-		rec.Flags = append(rec.Flags, "partial")
-	}
-	c.closeRootSpan(end)
-	h.release(c, u)
-	c.recorded = true
-	if c.gw.LogBodies {
-		if rec.RequestBody == "" {
-			rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
-		}
-		rec.ResponseBody = truncate(respBody, c.gw.BodyLogLimitBytes)
-	}
-	h.cfg.Sink.Enqueue(rec)
 }
 
 // appendEvent appends chunk as one SSE data event. An upstream may split

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/page"
 )
@@ -23,7 +22,7 @@ import (
 func pageLimit(n int) int { return page.Clamp(n) }
 
 // errCursor answers a cursor this backend did not make: a client error.
-func errCursor() error { return apierr.Invalid("cursor", "cursor is not valid") }
+func errCursor() error { return analytics.InvalidCursor() }
 
 // A cursor is the base64 (URL alphabet, no padding) of "<units>|<id>": the
 // time of the last row of the page in the table's sub-second units since

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/page"
 )
@@ -35,7 +34,7 @@ func (c cursor) String() string {
 	return base64.RawURLEncoding.EncodeToString([]byte("v1|" + strconv.FormatInt(c.ts, 10) + "|" + c.id))
 }
 
-func errCursor() error { return apierr.Invalid("cursor", "cursor is not valid") }
+func errCursor() error { return analytics.InvalidCursor() }
 
 func parseCursor(s string) (*cursor, error) {
 	if s == "" {
