@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/page"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -44,8 +45,11 @@ const (
 	// maxPlaygroundTokens is the most unexpired playground tokens of one
 	// user (docs/security.md); the dashboard keeps one per model it chats
 	// with.
-	maxPlaygroundTokens   = 20
-	playgroundSearchLimit = 50
+	maxPlaygroundTokens = 20
+	// The model search answers one page: the default size of every
+	// listing, but at most 200 (its own bound: the search is computed in
+	// memory over every reachable model).
+	playgroundSearchLimit = page.DefaultLimit
 	playgroundSearchMax   = 200
 )
 
