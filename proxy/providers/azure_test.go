@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/llm"
-	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
@@ -43,7 +42,7 @@ func TestAzureHTTPRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &Request{Model: tt.model, Header: http.Header{"Traceparent": {"00-x"}},
 				Cred: Credential{Key: testKey, BaseURL: tt.base,
-					Options: store.KeyOptions{Resource: tt.resource, APIVersion: tt.version, Deployments: deployments}}}
+					Options: KeyOptions{Resource: tt.resource, APIVersion: tt.version, Deployments: deployments}}}
 			hr, err := azureHTTPRequest(req, tt.op, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -126,7 +125,7 @@ func TestAzureGolden(t *testing.T) {
 			a := newAzure(newTestClient(t, ClientConfig{})).(*Azure)
 			req := chatRequest(u.URL, tt.body)
 			req.Model = "gpt-4o"
-			req.Cred.Options = store.KeyOptions{Deployments: map[string]string{"gpt-4o": "prod-4o"}, APIVersion: tt.version}
+			req.Cred.Options = KeyOptions{Deployments: map[string]string{"gpt-4o": "prod-4o"}, APIVersion: tt.version}
 			req.Stream, req.ClientWantsUsage = strings.Contains(tt.op, "stream"), tt.wantUsage
 			var got bytes.Buffer
 			var resp *Response
@@ -188,7 +187,7 @@ func azureAgainst(t *testing.T, m *providertest.Server, body string) (*Azure, *R
 	a := newAzure(newTestClient(t, ClientConfig{})).(*Azure)
 	req := chatRequest(m.URL(), body)
 	req.Model = "gpt-4o-mini"
-	req.Cred.Options = store.KeyOptions{Deployments: map[string]string{"gpt-4o-mini": "mini-eu"}}
+	req.Cred.Options = KeyOptions{Deployments: map[string]string{"gpt-4o-mini": "mini-eu"}}
 	return a, req
 }
 

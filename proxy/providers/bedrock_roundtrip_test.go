@@ -17,7 +17,6 @@ import (
 
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/secret"
-	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
@@ -49,7 +48,7 @@ func startBedrockMock(t *testing.T) (*providertest.Server, *Bedrock) {
 func bedrockMockRequest(s *providertest.Server, op llm.Operation, model, body string) *Request {
 	return &Request{Op: op, Model: model, Body: []byte(body), Deadline: time.Now().Add(10 * time.Second),
 		Cred: Credential{KeyID: "pk_m", Key: secret.Value(providertest.MockSecretAccessKey), BaseURL: s.URL(),
-			Options: store.KeyOptions{Region: "us-east-1", AccessKeyID: providertest.MockAccessKeyID}}}
+			Options: KeyOptions{Region: "us-east-1", AccessKeyID: providertest.MockAccessKeyID}}}
 }
 
 // bedrockChatOut is the part of a chat answer or chunk the tests read.

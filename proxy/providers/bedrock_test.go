@@ -27,7 +27,6 @@ import (
 
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/secret"
-	"github.com/sluicehq/sluice/internal/store"
 )
 
 // The Bedrock test credential: the secret is the provider key, and no
@@ -42,7 +41,7 @@ var bedrockTestMeta = bedrockMeta{id: "chatcmpl-test", created: 1700000000, mode
 
 func bedrockCred(base string) Credential {
 	return Credential{KeyID: "pk_b", Alias: "us", Key: bedrockTestSecret, BaseURL: base,
-		Options: store.KeyOptions{Region: "us-west-2", AccessKeyID: bedrockTestKeyID}}
+		Options: KeyOptions{Region: "us-west-2", AccessKeyID: bedrockTestKeyID}}
 }
 
 // bedrockIndent pretty-prints b for a readable golden file.
@@ -504,14 +503,14 @@ func TestBedrockEndpoint(t *testing.T) {
 		wantURL  string
 		wantCode int
 	}{
-		{"region", Credential{Key: bedrockTestSecret, Options: store.KeyOptions{Region: "eu-central-1", AccessKeyID: bedrockTestKeyID}},
+		{"region", Credential{Key: bedrockTestSecret, Options: KeyOptions{Region: "eu-central-1", AccessKeyID: bedrockTestKeyID}},
 			"https://bedrock-runtime.eu-central-1.amazonaws.com/model/amazon.nova-lite-v1%3A0/converse", 0},
-		{"base_url default port", Credential{Key: bedrockTestSecret, BaseURL: "https://bedrock.internal:443/", Options: store.KeyOptions{AccessKeyID: bedrockTestKeyID}},
+		{"base_url default port", Credential{Key: bedrockTestSecret, BaseURL: "https://bedrock.internal:443/", Options: KeyOptions{AccessKeyID: bedrockTestKeyID}},
 			"https://bedrock.internal/model/amazon.nova-lite-v1%3A0/converse", 0},
-		{"no region", Credential{Key: bedrockTestSecret, Options: store.KeyOptions{AccessKeyID: bedrockTestKeyID}}, "", 400},
-		{"region not a DNS label", Credential{Key: bedrockTestSecret, Options: store.KeyOptions{Region: "evil.com/x", AccessKeyID: bedrockTestKeyID}}, "", 400},
-		{"no access key id", Credential{Key: bedrockTestSecret, Options: store.KeyOptions{Region: "us-east-1"}}, "", 401},
-		{"no secret", Credential{Options: store.KeyOptions{Region: "us-east-1", AccessKeyID: bedrockTestKeyID}}, "", 401},
+		{"no region", Credential{Key: bedrockTestSecret, Options: KeyOptions{AccessKeyID: bedrockTestKeyID}}, "", 400},
+		{"region not a DNS label", Credential{Key: bedrockTestSecret, Options: KeyOptions{Region: "evil.com/x", AccessKeyID: bedrockTestKeyID}}, "", 400},
+		{"no access key id", Credential{Key: bedrockTestSecret, Options: KeyOptions{Region: "us-east-1"}}, "", 401},
+		{"no secret", Credential{Options: KeyOptions{Region: "us-east-1", AccessKeyID: bedrockTestKeyID}}, "", 401},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/secret"
-	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
@@ -37,11 +36,11 @@ func TestMaxOutputTokens(t *testing.T) {
 		{"openai", "gpt-5-mini", Credential{Key: testKey, BaseURL: m.URL() + "/v1"}, `"max_completion_tokens":300`, 5000},
 		{"groq", "o3-like", Credential{Key: testKey, BaseURL: m.URL() + "/v1"}, `"max_tokens":300`, 5000},
 		{"azure-openai", "o4-mini", Credential{Key: testKey, BaseURL: m.URL(),
-			Options: store.KeyOptions{APIVersion: "2024-10-21"}}, `"max_completion_tokens":300`, 5000},
+			Options: KeyOptions{APIVersion: "2024-10-21"}}, `"max_completion_tokens":300`, 5000},
 		{"anthropic", "claude-sonnet-4-5", Credential{Key: testKey, BaseURL: m.URL()}, `"max_tokens":300`, 4096},
 		{"google", "gemini-2.5-flash", Credential{Key: testKey, BaseURL: m.URL()}, `"maxOutputTokens":300`, 5000},
 		{"bedrock", "amazon.nova-lite-v1:0", Credential{Key: secret.Value(providertest.MockSecretAccessKey), BaseURL: m.URL(),
-			Options: store.KeyOptions{Region: "us-east-1", AccessKeyID: providertest.MockAccessKeyID}}, `"maxTokens":300`, 5000},
+			Options: KeyOptions{Region: "us-east-1", AccessKeyID: providertest.MockAccessKeyID}}, `"maxTokens":300`, 5000},
 		{"cohere", "command-a-03-2025", Credential{Key: testKey, BaseURL: m.URL()}, `"max_tokens":300`, 5000},
 	}
 	for _, a := range adapters {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/secret"
-	"github.com/sluicehq/sluice/internal/store"
 )
 
 // Credential is one provider key with where and how to use it.
@@ -28,7 +27,26 @@ type Credential struct {
 	// BaseURL is the key's base URL or the provider's default, without a
 	// trailing slash (OpenAI style: "https://api.openai.com/v1").
 	BaseURL string
-	Options store.KeyOptions
+	Options KeyOptions
+}
+
+// KeyOptions are the provider-specific, non-secret settings of a key, in
+// the adapters' own vocabulary: the snapshot converts the stored row into
+// them, so that no adapter depends on the store.
+type KeyOptions struct {
+	// Resource is the Azure OpenAI resource name
+	// (https://{resource}.openai.azure.com) used when the key has no base URL.
+	Resource string
+	// Deployments maps a model to its Azure deployment; a model without
+	// one is its own deployment.
+	Deployments map[string]string
+	// APIVersion is the Azure api-version ("" means the default).
+	APIVersion string
+	// Region is the AWS region of a Bedrock key.
+	Region string
+	// AccessKeyID is the AWS access key id of a Bedrock key (its secret
+	// access key is the key's secret).
+	AccessKeyID string
 }
 
 // Request is one call to an upstream.
