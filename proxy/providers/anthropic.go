@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -57,6 +56,7 @@ type Anthropic struct {
 var (
 	_ Provider  = (*Anthropic)(nil)
 	_ Validator = (*Anthropic)(nil)
+	_ Codec     = (*Anthropic)(nil)
 )
 
 // newAnthropic returns the anthropic adapter, which sends its calls
@@ -78,16 +78,31 @@ func (a *Anthropic) Validate(req *Request) error {
 
 // Chat sends a chat completion and waits for the whole answer.
 func (a *Anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
-	body, jsonTool, err := anthropicRequestBody(req.Body, req.Model, false, req.MaxOutputTokens)
+	return Call(ctx, a.c, a, req, llm.OpChat)
+}
+
+// ChatStream sends a streamed chat completion. The stream's chunks are
+// OpenAI chat.completion.chunk objects; the usage chunk ("choices":[])
+// follows the finish chunk only when the client asked for usage.
+func (a *Anthropic) ChatStream(ctx context.Context, req *Request) (Stream, error) {
+	return OpenStream(ctx, a.c, a, req, llm.OpChat)
+}
+
+// EncodeRequest translates a chat request into a Messages request. Its
+// State is the name of the tool that stands in for a JSON mode ("" for
+// none), which the answer is translated back from.
+func (a *Anthropic) EncodeRequest(_ context.Context, req *Request, _ llm.Operation, stream bool) (Encoded, error) {
+	body, jsonTool, err := anthropicRequestBody(req.Body, req.Model, stream, req.MaxOutputTokens)
 	if err != nil {
-		return nil, err
+		return Encoded{}, err
 	}
-	hr := anthropicHTTPRequest(req, body)
-	resp, err := a.c.Do(ctx, &hr)
-	if err != nil {
-		return nil, anthropicStatus(err)
-	}
-	out, usage, model, err := anthropicAnswer(resp.Body, anthropicAnswerContext{
+	return Encoded{HTTP: anthropicHTTPRequest(req, body), State: jsonTool}, nil
+}
+
+// DecodeResponse translates a Messages answer into a chat completion.
+func (a *Anthropic) DecodeResponse(body []byte, req *Request, state any) (*Response, error) {
+	jsonTool, _ := state.(string)
+	out, usage, model, err := anthropicAnswer(body, anthropicAnswerContext{
 		jsonTool: jsonTool, created: a.now().Unix(), model: req.Model, key: req.Cred.Key})
 	if err != nil {
 		return nil, err
@@ -95,33 +110,25 @@ func (a *Anthropic) Chat(ctx context.Context, req *Request) (*Response, error) {
 	return &Response{Body: out, Usage: usage, Model: model}, nil
 }
 
-// ChatStream sends a streamed chat completion. The stream's chunks are
-// OpenAI chat.completion.chunk objects; the usage chunk ("choices":[])
-// follows the finish chunk only when the client asked for usage.
-func (a *Anthropic) ChatStream(ctx context.Context, req *Request) (Stream, error) {
-	body, jsonTool, err := anthropicRequestBody(req.Body, req.Model, true, req.MaxOutputTokens)
-	if err != nil {
-		return nil, err
-	}
-	hr := anthropicHTTPRequest(req, body)
-	sr, err := a.c.Stream(ctx, &hr)
-	if err != nil {
-		return nil, anthropicStatus(err)
-	}
-	if ct := sr.Header("Content-Type"); bytes.Contains(ct, []byte("json")) || bytes.Contains(ct, []byte("html")) {
-		raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
-		_ = sr.Close()
-		msg := scrub(errorMessage(raw), req.Cred.Key)
-		if msg == "" {
-			msg = errInvalidResponse
-		}
-		return nil, &Error{Status: http.StatusBadGateway, Message: msg}
-	}
+// DecodeStream translates a Messages event stream into chunks.
+func (a *Anthropic) DecodeStream(sr *StreamResponse, req *Request, state any) (Stream, error) {
+	jsonTool, _ := state.(string)
 	s := &anthropicStream{resp: sr}
 	s.t.init(sr, bodyParsers.Get(), anthropicStreamContext{
 		jsonTool: jsonTool, created: a.now().Unix(), model: req.Model,
 		wantUsage: req.ClientWantsUsage, key: req.Cred.Key})
 	return s, nil
+}
+
+// DecodeError maps Anthropic's 529 overloaded_error to 503, so that it is
+// retried and counted like any overloaded upstream; the message keeps the
+// real status.
+func (a *Anthropic) DecodeError(err error, _ *Request) error {
+	if e := AsError(err); e != nil && e.Status == 529 {
+		e.Status = http.StatusServiceUnavailable
+		e.Message += " (anthropic status 529)"
+	}
+	return err
 }
 
 // anthropicHTTPRequest describes the call: POST {base}/v1/messages with
@@ -148,17 +155,6 @@ func anthropicHTTPRequest(req *Request, body []byte) HTTPRequest {
 		Body:      body,
 		Deadline:  req.Deadline,
 	}
-}
-
-// anthropicStatus maps Anthropic's 529 overloaded_error to 503, so that
-// it is retried and counted like any overloaded upstream; the message
-// keeps the real status.
-func anthropicStatus(err error) error {
-	if e := AsError(err); e != nil && e.Status == 529 {
-		e.Status = http.StatusServiceUnavailable
-		e.Message += " (anthropic status 529)"
-	}
-	return err
 }
 
 func anthropicRefusal(feature string) *Error {
@@ -706,11 +702,7 @@ func anthropicAnswer(body []byte, ac anthropicAnswerContext) ([]byte, llm.Usage,
 		return nil, llm.Usage{}, "", &Error{Status: http.StatusBadGateway, Message: errInvalidResponse}
 	}
 	if a.Type == "error" {
-		msg := scrub(errorMessage(body), ac.key)
-		if msg == "" {
-			msg = "the upstream reported an error"
-		}
-		return nil, llm.Usage{}, "", &Error{Status: http.StatusBadGateway, Message: msg}
+		return nil, llm.Usage{}, "", reportedError(http.StatusBadGateway, errorMessage(body), ac.key)
 	}
 	var text strings.Builder
 	msg := openAIAnswerMessage{Role: "assistant"}

@@ -221,11 +221,7 @@ func (t *anthropicTranslator) next() ([]byte, error) {
 			t.done, t.err = true, io.EOF
 			return nil, io.EOF
 		case "error":
-			msg := scrub(errorMessage(data), t.sc.key)
-			if msg == "" {
-				msg = "the upstream reported an error"
-			}
-			t.err = &Error{Status: anthropicErrorStatus(v.GetStringBytes("error", "type")), Message: msg}
+			t.err = reportedError(anthropicErrorStatus(v.GetStringBytes("error", "type")), errorMessage(data), t.sc.key)
 			return nil, t.err
 		}
 		// ping and unknown events: nothing to relay

@@ -1,16 +1,13 @@
 package providers
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/secret"
-	"github.com/sluicehq/sluice/proxy/sse"
+	"github.com/sluicehq/sluice/internal/llm"
 )
 
 const (
@@ -35,10 +32,11 @@ const (
 // https://{options.resource}.openai.azure.com. The deployment is
 // options.deployments[model], or the model itself when the key maps none.
 //
-// Everything else is the OpenAI wire format, so the body rewrite, usage
-// reading and stream iterator are the OpenAI adapter's: the body keeps its
-// "model" (Azure ignores it; the deployment decides), and streams get
-// stream_options.include_usage. Azure's errors are OpenAI-shaped and are
+// Everything else is the OpenAI codec: Azure differs only in its URL and
+// its auth header, so the body rewrite, usage reading and stream
+// iterator are OpenAI's: the body keeps its "model" (Azure ignores it; the
+// deployment decides), and streams get stream_options.include_usage when
+// the api-version accepts it. Azure's errors are OpenAI-shaped and are
 // passed on with their status, content-filter refusals (400, code
 // content_filter) included; a filtered answer (finish_reason
 // content_filter) is relayed as it is.
@@ -53,6 +51,7 @@ var (
 	_ Provider  = (*Azure)(nil)
 	_ Completer = (*Azure)(nil)
 	_ Embedder  = (*Azure)(nil)
+	_ Codec     = (*Azure)(nil)
 )
 
 // newAzure returns the azure-openai adapter, which sends its calls
@@ -64,27 +63,27 @@ func (a *Azure) Name() string { return "azure-openai" }
 
 // Chat sends a chat completion and waits for the whole answer.
 func (a *Azure) Chat(ctx context.Context, req *Request) (*Response, error) {
-	return a.call(ctx, req, "chat/completions")
+	return Call(ctx, a.c, a, req, llm.OpChat)
 }
 
 // ChatStream sends a streamed chat completion.
 func (a *Azure) ChatStream(ctx context.Context, req *Request) (Stream, error) {
-	return a.stream(ctx, req, "chat/completions")
+	return OpenStream(ctx, a.c, a, req, llm.OpChat)
 }
 
 // Complete sends a legacy text completion.
 func (a *Azure) Complete(ctx context.Context, req *Request) (*Response, error) {
-	return a.call(ctx, req, "completions")
+	return Call(ctx, a.c, a, req, llm.OpCompletions)
 }
 
 // CompleteStream sends a streamed legacy text completion.
 func (a *Azure) CompleteStream(ctx context.Context, req *Request) (Stream, error) {
-	return a.stream(ctx, req, "completions")
+	return OpenStream(ctx, a.c, a, req, llm.OpCompletions)
 }
 
 // Embed sends an embeddings request.
 func (a *Azure) Embed(ctx context.Context, req *Request) (*Response, error) {
-	return a.call(ctx, req, "embeddings")
+	return Call(ctx, a.c, a, req, llm.OpEmbeddings)
 }
 
 // azureDeployment is the deployment that serves req.Model.
@@ -114,9 +113,23 @@ func azureStreamUsage(version string) bool {
 	return version[:len(azureUsageSince)] >= azureUsageSince
 }
 
+// EncodeRequest is the OpenAI codec's body at Azure's URL with the
+// api-key header. A base URL that ends in /openai (the form the OpenAI
+// SDKs' base_url takes) is not given a second one. For api-versions that
+// predate stream_options, a streamed body is sent as the client wrote it
+// (its "stream" is true), and the gateway estimates the usage.
+func (a *Azure) EncodeRequest(_ context.Context, req *Request, op llm.Operation, stream bool) (Encoded, error) {
+	enc, err := encodeOpenAIBody(req, "azure-openai", stream && azureStreamUsage(azureAPIVersion(req)))
+	if err != nil {
+		return enc, err
+	}
+	hr, err := azureHTTPRequest(req, op.String(), enc.HTTP.Body)
+	enc.HTTP = hr
+	return enc, err
+}
+
 // azureHTTPRequest describes the call of operation op ("chat/completions",
-// "completions", "embeddings") for req. A base URL that ends in /openai
-// (the form the OpenAI SDKs' base_url takes) is not given a second one.
+// "completions", "embeddings") for req: where Azure differs from OpenAI.
 func azureHTTPRequest(req *Request, op string, body []byte) (HTTPRequest, error) {
 	base := strings.TrimRight(req.Cred.BaseURL, "/")
 	if base == "" {
@@ -130,11 +143,9 @@ func azureHTTPRequest(req *Request, op string, body []byte) (HTTPRequest, error)
 	if deployment == "" {
 		return HTTPRequest{}, &Error{Status: http.StatusBadRequest, Message: "azure-openai: the request names no model, so no deployment"}
 	}
-	path := "openai/deployments/" + url.PathEscape(deployment) + "/" + op +
-		"?api-version=" + url.QueryEscape(azureAPIVersion(req))
 	return HTTPRequest{
 		BaseURL:   base,
-		Path:      path,
+		Path:      "openai/deployments/" + url.PathEscape(deployment) + "/" + op + "?api-version=" + url.QueryEscape(azureAPIVersion(req)),
 		Key:       req.Cred.Key,
 		KeyHeader: "api-key", // the key as it is, without "Bearer "
 		Header:    req.Header,
@@ -143,85 +154,15 @@ func azureHTTPRequest(req *Request, op string, body []byte) (HTTPRequest, error)
 	}, nil
 }
 
-// call does a non-streamed operation: the OpenAI adapter's, at Azure's URL.
-func (a *Azure) call(ctx context.Context, req *Request, op string) (*Response, error) {
-	bp := bodyBufs.Get().(*[]byte)
-	defer putBodyBuf(bp)
-	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, false, openAICap("azure-openai", req))
-	*bp = body
-	if err != nil {
-		return nil, err
-	}
-	hr, err := azureHTTPRequest(req, op, body)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := a.c.Do(ctx, &hr)
-	if err != nil {
-		return nil, err
-	}
-	p := bodyParsers.Get()
-	defer bodyParsers.Put(p)
-	usage, model, err := inspectAnswer(p, resp.Body, req.Cred.Key)
-	if err != nil {
-		return nil, err
-	}
-	return &Response{Body: resp.Body, Usage: usage, Model: model}, nil
+// DecodeResponse is the OpenAI codec's.
+func (a *Azure) DecodeResponse(body []byte, req *Request, _ any) (*Response, error) {
+	return decodeOpenAIResponse(body, req)
 }
 
-// stream starts a streamed operation. For api-versions that predate
-// stream_options, the body is sent as the client wrote it (its "stream"
-// is true), and the gateway estimates the usage.
-func (a *Azure) stream(ctx context.Context, req *Request, op string) (Stream, error) {
-	bp := bodyBufs.Get().(*[]byte)
-	defer putBodyBuf(bp)
-	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, azureStreamUsage(azureAPIVersion(req)), openAICap("azure-openai", req))
-	*bp = body
-	if err != nil {
-		return nil, err
-	}
-	hr, err := azureHTTPRequest(req, op, body)
-	if err != nil {
-		return nil, err
-	}
-	sr, err := a.c.Stream(ctx, &hr)
-	if err != nil {
-		return nil, err
-	}
-	return openAIEventStream(sr, req)
+// DecodeStream is the OpenAI codec's.
+func (a *Azure) DecodeStream(sr *StreamResponse, req *Request, _ any) (Stream, error) {
+	return decodeOpenAIStream(sr, req), nil
 }
 
-// openAIEventStream presents sr, an OpenAI-format event stream, as a
-// Stream, once notAStream has found nothing wrong with it.
-func openAIEventStream(sr *StreamResponse, req *Request) (Stream, error) {
-	if err := notAStream(sr, req.Cred.Key); err != nil {
-		return nil, err
-	}
-	return &openaiStream{
-		resp:      sr,
-		events:    sse.NewReader(sr, maxStreamEvent),
-		parser:    bodyParsers.Get(),
-		wantUsage: req.ClientWantsUsage,
-		key:       req.Cred.Key,
-	}, nil
-}
-
-// notAStream reports a streamed answer that is no event stream: an
-// upstream that ignored "stream" answers application/json, a proxy in
-// the way may answer HTML. It then reads what it needs of the body,
-// closes sr and returns a 502 with the upstream's message. Other
-// types (text/event-stream, and any +json type) are taken to be streams.
-func notAStream(sr *StreamResponse, key secret.Value) error {
-	ct := sr.Header("Content-Type")
-	mt, _, _ := bytes.Cut(ct, []byte(";"))
-	if !bytes.EqualFold(bytes.TrimSpace(mt), []byte("application/json")) && !bytes.Contains(ct, []byte("html")) {
-		return nil
-	}
-	raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
-	_ = sr.Close()
-	msg := scrub(errorMessage(raw), key)
-	if msg == "" {
-		msg = errInvalidResponse
-	}
-	return &Error{Status: http.StatusBadGateway, Message: msg}
-}
+// DecodeError returns err, as the OpenAI codec does.
+func (a *Azure) DecodeError(err error, _ *Request) error { return err }

@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -57,6 +56,7 @@ type Bedrock struct {
 }
 
 var (
+	_ Codec     = (*Bedrock)(nil)
 	_ Provider  = (*Bedrock)(nil)
 	_ Embedder  = (*Bedrock)(nil)
 	_ Validator = (*Bedrock)(nil)
@@ -87,60 +87,51 @@ func (b *Bedrock) Validate(req *Request) error {
 
 // Chat sends a Converse request and translates the answer.
 func (b *Bedrock) Chat(ctx context.Context, req *Request) (*Response, error) {
-	body, err := bedrockConverseBody(req.Body, req.MaxOutputTokens)
-	if err != nil {
-		return nil, err
-	}
-	hr, err := b.httpRequest(ctx, req, "converse", body)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := b.c.Do(ctx, &hr)
-	if err != nil {
-		return nil, bedrockScrubbed(err, req.Cred)
-	}
-	p := bodyParsers.Get()
-	defer bodyParsers.Put(p)
-	out, usage, err := bedrockChatAnswer(p, resp.Body, b.answerMeta(req))
-	if err != nil {
-		return nil, bedrockScrubbed(err, req.Cred)
-	}
-	return &Response{Body: out, Usage: usage}, nil
+	return Call(ctx, b.c, b, req, llm.OpChat)
 }
 
 // ChatStream sends a ConverseStream request. It returns once Bedrock
 // answered with a success status and the stream's first chunk arrived (or
 // the exception sent in its place, as an *Error).
 func (b *Bedrock) ChatStream(ctx context.Context, req *Request) (Stream, error) {
+	return OpenStream(ctx, b.c, b, req, llm.OpChat)
+}
+
+// EncodeRequest translates a chat request into a signed Converse (or
+// ConverseStream) call.
+func (b *Bedrock) EncodeRequest(ctx context.Context, req *Request, _ llm.Operation, stream bool) (Encoded, error) {
 	body, err := bedrockConverseBody(req.Body, req.MaxOutputTokens)
 	if err != nil {
-		return nil, err
+		return Encoded{}, err
 	}
-	hr, err := b.httpRequest(ctx, req, "converse-stream", body)
-	if err != nil {
-		return nil, err
+	op := "converse"
+	if stream {
+		op = "converse-stream"
 	}
-	sr, err := b.c.Stream(ctx, &hr)
+	hr, err := b.httpRequest(ctx, req, op, body)
+	return Encoded{HTTP: hr}, err
+}
+
+// DecodeResponse translates a Converse answer into a chat completion.
+func (b *Bedrock) DecodeResponse(body []byte, req *Request, _ any) (*Response, error) {
+	p := bodyParsers.Get()
+	defer bodyParsers.Put(p)
+	out, usage, err := bedrockChatAnswer(p, body, b.answerMeta(req))
 	if err != nil {
 		return nil, bedrockScrubbed(err, req.Cred)
 	}
-	// A proxy in front of Bedrock may answer JSON or HTML with a 2xx;
-	// neither is an event stream.
-	if ct := sr.Header("Content-Type"); bytes.Contains(ct, []byte("json")) || bytes.Contains(ct, []byte("html")) {
-		raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
-		_ = sr.Close()
-		msg := bedrockScrub(errorMessage(raw), req.Cred)
-		if msg == "" {
-			msg = errInvalidResponse
-		}
-		return nil, &Error{Status: http.StatusBadGateway, Message: msg}
-	}
+	return &Response{Body: out, Usage: usage}, nil
+}
+
+// DecodeStream translates a ConverseStream event stream into chunks.
+//
+// Bedrock reports throttling and overload as often in the stream as with
+// a status. Reading up to the first chunk here gives an exception that
+// arrives before any content its real status, while it can still be
+// retried: nothing has reached the client yet.
+func (b *Bedrock) DecodeStream(sr *StreamResponse, req *Request, _ any) (Stream, error) {
 	s := newBedrockStream(sr, b.answerMeta(req), req.ClientWantsUsage, req.Cred)
 	s.resp = sr
-	// Bedrock reports throttling and overload as often in the stream as
-	// with a status. Reading up to the first chunk here gives an exception
-	// that arrives before any content its real status, while it can still
-	// be retried: nothing has reached the client yet.
 	first, err := s.Next()
 	if err != nil {
 		_ = s.Close()
@@ -152,6 +143,10 @@ func (b *Bedrock) ChatStream(ctx context.Context, req *Request) (Stream, error) 
 	s.pending = first
 	return s, nil
 }
+
+// DecodeError scrubs the key's access key id, as well as its secret, from
+// the message of a failed call.
+func (b *Bedrock) DecodeError(err error, req *Request) error { return bedrockScrubbed(err, req.Cred) }
 
 // answerMeta is what every answer to req is stamped with.
 func (b *Bedrock) answerMeta(req *Request) bedrockMeta {

@@ -41,6 +41,7 @@ type Cohere struct {
 }
 
 var (
+	_ Codec     = (*Cohere)(nil)
 	_ Provider  = (*Cohere)(nil)
 	_ Embedder  = (*Cohere)(nil)
 	_ Validator = (*Cohere)(nil)
@@ -68,42 +69,77 @@ func (co *Cohere) Validate(req *Request) error {
 
 // Chat sends a chat completion and waits for the whole answer.
 func (co *Cohere) Chat(ctx context.Context, req *Request) (*Response, error) {
-	body, err := cohereChatBody(req.Body, req.Model, false, req.MaxOutputTokens)
-	if err != nil {
-		return nil, err
-	}
-	hr := cohereHTTPRequest(req, "v2/chat", body)
-	resp, err := co.c.Do(ctx, &hr)
-	if err != nil {
-		return nil, cohereStatus(err)
-	}
-	out, usage, err := cohereAnswer(resp.Body, co.now().Unix(), req.Model, req.Cred.Key)
-	if err != nil {
-		return nil, err
-	}
-	return &Response{Body: out, Usage: usage}, nil
+	return Call(ctx, co.c, co, req, llm.OpChat)
 }
 
 // ChatStream sends a streamed chat completion. Its chunks are OpenAI
 // chat.completion.chunk objects; the usage chunk ("choices":[]) follows
 // the finish chunk only when the client asked for usage.
 func (co *Cohere) ChatStream(ctx context.Context, req *Request) (Stream, error) {
-	body, err := cohereChatBody(req.Body, req.Model, true, req.MaxOutputTokens)
+	return OpenStream(ctx, co.c, co, req, llm.OpChat)
+}
+
+// Embed sends /v2/embed with input_type search_document (what OpenAI's
+// embeddings are used for most) and float embeddings. The input must be
+// a string or an array of strings: Cohere takes no token arrays. The
+// usage is Cohere's billed input tokens.
+func (co *Cohere) Embed(ctx context.Context, req *Request) (*Response, error) {
+	return Call(ctx, co.c, co, req, llm.OpEmbeddings)
+}
+
+// EncodeRequest translates a chat request into /v2/chat, or an
+// embeddings request into /v2/embed (its State is then the
+// *cohereEmbedCall the answer is read against).
+func (co *Cohere) EncodeRequest(_ context.Context, req *Request, op llm.Operation, stream bool) (Encoded, error) {
+	if op == llm.OpEmbeddings {
+		body, e, err := cohereEmbedBody(req)
+		if err != nil {
+			return Encoded{}, err
+		}
+		return Encoded{HTTP: cohereHTTPRequest(req, "v2/embed", body), State: e}, nil
+	}
+	body, err := cohereChatBody(req.Body, req.Model, stream, req.MaxOutputTokens)
+	if err != nil {
+		return Encoded{}, err
+	}
+	return Encoded{HTTP: cohereHTTPRequest(req, "v2/chat", body)}, nil
+}
+
+// DecodeResponse translates a /v2/chat answer, or a /v2/embed one.
+func (co *Cohere) DecodeResponse(body []byte, req *Request, state any) (*Response, error) {
+	if e, ok := state.(*cohereEmbedCall); ok {
+		return cohereEmbedAnswer(body, e.texts, req.Model, e.base64)
+	}
+	out, usage, err := cohereAnswer(body, co.now().Unix(), req.Model, req.Cred.Key)
 	if err != nil {
 		return nil, err
 	}
-	hr := cohereHTTPRequest(req, "v2/chat", body)
-	sr, err := co.c.Stream(ctx, &hr)
-	if err != nil {
-		return nil, cohereStatus(err)
-	}
-	if err := notAStream(sr, req.Cred.Key); err != nil {
-		return nil, err
-	}
+	return &Response{Body: out, Usage: usage}, nil
+}
+
+// DecodeStream translates a /v2/chat event stream into chunks.
+func (co *Cohere) DecodeStream(sr *StreamResponse, req *Request, _ any) (Stream, error) {
 	s := &cohereStream{resp: sr}
 	s.t.init(sr, bodyParsers.Get(), cohereStreamContext{created: co.now().Unix(), model: req.Model,
 		wantUsage: req.ClientWantsUsage, key: req.Cred.Key})
 	return s, nil
+}
+
+// DecodeError maps Cohere's own statuses: 498 (invalid token, older
+// API) to 401, and 499 (Cohere cancelled the request, which its docs say
+// to retry) to 503. The message keeps the real status.
+func (co *Cohere) DecodeError(err error, _ *Request) error {
+	e := AsError(err)
+	if e == nil {
+		return err
+	}
+	switch e.Status {
+	case 498:
+		e.Status, e.Message, e.KeyRejected = http.StatusUnauthorized, e.Message+" (cohere status 498)", true
+	case 499:
+		e.Status, e.Message = http.StatusServiceUnavailable, e.Message+" (cohere status 499)"
+	}
+	return err
 }
 
 // cohereHTTPRequest describes a call: POST {base}/{path} with the key as a
@@ -116,23 +152,6 @@ func cohereHTTPRequest(req *Request, path string, body []byte) HTTPRequest {
 	}
 	base = strings.TrimSuffix(strings.TrimSuffix(base, "/v2"), "/v1")
 	return HTTPRequest{BaseURL: base, Path: path, Key: req.Cred.Key, Header: req.Header, Body: body, Deadline: req.Deadline}
-}
-
-// cohereStatus maps Cohere's own statuses: 498 (invalid token, older
-// API) to 401, and 499 (Cohere cancelled the request, which its docs say
-// to retry) to 503. The message keeps the real status.
-func cohereStatus(err error) error {
-	e := AsError(err)
-	if e == nil {
-		return err
-	}
-	switch e.Status {
-	case 498:
-		e.Status, e.Message, e.KeyRejected = http.StatusUnauthorized, e.Message+" (cohere status 498)", true
-	case 499:
-		e.Status, e.Message = http.StatusServiceUnavailable, e.Message+" (cohere status 499)"
-	}
-	return err
 }
 
 func cohereRefusal(feature string) *Error {
@@ -634,18 +653,22 @@ type cohereEmbedRequest struct {
 	OutputDimension *int64   `json:"output_dimension,omitempty"`
 }
 
-// Embed sends /v2/embed with input_type search_document (what OpenAI's
-// embeddings are used for most) and float embeddings. The input must be
-// a string or an array of strings: Cohere takes no token arrays. The
-// usage is Cohere's billed input tokens.
-func (co *Cohere) Embed(ctx context.Context, req *Request) (*Response, error) {
+// cohereEmbedCall is what reading a /v2/embed answer needs to know of
+// the request: how many texts it sent and whether the client wants base64.
+type cohereEmbedCall struct {
+	texts  int
+	base64 bool
+}
+
+// cohereEmbedBody translates an OpenAI embeddings request into /v2/embed.
+func cohereEmbedBody(req *Request) ([]byte, *cohereEmbedCall, error) {
 	var in struct {
 		Input          json.RawMessage `json:"input"`
 		EncodingFormat string          `json:"encoding_format"`
 		Dimensions     *int64          `json:"dimensions"`
 	}
 	if err := json.Unmarshal(req.Body, &in); err != nil {
-		return nil, cohereInvalid("the request does not fit the embeddings schema: %v", err)
+		return nil, nil, cohereInvalid("the request does not fit the embeddings schema: %v", err)
 	}
 	out := cohereEmbedRequest{Model: req.Model, InputType: "search_document", EmbeddingTypes: []string{"float"},
 		OutputDimension: in.Dimensions}
@@ -657,28 +680,23 @@ func (co *Cohere) Embed(ctx context.Context, req *Request) (*Response, error) {
 		out.Texts = []string{s}
 	case json.Unmarshal(raw, &out.Texts) == nil && out.Texts != nil:
 	case len(raw) > 0 && raw[0] == '[':
-		return nil, cohereRefusal("token arrays as embeddings input (send text)")
+		return nil, nil, cohereRefusal("token arrays as embeddings input (send text)")
 	default:
-		return nil, cohereInvalid("input must be a string or an array of strings")
+		return nil, nil, cohereInvalid("input must be a string or an array of strings")
 	}
 	switch {
 	case len(out.Texts) == 0:
-		return nil, cohereInvalid("input must not be empty")
+		return nil, nil, cohereInvalid("input must not be empty")
 	case len(out.Texts) > cohereMaxTexts:
-		return nil, cohereInvalid("at most %d inputs per embeddings request (got %d)", cohereMaxTexts, len(out.Texts))
+		return nil, nil, cohereInvalid("at most %d inputs per embeddings request (got %d)", cohereMaxTexts, len(out.Texts))
 	case in.EncodingFormat != "" && in.EncodingFormat != "float" && in.EncodingFormat != "base64":
-		return nil, cohereRefusal("encoding_format " + strconv.Quote(in.EncodingFormat))
+		return nil, nil, cohereRefusal("encoding_format " + strconv.Quote(in.EncodingFormat))
 	}
 	body, err := marshalJSON(&out)
 	if err != nil {
-		return nil, cohereInvalid("%v", err)
+		return nil, nil, cohereInvalid("%v", err)
 	}
-	hr := cohereHTTPRequest(req, "v2/embed", body)
-	resp, err := co.c.Do(ctx, &hr)
-	if err != nil {
-		return nil, cohereStatus(err)
-	}
-	return cohereEmbedAnswer(resp.Body, len(out.Texts), req.Model, in.EncodingFormat == "base64")
+	return body, &cohereEmbedCall{texts: len(out.Texts), base64: in.EncodingFormat == "base64"}, nil
 }
 
 // cohereEmbedAnswer translates a /v2/embed answer for n texts into an
@@ -700,39 +718,25 @@ func cohereEmbedAnswer(body []byte, n int, model string, asBase64 bool) (*Respon
 		return nil, &Error{Status: http.StatusBadGateway,
 			Message: fmt.Sprintf("upstream answered %d embeddings for %d inputs", len(in.Embeddings.Float), n)}
 	}
-	type item struct {
-		Object    string `json:"object"`
-		Index     int    `json:"index"`
-		Embedding any    `json:"embedding"`
-	}
-	out := struct {
-		Object string `json:"object"`
-		Data   []item `json:"data"`
-		Model  string `json:"model"`
-		Usage  struct {
-			PromptTokens int64 `json:"prompt_tokens"`
-			TotalTokens  int64 `json:"total_tokens"`
-		} `json:"usage"`
-	}{Object: "list", Data: make([]item, n), Model: model}
+	vectors := make([]any, n)
 	for i, v := range in.Embeddings.Float {
 		if len(v) == 0 || v[0] != '[' {
 			return nil, &Error{Status: http.StatusBadGateway, Message: errInvalidResponse}
 		}
-		out.Data[i] = item{Object: "embedding", Index: i, Embedding: v}
+		vectors[i] = v
 		if asBase64 {
 			var values []float64
 			if err := json.Unmarshal(v, &values); err != nil {
 				return nil, &Error{Status: http.StatusBadGateway, Message: errInvalidResponse}
 			}
-			out.Data[i].Embedding = geminiBase64(values)
+			vectors[i] = base64Floats(values)
 		}
 	}
 	var usage llm.Usage
 	if t := in.Meta.BilledUnits.InputTokens; t != nil {
 		usage = llm.Usage{PromptTokens: int64(*t), TotalTokens: int64(*t), Present: true}
 	}
-	out.Usage.PromptTokens, out.Usage.TotalTokens = usage.PromptTokens, usage.TotalTokens
-	b, err := marshalJSON(out)
+	b, err := embeddingsAnswer(model, vectors, usage.PromptTokens)
 	if err != nil {
 		return nil, &Error{Status: http.StatusBadGateway, Message: errInvalidResponse}
 	}

@@ -5,14 +5,11 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -44,6 +41,7 @@ type Gemini struct {
 }
 
 var (
+	_ Codec     = (*Gemini)(nil)
 	_ Provider  = (*Gemini)(nil)
 	_ Embedder  = (*Gemini)(nil)
 	_ Validator = (*Gemini)(nil)
@@ -75,48 +73,77 @@ func (g *Gemini) Validate(req *Request) error {
 
 // Chat sends generateContent and translates the answer.
 func (g *Gemini) Chat(ctx context.Context, req *Request) (*Response, error) {
-	body, err := geminiChatBody(req)
-	if err != nil {
-		return nil, err
-	}
-	hr, err := g.httpRequest(req, "generateContent", body)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := g.c.Do(ctx, &hr)
-	if err != nil {
-		return nil, geminiCallError(err)
-	}
-	return g.chatAnswer(resp.Body, req)
+	return Call(ctx, g.c, g, req, llm.OpChat)
 }
 
-// ChatStream sends streamGenerateContent?alt=sse.
+// ChatStream sends streamGenerateContent?alt=sse. Without alt=sse Gemini
+// answers a JSON array, which the transport refuses as no stream.
 func (g *Gemini) ChatStream(ctx context.Context, req *Request) (Stream, error) {
+	return OpenStream(ctx, g.c, g, req, llm.OpChat)
+}
+
+// Embed sends embedContent for one string and batchEmbedContents for a
+// list. Gemini reports no tokens for embeddings, so the usage is an
+// estimate of four characters a token.
+func (g *Gemini) Embed(ctx context.Context, req *Request) (*Response, error) {
+	return Call(ctx, g.c, g, req, llm.OpEmbeddings)
+}
+
+// EncodeRequest translates a chat request into generateContent (or
+// streamGenerateContent?alt=sse), and an embeddings request into
+// embedContent or batchEmbedContents, whose plan is the State.
+func (g *Gemini) EncodeRequest(_ context.Context, req *Request, op llm.Operation, stream bool) (Encoded, error) {
+	if op == llm.OpEmbeddings {
+		e, err := geminiEmbedBody(req)
+		if err != nil {
+			return Encoded{}, err
+		}
+		method := "batchEmbedContents"
+		if e.single {
+			method = "embedContent"
+		}
+		hr, err := g.httpRequest(req, method, e.body)
+		return Encoded{HTTP: hr, State: &e}, err
+	}
 	body, err := geminiChatBody(req)
 	if err != nil {
-		return nil, err
+		return Encoded{}, err
 	}
-	hr, err := g.httpRequest(req, "streamGenerateContent?alt=sse", body)
-	if err != nil {
-		return nil, err
+	method := "generateContent"
+	if stream {
+		method = "streamGenerateContent?alt=sse"
 	}
-	sr, err := g.c.Stream(ctx, &hr)
-	if err != nil {
-		return nil, geminiCallError(err)
+	hr, err := g.httpRequest(req, method, body)
+	return Encoded{HTTP: hr}, err
+}
+
+// DecodeResponse translates a generateContent answer, or an embeddings
+// answer when the call was one.
+func (g *Gemini) DecodeResponse(body []byte, req *Request, state any) (*Response, error) {
+	if e, ok := state.(*geminiEmbedCall); ok {
+		return g.embedAnswer(body, req, e)
 	}
-	// Without alt=sse Gemini answers a JSON array; a proxy may answer HTML.
-	if ct := sr.Header("Content-Type"); bytes.Contains(ct, []byte("json")) || bytes.Contains(ct, []byte("html")) {
-		raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
-		_ = sr.Close()
-		msg := geminiScrub(errorMessage(raw), req.Cred.Key)
-		if msg == "" {
-			msg = errInvalidResponse
-		}
-		return nil, &Error{Status: http.StatusBadGateway, Message: msg}
-	}
+	return g.chatAnswer(body, req)
+}
+
+// DecodeStream translates a streamGenerateContent event stream.
+func (g *Gemini) DecodeStream(sr *StreamResponse, req *Request, _ any) (Stream, error) {
 	s := newGeminiStream(sr, req, g.now())
 	s.resp = sr
 	return s, nil
+}
+
+// DecodeError finishes an *Error of the client: Gemini puts the key into
+// some messages as a "key=" query parameter, and says how long to wait in
+// the message of a 429 rather than in Retry-After.
+func (g *Gemini) DecodeError(err error, _ *Request) error {
+	if e := AsError(err); e != nil {
+		e.Message = geminiScrubKeyParam(e.Message)
+		if e.Status == http.StatusTooManyRequests && e.RetryAfter == 0 {
+			e.RetryAfter = geminiRetryHint(e.Message)
+		}
+	}
+	return err
 }
 
 // httpRequest describes the call of method on req's model. The base URL
@@ -156,23 +183,6 @@ func geminiUnsupported(feature string) *Error {
 // geminiInvalid is the 400 for a request that cannot be translated.
 func geminiInvalid(format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Message: "provider google: " + fmt.Sprintf(format, args...)}
-}
-
-// geminiCallError finishes an *Error of the client: Gemini puts the key
-// into some messages as a "key=" query parameter, and says how long to
-// wait in the message of a 429 rather than in Retry-After.
-func geminiCallError(err error) error {
-	if e := AsError(err); e != nil {
-		e.Message = geminiScrubKeyParam(e.Message)
-		if e.Status == http.StatusTooManyRequests && e.RetryAfter == 0 {
-			e.RetryAfter = geminiRetryHint(e.Message)
-		}
-	}
-	return err
-}
-
-func geminiScrub(msg string, key secret.Value) string {
-	return geminiScrubKeyParam(scrub(msg, key))
 }
 
 // geminiScrubKeyParam redacts the value of every "key=" in msg.
@@ -247,11 +257,9 @@ func (e *geminiError) asError(key secret.Value) *Error {
 	if status < 400 || status > 599 {
 		status = http.StatusBadGateway
 	}
-	msg := geminiScrub(e.Message, key)
-	if msg == "" {
-		msg = "the upstream reported an error"
-	}
-	return &Error{Status: status, Message: msg}
+	err := reportedError(status, e.Message, key)
+	err.Message = geminiScrubKeyParam(err.Message)
+	return err
 }
 
 // The Gemini answers, as far as the adapter reads them.
@@ -703,32 +711,15 @@ func (s *geminiStream) Close() error {
 	return resp.Close()
 }
 
-// Embed sends embedContent for one string and batchEmbedContents for a
-// list. Gemini reports no tokens for embeddings, so the usage is an
-// estimate of four characters a token.
-func (g *Gemini) Embed(ctx context.Context, req *Request) (*Response, error) {
-	e, err := geminiEmbedBody(req)
-	if err != nil {
-		return nil, err
-	}
-	method := "batchEmbedContents"
-	if e.single {
-		method = "embedContent"
-	}
-	hr, err := g.httpRequest(req, method, e.body)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := g.c.Do(ctx, &hr)
-	if err != nil {
-		return nil, geminiCallError(err)
-	}
+// embedAnswer translates an embedContent or batchEmbedContents answer
+// to the embeddings call e.
+func (g *Gemini) embedAnswer(body []byte, req *Request, e *geminiEmbedCall) (*Response, error) {
 	var in struct {
 		Embedding  *geminiEmbedding  `json:"embedding"`
 		Embeddings []geminiEmbedding `json:"embeddings"`
 		Error      *geminiError      `json:"error"`
 	}
-	if err := json.Unmarshal(resp.Body, &in); err != nil {
+	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, &Error{Status: http.StatusBadGateway, Message: errInvalidResponse}
 	}
 	if in.Error != nil {
@@ -741,28 +732,14 @@ func (g *Gemini) Embed(ctx context.Context, req *Request) (*Response, error) {
 		return nil, &Error{Status: http.StatusBadGateway,
 			Message: fmt.Sprintf("upstream answered %d embeddings for %d inputs", len(in.Embeddings), e.inputs)}
 	}
-	type item struct {
-		Object    string `json:"object"`
-		Index     int    `json:"index"`
-		Embedding any    `json:"embedding"`
-	}
-	out := struct {
-		Object string `json:"object"`
-		Data   []item `json:"data"`
-		Model  string `json:"model"`
-		Usage  struct {
-			PromptTokens int64 `json:"prompt_tokens"`
-			TotalTokens  int64 `json:"total_tokens"`
-		} `json:"usage"`
-	}{Object: "list", Data: make([]item, len(in.Embeddings)), Model: req.Model}
+	vectors := make([]any, len(in.Embeddings))
 	for i, v := range in.Embeddings {
-		out.Data[i] = item{Object: "embedding", Index: i, Embedding: v.Values}
+		vectors[i] = v.Values
 		if e.base64 {
-			out.Data[i].Embedding = geminiBase64(v.Values)
+			vectors[i] = base64Floats(v.Values)
 		}
 	}
-	out.Usage.PromptTokens, out.Usage.TotalTokens = e.tokens, e.tokens
-	body, err := marshalJSON(out)
+	body, err := embeddingsAnswer(req.Model, vectors, e.tokens)
 	if err != nil {
 		return nil, &Error{Status: http.StatusBadGateway, Message: errInvalidResponse}
 	}
@@ -772,14 +749,4 @@ func (g *Gemini) Embed(ctx context.Context, req *Request) (*Response, error) {
 
 type geminiEmbedding struct {
 	Values []float64 `json:"values"`
-}
-
-// geminiBase64 is OpenAI's encoding_format "base64": little-endian
-// float32s, which the OpenAI SDKs ask for by default.
-func geminiBase64(values []float64) string {
-	raw := make([]byte, 4*len(values))
-	for i, v := range values {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(v)))
-	}
-	return base64.StdEncoding.EncodeToString(raw)
 }

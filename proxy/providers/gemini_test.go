@@ -358,7 +358,7 @@ func TestGeminiErrorMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := geminiCallError(&Error{Status: 429, Message: tt.msg}).(*Error)
+			e := (&Gemini{}).DecodeError(&Error{Status: 429, Message: tt.msg}, nil).(*Error)
 			if e.Message != tt.want || e.RetryAfter != tt.wait {
 				t.Errorf("got %q, %v; want %q, %v", e.Message, e.RetryAfter, tt.want, tt.wait)
 			}

@@ -43,6 +43,7 @@ var (
 	_ Provider  = (*OpenAI)(nil)
 	_ Completer = (*OpenAI)(nil)
 	_ Embedder  = (*OpenAI)(nil)
+	_ Codec     = (*OpenAI)(nil)
 )
 
 // NewOpenAI returns the adapter for provider id, which sends its calls
@@ -57,27 +58,27 @@ func (o *OpenAI) Name() string { return o.id }
 
 // Chat sends a chat completion and waits for the whole answer.
 func (o *OpenAI) Chat(ctx context.Context, req *Request) (*Response, error) {
-	return o.call(ctx, req, "chat/completions")
+	return Call(ctx, o.c, o, req, llm.OpChat)
 }
 
 // ChatStream sends a streamed chat completion.
 func (o *OpenAI) ChatStream(ctx context.Context, req *Request) (Stream, error) {
-	return o.stream(ctx, req, "chat/completions")
+	return OpenStream(ctx, o.c, o, req, llm.OpChat)
 }
 
 // Complete sends a legacy text completion.
 func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) {
-	return o.call(ctx, req, "completions")
+	return Call(ctx, o.c, o, req, llm.OpCompletions)
 }
 
 // CompleteStream sends a streamed legacy text completion.
 func (o *OpenAI) CompleteStream(ctx context.Context, req *Request) (Stream, error) {
-	return o.stream(ctx, req, "completions")
+	return OpenStream(ctx, o.c, o, req, llm.OpCompletions)
 }
 
 // Embed sends an embeddings request.
 func (o *OpenAI) Embed(ctx context.Context, req *Request) (*Response, error) {
-	return o.call(ctx, req, "embeddings")
+	return Call(ctx, o.c, o, req, llm.OpEmbeddings)
 }
 
 var (
@@ -165,92 +166,81 @@ func rewriteBody(dst, body []byte, model string, stream bool, capOut outputCap) 
 	return v.MarshalTo(dst), nil
 }
 
-// httpRequest describes the upstream call for req.
-func (o *OpenAI) httpRequest(req *Request, path string, body []byte) (HTTPRequest, error) {
+// EncodeRequest describes the upstream call of op for req: the body as
+// the client sent it (rewriteBody), at {base}/{op} with the key as a
+// bearer token.
+func (o *OpenAI) EncodeRequest(_ context.Context, req *Request, op llm.Operation, stream bool) (Encoded, error) {
+	enc, err := encodeOpenAIBody(req, o.id, stream)
+	if err != nil {
+		return enc, err
+	}
 	base := req.Cred.BaseURL
 	if base == "" {
 		base = o.defaultBaseURL
 	}
 	if base == "" {
-		return HTTPRequest{}, fmt.Errorf("provider %s has no base URL configured", o.id)
+		return enc, fmt.Errorf("provider %s has no base URL configured", o.id)
 	}
-	return HTTPRequest{
-		BaseURL:  base,
-		Path:     path,
-		Key:      req.Cred.Key, // sent as Authorization: Bearer <key>
-		Header:   req.Header,
-		Body:     body,
-		Deadline: req.Deadline,
-	}, nil
+	enc.HTTP.BaseURL = base
+	enc.HTTP.Path = op.String()
+	enc.HTTP.Key = req.Cred.Key // sent as Authorization: Bearer <key>
+	return enc, nil
 }
 
-// call does a non-streamed operation.
-func (o *OpenAI) call(ctx context.Context, req *Request, path string) (*Response, error) {
+// encodeOpenAIBody writes the OpenAI-wire body of req for provider (see
+// rewriteBody) into a pooled buffer, which the transport returns to the
+// pool after the call, and fills what every OpenAI-wire call shares.
+func encodeOpenAIBody(req *Request, provider string, stream bool) (Encoded, error) {
 	bp := bodyBufs.Get().(*[]byte)
-	defer putBodyBuf(bp)
-	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, false, openAICap(o.id, req))
+	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, stream, openAICap(provider, req))
 	*bp = body
+	enc := Encoded{buf: bp}
 	if err != nil {
-		return nil, err
+		return enc, err
 	}
-	hr, err := o.httpRequest(req, path, body)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := o.c.Do(ctx, &hr)
-	if err != nil {
-		return nil, err
-	}
+	enc.HTTP = HTTPRequest{Header: req.Header, Body: body, Deadline: req.Deadline}
+	return enc, nil
+}
+
+// DecodeResponse reads the usage and model of an OpenAI answer, which is
+// relayed as it came.
+func (o *OpenAI) DecodeResponse(body []byte, req *Request, _ any) (*Response, error) {
+	return decodeOpenAIResponse(body, req)
+}
+
+func decodeOpenAIResponse(body []byte, req *Request) (*Response, error) {
 	p := bodyParsers.Get()
 	defer bodyParsers.Put(p)
-	usage, model, err := inspectAnswer(p, resp.Body, req.Cred.Key)
+	usage, model, err := inspectAnswer(p, body, req.Cred.Key)
 	if err != nil {
 		return nil, err
 	}
-	return &Response{Body: resp.Body, Usage: usage, Model: model}, nil
+	return &Response{Body: body, Usage: usage, Model: model}, nil
 }
 
-func putBodyBuf(bp *[]byte) {
-	if cap(*bp) <= maxPooledBody {
-		bodyBufs.Put(bp)
-	}
+// DecodeStream presents an OpenAI event stream as chunks.
+func (o *OpenAI) DecodeStream(sr *StreamResponse, req *Request, _ any) (Stream, error) {
+	return decodeOpenAIStream(sr, req), nil
 }
 
-// stream starts a streamed operation.
-func (o *OpenAI) stream(ctx context.Context, req *Request, path string) (Stream, error) {
-	bp := bodyBufs.Get().(*[]byte)
-	defer putBodyBuf(bp)
-	body, err := rewriteBody((*bp)[:0], req.Body, req.Model, true, openAICap(o.id, req))
-	*bp = body
-	if err != nil {
-		return nil, err
-	}
-	hr, err := o.httpRequest(req, path, body)
-	if err != nil {
-		return nil, err
-	}
-	sr, err := o.c.Stream(ctx, &hr)
-	if err != nil {
-		return nil, err
-	}
-	// An upstream that ignored "stream" answers JSON; a proxy in the way
-	// may answer HTML. Neither is a stream.
-	if ct := sr.Header("Content-Type"); bytes.Contains(ct, []byte("json")) || bytes.Contains(ct, []byte("html")) {
-		raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
-		_ = sr.Close()
-		msg := scrub(errorMessage(raw), req.Cred.Key)
-		if msg == "" {
-			msg = errInvalidResponse
-		}
-		return nil, &Error{Status: http.StatusBadGateway, Message: msg}
-	}
+func decodeOpenAIStream(sr *StreamResponse, req *Request) Stream {
 	return &openaiStream{
 		resp:      sr,
 		events:    sse.NewReader(sr, maxStreamEvent),
 		parser:    bodyParsers.Get(),
 		wantUsage: req.ClientWantsUsage,
 		key:       req.Cred.Key,
-	}, nil
+	}
+}
+
+// DecodeError returns err: OpenAI's errors need nothing beyond the
+// shared transport's handling.
+func (o *OpenAI) DecodeError(err error, _ *Request) error { return err }
+
+func putBodyBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledBody {
+		bodyBufs.Put(bp)
+	}
 }
 
 // openaiStream presents an OpenAI event stream as chunks.
@@ -295,11 +285,7 @@ func (s *openaiStream) Next() ([]byte, error) {
 		c, err := inspectChunk(s.parser, data, s.key)
 		if err == nil && string(ev.Name) == "error" {
 			// Some OpenAI-compatible servers name their error events.
-			msg := scrub(errorMessage(data), s.key)
-			if msg == "" {
-				msg = "the upstream reported an error"
-			}
-			err = &Error{Status: http.StatusBadGateway, Message: msg}
+			err = reportedError(http.StatusBadGateway, errorMessage(data), s.key)
 		}
 		if err != nil {
 			s.err = err
