@@ -113,8 +113,8 @@ func (a *Anthropic) DecodeResponse(body []byte, req *Request, state any) (*Respo
 // DecodeStream translates a Messages event stream into chunks.
 func (a *Anthropic) DecodeStream(sr *StreamResponse, req *Request, state any) (Stream, error) {
 	jsonTool, _ := state.(string)
-	s := &anthropicStream{resp: sr}
-	s.t.init(sr, bodyParsers.Get(), anthropicStreamContext{
+	s := &anthropicStream{Resp: sr}
+	s.Translator.init(sr, bodyParsers.Get(), anthropicStreamContext{
 		jsonTool: jsonTool, created: a.now().Unix(), model: req.Model,
 		wantUsage: req.ClientWantsUsage, key: req.Cred.Key})
 	return s, nil

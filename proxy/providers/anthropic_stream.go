@@ -21,11 +21,11 @@ import (
 // anthropicStream is an Anthropic event stream presented as OpenAI
 // chunks; Close before message_stop closes the connection, so that
 // Anthropic stops generating.
-type anthropicStream = translatedStream[anthropicTranslator, *anthropicTranslator]
+type anthropicStream = TranslatedStream[anthropicTranslator, *anthropicTranslator]
 
-func (t *anthropicTranslator) seenUsage() llm.Usage { return t.usage }
-func (t *anthropicTranslator) terminated() bool     { return t.done }
-func (t *anthropicTranslator) parserOf() **fastjson.Parser {
+func (t *anthropicTranslator) SeenUsage() llm.Usage { return t.usage }
+func (t *anthropicTranslator) Terminated() bool     { return t.done }
+func (t *anthropicTranslator) ParserOf() **fastjson.Parser {
 	return &t.parser
 }
 
@@ -155,7 +155,7 @@ func (t *anthropicTranslator) readUsage(u *fastjson.Value) {
 // client (ping, content_block_stop, an empty text block start, thinking)
 // are skipped; an error event ends the stream with an *Error whose status
 // is the one its type stands for.
-func (t *anthropicTranslator) next() ([]byte, error) {
+func (t *anthropicTranslator) Next() ([]byte, error) {
 	if t.err != nil {
 		return nil, t.err
 	}

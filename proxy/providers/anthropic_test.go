@@ -16,24 +16,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/valyala/fastjson"
-	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 const anthropicTestdata = "testdata/anthropic"
-
-// indentJSON makes golden files readable; it fails the test on invalid
-// JSON.
-func indentJSON(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		t.Fatalf("invalid JSON %q: %v", b, err)
-	}
-	return out.Bytes()
-}
 
 // TestAnthropicRequestGolden translates each OpenAI request in
 // testdata/anthropic/requests/*.in.json and compares the Messages request
@@ -200,7 +188,7 @@ func translateStream(t *testing.T, data []byte, sc anthropicStreamContext) []byt
 	tr.init(bytes.NewReader(data), &fastjson.Parser{}, sc)
 	var out bytes.Buffer
 	for {
-		c, err := tr.next()
+		c, err := tr.Next()
 		if err != nil {
 			if err == io.EOF {
 				out.WriteString("end: EOF\n")
@@ -247,7 +235,7 @@ func TestAnthropicStreamTooManyBlocks(t *testing.T) {
 	tr.init(strings.NewReader(sb.String()), &fastjson.Parser{}, anthropicStreamContext{})
 	n := 0
 	for {
-		_, err := tr.next()
+		_, err := tr.Next()
 		if err != nil {
 			if e := AsError(err); e == nil || e.Status != 502 || n != maxAnthropicBlocks {
 				t.Errorf("after %d chunks: %v", n, err)
@@ -273,50 +261,6 @@ func TestAnthropicBaseURL(t *testing.T) {
 			t.Errorf("%q: got %+v", tt.base, hr)
 		}
 	}
-}
-
-func TestAnthropicRegistry(t *testing.T) {
-	p, ok := NewRegistry(NewClient(ClientConfig{})).Get("anthropic")
-	if !ok {
-		t.Fatal("anthropic is not registered")
-	}
-	_, completer := p.(Completer)
-	_, embedder := p.(Embedder)
-	_, validator := p.(Validator)
-	if p.Name() != "anthropic" || completer || embedder || !validator {
-		t.Errorf("name %q, Completer %v, Embedder %v, Validator %v", p.Name(), completer, embedder, validator)
-	}
-}
-
-// anthropicLeakCheck is leakCheck for tests against the mock provider,
-// whose fasthttp server leaves its worker pool's cleaner asleep for a
-// while after shutdown and starts a process-wide clock for the Date
-// header; those goroutines are fasthttp's, not ours.
-func anthropicLeakCheck(t *testing.T) {
-	t.Helper()
-	opts := []goleak.Option{
-		goleak.IgnoreCurrent(),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
-	}
-	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
-}
-
-// startMock starts the mock provider for one test.
-func startMock(t *testing.T) *providertest.Server {
-	t.Helper()
-	m, _, err := providertest.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return m
 }
 
 func anthropicAgainst(t *testing.T, m *providertest.Server, body string) (*Anthropic, *Request) {
@@ -536,13 +480,13 @@ func FuzzAnthropicStream(f *testing.F) {
 		tr.init(bytes.NewReader(data), &fastjson.Parser{}, anthropicStreamContext{
 			jsonTool: "person", model: "m", wantUsage: true, key: testKey})
 		for range 10000 {
-			c, err := tr.next()
+			c, err := tr.Next()
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
 				checkAnthropicError(t, err)
-				if _, again := tr.next(); again != err {
+				if _, again := tr.Next(); again != err {
 					t.Fatalf("error not sticky: %v then %v", err, again)
 				}
 				break
@@ -596,7 +540,7 @@ func BenchmarkAnthropicStream(b *testing.B) {
 		r.Reset(data)
 		tr.init(r, &p, anthropicStreamContext{model: "m", wantUsage: true})
 		for {
-			if _, err := tr.next(); err != nil {
+			if _, err := tr.Next(); err != nil {
 				if err != io.EOF {
 					b.Fatal(err)
 				}

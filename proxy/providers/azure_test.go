@@ -169,19 +169,6 @@ func TestAzureGolden(t *testing.T) {
 	}
 }
 
-func TestAzureRegistry(t *testing.T) {
-	p, ok := NewRegistry(NewClient(ClientConfig{})).Get("azure-openai")
-	if !ok {
-		t.Fatal("azure-openai is not registered")
-	}
-	caps := mustProvider(t, "azure-openai").Capabilities
-	_, completer := p.(Completer)
-	_, embedder := p.(Embedder)
-	if p.Name() != "azure-openai" || completer != caps.Completions || embedder != caps.Embeddings {
-		t.Errorf("name %q, Completer %v, Embedder %v; catalog %+v", p.Name(), completer, embedder, caps)
-	}
-}
-
 func azureAgainst(t *testing.T, m *providertest.Server, body string) (*Azure, *Request) {
 	t.Helper()
 	a := newAzure(newTestClient(t, ClientConfig{})).(*Azure)

@@ -62,9 +62,6 @@ var (
 	_ Validator = (*Bedrock)(nil)
 )
 
-// newBedrock returns the bedrock adapter, which sends its calls through c.
-func newBedrock(c *Client) Provider { return NewBedrock(c) }
-
 // NewBedrock returns the Bedrock adapter, which sends its calls through c.
 func NewBedrock(c *Client) *Bedrock {
 	return &Bedrock{c: c, signer: v4.NewSigner(), now: time.Now, newID: randomID}

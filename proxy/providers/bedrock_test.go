@@ -534,19 +534,6 @@ func TestBedrockEndpoint(t *testing.T) {
 	}
 }
 
-func TestBedrockRegistry(t *testing.T) {
-	p, ok := NewRegistry(NewClient(ClientConfig{})).Get("bedrock")
-	if !ok || p.Name() != "bedrock" {
-		t.Fatalf("bedrock not registered: %v", p)
-	}
-	_, embedder := p.(Embedder)
-	_, validator := p.(Validator)
-	_, completer := p.(Completer)
-	if !embedder || !validator || completer {
-		t.Errorf("Embedder %v, Validator %v, Completer %v; want true, true, false", embedder, validator, completer)
-	}
-}
-
 func TestBedrockFinishReason(t *testing.T) {
 	for in, want := range map[string]string{"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
 		"tool_use": "tool_calls", "guardrail_intervened": "content_filter", "content_filtered": "content_filter",

@@ -119,8 +119,8 @@ func (co *Cohere) DecodeResponse(body []byte, req *Request, state any) (*Respons
 
 // DecodeStream translates a /v2/chat event stream into chunks.
 func (co *Cohere) DecodeStream(sr *StreamResponse, req *Request, _ any) (Stream, error) {
-	s := &cohereStream{resp: sr}
-	s.t.init(sr, bodyParsers.Get(), cohereStreamContext{created: co.now().Unix(), model: req.Model,
+	s := &cohereStream{Resp: sr}
+	s.Translator.init(sr, bodyParsers.Get(), cohereStreamContext{created: co.now().Unix(), model: req.Model,
 		wantUsage: req.ClientWantsUsage, key: req.Cred.Key})
 	return s, nil
 }

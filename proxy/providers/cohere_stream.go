@@ -22,11 +22,11 @@ import (
 // cohereStream is a v2 Chat event stream presented as OpenAI chunks;
 // Close before message-end closes the connection, so that Cohere stops
 // generating. Cohere reports the usage at message-end.
-type cohereStream = translatedStream[cohereTranslator, *cohereTranslator]
+type cohereStream = TranslatedStream[cohereTranslator, *cohereTranslator]
 
-func (t *cohereTranslator) seenUsage() llm.Usage { return t.usage }
-func (t *cohereTranslator) terminated() bool     { return t.ended }
-func (t *cohereTranslator) parserOf() **fastjson.Parser {
+func (t *cohereTranslator) SeenUsage() llm.Usage { return t.usage }
+func (t *cohereTranslator) Terminated() bool     { return t.ended }
+func (t *cohereTranslator) ParserOf() **fastjson.Parser {
 	return &t.parser
 }
 
@@ -118,7 +118,7 @@ func (t *cohereTranslator) toolCall(index int, id, name, args []byte, begin bool
 // client (content-end, tool-call-end, citations, unknown events) are
 // skipped. A message-end with finish_reason ERROR, or an error object,
 // ends the stream with a 502 *Error.
-func (t *cohereTranslator) next() ([]byte, error) {
+func (t *cohereTranslator) Next() ([]byte, error) {
 	if t.err != nil {
 		return nil, t.err
 	}

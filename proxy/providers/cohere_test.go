@@ -187,7 +187,7 @@ func translateCohereStream(t *testing.T, data []byte, wantUsage bool) []byte {
 		model: "command-a-03-2025", wantUsage: wantUsage, key: testKey})
 	var out bytes.Buffer
 	for {
-		c, err := tr.next()
+		c, err := tr.Next()
 		if err != nil {
 			if err == io.EOF {
 				out.WriteString("end: EOF\n")
@@ -232,7 +232,7 @@ func TestCohereStreamTooManyToolCalls(t *testing.T) {
 	tr.init(strings.NewReader(sb.String()), &fastjson.Parser{}, cohereStreamContext{})
 	n := 0
 	for {
-		_, err := tr.next()
+		_, err := tr.Next()
 		if err != nil {
 			if e := AsError(err); e == nil || e.Status != 502 || n != maxCohereToolCalls {
 				t.Errorf("after %d chunks: %v", n, err)
@@ -296,20 +296,6 @@ func TestCohereBaseURL(t *testing.T) {
 		if hr.BaseURL != tt.want || hr.Path != "v2/chat" || hr.KeyHeader != "" || hr.Key != testKey {
 			t.Errorf("%q: got %+v", tt.base, hr)
 		}
-	}
-}
-
-func TestCohereRegistry(t *testing.T) {
-	p, ok := NewRegistry(NewClient(ClientConfig{})).Get("cohere")
-	if !ok {
-		t.Fatal("cohere is not registered")
-	}
-	caps := mustProvider(t, "cohere").Capabilities
-	_, completer := p.(Completer)
-	_, embedder := p.(Embedder)
-	_, validator := p.(Validator)
-	if p.Name() != "cohere" || completer != caps.Completions || embedder != caps.Embeddings || !validator {
-		t.Errorf("name %q, Completer %v, Embedder %v, Validator %v; catalog %+v", p.Name(), completer, embedder, validator, caps)
 	}
 }
 
@@ -618,13 +604,13 @@ func FuzzCohereStream(f *testing.F) {
 			var tr cohereTranslator
 			tr.init(bytes.NewReader(data), &fastjson.Parser{}, cohereStreamContext{model: "m", wantUsage: wantUsage, key: testKey})
 			for range 10000 {
-				c, err := tr.next()
+				c, err := tr.Next()
 				if err == io.EOF {
 					break
 				}
 				if err != nil {
 					checkCohereError(t, err)
-					if _, again := tr.next(); again != err {
+					if _, again := tr.Next(); again != err {
 						t.Fatalf("error not sticky: %v then %v", err, again)
 					}
 					break
@@ -684,7 +670,7 @@ func BenchmarkCohereStream(b *testing.B) {
 		r.Reset(data)
 		tr.init(r, &p, cohereStreamContext{model: "m", wantUsage: true})
 		for {
-			if _, err := tr.next(); err != nil {
+			if _, err := tr.Next(); err != nil {
 				if err != io.EOF {
 					b.Fatal(err)
 				}

@@ -613,19 +613,6 @@ func TestGeminiCompletionID(t *testing.T) {
 	}
 }
 
-func TestGeminiRegistered(t *testing.T) {
-	p, ok := NewRegistry(NewClient(ClientConfig{})).Get("google")
-	if !ok || p.Name() != "google" {
-		t.Fatalf("google: %v %v", p, ok)
-	}
-	_, completer := p.(Completer)
-	_, embedder := p.(Embedder)
-	_, validator := p.(Validator)
-	if completer || !embedder || !validator {
-		t.Errorf("Completer %v, Embedder %v, Validator %v", completer, embedder, validator)
-	}
-}
-
 // FuzzGeminiStream feeds the stream translation and the answer
 // translation arbitrary bytes: no panic, every chunk a JSON object, counts
 // never negative, every failure an *Error with a short, key-free message.

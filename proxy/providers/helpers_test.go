@@ -3,11 +3,16 @@ package providers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,8 +20,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sluicehq/sluice/internal/catalog"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // testKey is the provider key of the tests; no error may contain it.
@@ -137,4 +146,93 @@ func readChunks(s Stream) ([]string, error) {
 		}
 		out = append(out, string(c))
 	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(bytes.TrimSuffix(want, []byte("\n"))), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func mustProvider(t *testing.T, id string) catalog.Provider {
+	p, ok := catalog.LookupProvider(id)
+	if !ok {
+		t.Fatalf("%s not in the catalog", id)
+	}
+	return p
+}
+
+func checkFuzzed(t *testing.T, u llm.Usage, err error) {
+	t.Helper()
+	if err != nil {
+		e := AsError(err)
+		if e == nil || e.Status != 502 || len(e.Message) > maxMessage || strings.Contains(e.Message, "0123456789") {
+			t.Fatalf("bad error %#v", err)
+		}
+		return
+	}
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 || u.CachedTokens < 0 {
+		t.Fatalf("negative usage %+v", u)
+	}
+}
+
+const benchAnswer = `{"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion","created":1741569952,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"message":{"role":"assistant","content":"Prince Hamlet seeks revenge on his uncle Claudius, who murdered Hamlet's father to seize the throne and marry his mother Gertrude. His feigned madness and hesitation lead to a tragic chain of deaths, including his own.","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":41,"completion_tokens":48,"total_tokens":89,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_06737a9306"}`
+
+// anthropicLeakCheck is leakCheck for tests against the mock provider,
+// whose fasthttp server leaves its worker pool's cleaner asleep for a
+// while after shutdown and starts a process-wide clock for the Date
+// header; those goroutines are fasthttp's, not ours.
+func anthropicLeakCheck(t *testing.T) {
+	t.Helper()
+	opts := []goleak.Option{
+		goleak.IgnoreCurrent(),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+	}
+	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
+}
+
+// indentJSON makes golden files readable; it fails the test on invalid
+// JSON.
+func indentJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		t.Fatalf("invalid JSON %q: %v", b, err)
+	}
+	return out.Bytes()
+}
+
+// startMock starts the mock provider for one test.
+func startMock(t *testing.T) *providertest.Server {
+	t.Helper()
+	m, _, err := providertest.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return m
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/valyala/fastjson"
 
@@ -17,12 +16,6 @@ import (
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/proxy/sse"
 )
-
-// maxStreamEvent bounds one upstream stream event. OpenAI chunks are well
-// under 1 KiB; a final chunk with long citations or tool arguments can be
-// large, so the limit is generous, and the reader's buffer only grows as
-// far as the events need.
-const maxStreamEvent = 4 << 20
 
 // OpenAI is the adapter for every upstream that speaks the OpenAI wire
 // format (openai, groq, mistral, deepseek, xai, together, fireworks,
@@ -81,18 +74,8 @@ func (o *OpenAI) Embed(ctx context.Context, req *Request) (*Response, error) {
 	return Call(ctx, o.c, o, req, llm.OpEmbeddings)
 }
 
-var (
-	// bodyParsers parse request bodies for the rewrite and answers for
-	// their usage; bodyArenas hold the few values the rewrite adds.
-	bodyParsers fastjson.ParserPool
-	bodyArenas  fastjson.ArenaPool
-	// bodyBufs holds buffers for rewritten request bodies; buffers over
-	// maxPooledBody are left to the GC so a rare huge body does not pin
-	// memory.
-	bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-)
-
-const maxPooledBody = 1 << 20
+// bodyArenas hold the few values the request rewrite adds.
+var bodyArenas fastjson.ArenaPool
 
 // outputCap is a maximum output the gateway adds to an OpenAI-wire body
 // (Request.MaxOutputTokens): n tokens in field; the zero value adds none.
@@ -236,12 +219,6 @@ func decodeOpenAIStream(sr *StreamResponse, req *Request) Stream {
 // DecodeError returns err: OpenAI's errors need nothing beyond the
 // shared transport's handling.
 func (o *OpenAI) DecodeError(err error, _ *Request) error { return err }
-
-func putBodyBuf(bp *[]byte) {
-	if cap(*bp) <= maxPooledBody {
-		bodyBufs.Put(bp)
-	}
-}
 
 // openaiStream presents an OpenAI event stream as chunks.
 type openaiStream struct {

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,11 +16,8 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/internal/catalog"
 	"github.com/sluicehq/sluice/internal/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestOpenAIRequestGolden records the upstream request body for a few
 // request shapes: only "model" (and, for streams, "stream" and
@@ -95,27 +90,6 @@ func TestOpenAIRequestGolden(t *testing.T) {
 			}
 			golden(t, filepath.Join("testdata", "openai", tt.name+".json"), got.Body)
 		})
-	}
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(bytes.TrimSuffix(want, []byte("\n"))), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }
 
@@ -321,39 +295,6 @@ func TestOpenAIStreamNotAStream(t *testing.T) {
 	}
 }
 
-func TestRegistry(t *testing.T) {
-	r := NewRegistry(NewClient(ClientConfig{}))
-	want := []string{"cerebras", "deepseek", "fireworks", "groq", "mistral", "ollama", "openai",
-		"openai-compatible", "openrouter", "perplexity", "together", "xai"}
-	for _, id := range want {
-		p, ok := r.Get(id)
-		if !ok {
-			t.Errorf("%s: not registered", id)
-			continue
-		}
-		caps := mustProvider(t, id).Capabilities
-		_, completer := p.(Completer)
-		_, embedder := p.(Embedder)
-		if p.Name() != id || completer != caps.Completions || embedder != caps.Embeddings {
-			t.Errorf("%s: name %q, Completer %v, Embedder %v; catalog says completions %v, embeddings %v",
-				id, p.Name(), completer, embedder, caps.Completions, caps.Embeddings)
-		}
-	}
-	for _, id := range []string{"nope", "", "OpenAI"} {
-		if _, ok := r.Get(id); ok {
-			t.Errorf("%q is registered", id)
-		}
-	}
-}
-
-func mustProvider(t *testing.T, id string) catalog.Provider {
-	p, ok := catalog.LookupProvider(id)
-	if !ok {
-		t.Fatalf("%s not in the catalog", id)
-	}
-	return p
-}
-
 // FuzzChunk feeds stream chunk and answer parsing arbitrary bytes: no
 // panic, counts never negative, and every failure an *Error 502 with a
 // short, valid, key-free message.
@@ -369,20 +310,6 @@ func FuzzChunk(f *testing.F) {
 		u, _, err := inspectAnswer(&p, data, testKey)
 		checkFuzzed(t, u, err)
 	})
-}
-
-func checkFuzzed(t *testing.T, u llm.Usage, err error) {
-	t.Helper()
-	if err != nil {
-		e := AsError(err)
-		if e == nil || e.Status != 502 || len(e.Message) > maxMessage || strings.Contains(e.Message, "0123456789") {
-			t.Fatalf("bad error %#v", err)
-		}
-		return
-	}
-	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 || u.CachedTokens < 0 {
-		t.Fatalf("negative usage %+v", u)
-	}
 }
 
 func TestFuzzChunkSeeds(t *testing.T) {
@@ -407,8 +334,6 @@ func BenchmarkRewriteBody(b *testing.B) {
 		}
 	}
 }
-
-const benchAnswer = `{"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion","created":1741569952,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"message":{"role":"assistant","content":"Prince Hamlet seeks revenge on his uncle Claudius, who murdered Hamlet's father to seize the throne and marry his mother Gertrude. His feigned madness and hesitation lead to a tragic chain of deaths, including his own.","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":41,"completion_tokens":48,"total_tokens":89,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_06737a9306"}`
 
 // BenchmarkChat is a whole non-streamed round trip against a local
 // fasthttp server: rewrite, send, read, copy out, parse usage.

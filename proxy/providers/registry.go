@@ -114,7 +114,7 @@ func translating(schema string, c *Client) Provider {
 	case catalog.SchemaGemini:
 		return newGemini(c)
 	case catalog.SchemaBedrock:
-		return newBedrock(c)
+		return NewBedrock(c)
 	case catalog.SchemaCohere:
 		return newCohere(c)
 	}
