@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/proxy"
 	"github.com/sluicehq/sluice/proxy/breaker"
 	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 	"github.com/sluicehq/sluice/proxy/respcache"
 	"github.com/sluicehq/sluice/proxy/snapshot"
 	"github.com/sluicehq/sluice/proxy/tokenize"
@@ -121,7 +122,7 @@ func serve(ctx context.Context, c *config, which parts) error {
 		g.Go(func() error { tok.Warm(); return nil })
 		inf := proxy.NewInference(proxy.InferenceConfig{
 			Snapshots:  holder,
-			Providers:  providers.NewRegistry(client),
+			Providers:  registry.New(client),
 			Breakers:   breaker.NewSet(time.Now),
 			Sink:       pipe,
 			Logger:     log,

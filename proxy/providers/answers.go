@@ -10,11 +10,11 @@ import (
 
 // The answer pieces every translating codec needs, written once.
 
-// reportedError is the *Error of an error the upstream reported inside a
+// ReportedError is the *Error of an error the upstream reported inside a
 // 2xx answer or a stream event: status, and the upstream's message
 // scrubbed of key, or a generic message when it said nothing usable.
-func reportedError(status int, msg string, key secret.Value) *Error {
-	msg = scrub(msg, key)
+func ReportedError(status int, msg string, key secret.Value) *Error {
+	msg = Scrub(msg, key)
 	if msg == "" {
 		msg = "the upstream reported an error"
 	}
@@ -30,9 +30,9 @@ type embeddingItem struct {
 	Embedding any `json:"embedding"`
 }
 
-// embeddingsAnswer is the OpenAI embeddings list of vectors for model,
+// EmbeddingsAnswer is the OpenAI embeddings list of vectors for model,
 // with promptTokens as its usage (prompt and total).
-func embeddingsAnswer(model string, vectors []any, promptTokens int64) ([]byte, error) {
+func EmbeddingsAnswer(model string, vectors []any, promptTokens int64) ([]byte, error) {
 	out := struct {
 		Object string          `json:"object"`
 		Data   []embeddingItem `json:"data"`
@@ -46,12 +46,12 @@ func embeddingsAnswer(model string, vectors []any, promptTokens int64) ([]byte, 
 		out.Data[i] = embeddingItem{Object: "embedding", Index: i, Embedding: v}
 	}
 	out.Usage.PromptTokens, out.Usage.TotalTokens = promptTokens, promptTokens
-	return marshalJSON(out)
+	return MarshalJSON(out)
 }
 
-// base64Floats is OpenAI's encoding_format "base64": little-endian
+// Base64Floats is OpenAI's encoding_format "base64": little-endian
 // float32s, which the OpenAI SDKs ask for by default.
-func base64Floats(values []float64) string {
+func Base64Floats(values []float64) string {
 	raw := make([]byte, 4*len(values))
 	for i, v := range values {
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(v)))

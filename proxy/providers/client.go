@@ -24,13 +24,13 @@ const (
 	// provider's JSON error, small enough that a hostile upstream cannot
 	// make the gateway buffer much.
 	maxErrorBody = 64 << 10
-	// maxMessage is the length an upstream message is cut to.
-	maxMessage = 500
+	// MaxMessage is the length an upstream message is cut to.
+	MaxMessage = 500
 	// defaultCallTimeout bounds a call that has neither a deadline nor a
 	// context deadline, so that no call can hang forever.
 	defaultCallTimeout = 10 * time.Minute
-	// maxRetryAfter caps an upstream's Retry-After.
-	maxRetryAfter = time.Hour
+	// MaxRetryAfter caps an upstream's Retry-After.
+	MaxRetryAfter = time.Hour
 	// drainWait and drainMax bound Finish: after the last event, what is
 	// left of the body (usually just the chunked terminator, already
 	// buffered) is read so the connection can be reused.
@@ -165,6 +165,10 @@ func NewClient(cfg ClientConfig) *Client {
 	}
 	return c
 }
+
+// MaxResponseBytes is the most a non-streamed answer may hold; a codec
+// that reads a streamed body whole holds it to the same bound.
+func (c *Client) MaxResponseBytes() int { return c.cfg.MaxResponseBytes }
 
 // CloseIdleConnections closes pooled keep-alive connections, e.g. at
 // shutdown.
@@ -344,7 +348,7 @@ func (s *StreamResponse) Header(name string) []byte { return s.resp.Header.Peek(
 // Read reads the body. Errors other than io.EOF are *Error.
 func (s *StreamResponse) Read(p []byte) (int, error) {
 	if s.closed {
-		return 0, &Error{Err: errStreamClosed}
+		return 0, &Error{Err: ErrStreamClosed}
 	}
 	if s.eof {
 		return 0, io.EOF
@@ -371,7 +375,7 @@ func (s *StreamResponse) Read(p []byte) (int, error) {
 		}
 		return n, &Error{Timeout: true, Err: ErrStreamIdle}
 	}
-	return n, &Error{Err: scrubError(err, s.key)}
+	return n, &Error{Err: ScrubError(err, s.key)}
 }
 
 // Close ends the stream. Unless the body was read to its end, it closes
@@ -389,7 +393,7 @@ func (s *StreamResponse) Close() error {
 		// fasthttp pools a connection whose body reported io.EOF, and a
 		// chunked body cut at a chunk boundary reports just that; so
 		// unless Finish saw a clean end, discard the connection.
-		_ = s.body.CloseWithError(errStreamClosed)
+		_ = s.body.CloseWithError(ErrStreamClosed)
 	}
 	fasthttp.ReleaseResponse(s.resp) // pools the connection, if still open
 	return nil
@@ -412,7 +416,7 @@ func (s *StreamResponse) Finish() error {
 // silent for longer than IdleTimeout.
 var ErrStreamIdle = errors.New("upstream stream idle for too long")
 
-var errStreamClosed = errors.New("stream already closed")
+var ErrStreamClosed = errors.New("stream already closed")
 
 // callDeadline is the earlier of the call's and ctx's deadlines, or
 // defaultCallTimeout from now when neither has one.

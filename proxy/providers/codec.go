@@ -11,7 +11,7 @@ import (
 )
 
 // Codec is one provider's wire format: it encodes a request into an
-// upstream call and decodes the answer, the stream and the errors. It
+// Upstream call and decodes the answer, the stream and the errors. It
 // never calls the HTTP client: Call and OpenStream own the transport
 // (deadlines, cancellation, the connection, secret scrubbing, the status
 // of a failed call), so that every adapter behaves the same on the wire
@@ -46,17 +46,17 @@ type Encoded struct {
 	// (e.g. the name of the tool that stands in for a JSON mode); nil for
 	// most codecs.
 	State any
-	// buf, when set, is the pooled buffer HTTP.Body was written into; the
+	// Buf, when set, is the pooled buffer HTTP.Body was written into; the
 	// transport returns it to bodyBufs once the call has been sent.
-	buf *[]byte
+	Buf *[]byte
 }
 
 // Call sends a non-streamed operation through c, with codec translating
 // the request, the answer and the errors.
 func Call(ctx context.Context, c *Client, codec Codec, req *Request, op llm.Operation) (*Response, error) {
 	enc, err := codec.EncodeRequest(ctx, req, op, false)
-	if enc.buf != nil {
-		defer putBodyBuf(enc.buf)
+	if enc.Buf != nil {
+		defer putBodyBuf(enc.Buf)
 	}
 	if err != nil {
 		return nil, err
@@ -69,14 +69,14 @@ func Call(ctx context.Context, c *Client, codec Codec, req *Request, op llm.Oper
 }
 
 // OpenStream starts a streamed operation through c. It returns once the
-// upstream answered with a success status and headers (what DecodeStream
+// Upstream answered with a success status and headers (what DecodeStream
 // reads before it returns included), so that an error before the first
 // byte keeps its real status and can be retried. An answer that is no
 // event stream (see notAStream) is a 502.
 func OpenStream(ctx context.Context, c *Client, codec Codec, req *Request, op llm.Operation) (Stream, error) {
 	enc, err := codec.EncodeRequest(ctx, req, op, true)
-	if enc.buf != nil {
-		defer putBodyBuf(enc.buf)
+	if enc.Buf != nil {
+		defer putBodyBuf(enc.Buf)
 	}
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func OpenStream(ctx context.Context, c *Client, codec Codec, req *Request, op ll
 }
 
 // notAStream reports a streamed answer that is no event stream: an
-// upstream that ignored "stream" answers a JSON document, a proxy in the
+// Upstream that ignored "stream" answers a JSON document, a proxy in the
 // way may answer HTML. It then reads what it needs of the body, closes sr
 // and returns a 502 with the upstream's message.
 //
@@ -109,9 +109,9 @@ func notAStream(sr *StreamResponse, key secret.Value) error {
 	}
 	raw, _ := io.ReadAll(io.LimitReader(sr, maxErrorBody))
 	_ = sr.Close()
-	msg := scrub(errorMessage(raw), key)
+	msg := Scrub(ErrorMessage(raw), key)
 	if msg == "" {
-		msg = errInvalidResponse
+		msg = ErrInvalidResponse
 	}
 	return &Error{Status: http.StatusBadGateway, Message: msg}
 }

@@ -8,21 +8,21 @@ import (
 
 // Pools and sizes shared by the codecs.
 
-// maxStreamEvent bounds one upstream stream event. OpenAI chunks are well
+// MaxStreamEvent bounds one upstream stream event. OpenAI chunks are well
 // under 1 KiB; a final chunk with long citations or tool arguments can be
 // large, so the limit is generous, and the reader's buffer only grows as
 // far as the events need.
-const maxStreamEvent = 4 << 20
+const MaxStreamEvent = 4 << 20
 
 var (
-	// bodyParsers parse request bodies and answers: the OpenAI codec's
+	// BodyParsers parse request bodies and answers: the OpenAI codec's
 	// rewrite and usage reading, the translating codecs' answers and
 	// stream events.
-	bodyParsers fastjson.ParserPool
-	// bodyBufs holds buffers for rewritten request bodies; buffers over
+	BodyParsers fastjson.ParserPool
+	// BodyBufs holds buffers for rewritten request bodies; buffers over
 	// maxPooledBody are left to the GC so a rare huge body does not pin
 	// memory.
-	bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+	BodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 )
 
 const maxPooledBody = 1 << 20
@@ -31,6 +31,6 @@ const maxPooledBody = 1 << 20
 // too large to keep.
 func putBodyBuf(bp *[]byte) {
 	if cap(*bp) <= maxPooledBody {
-		bodyBufs.Put(bp)
+		BodyBufs.Put(bp)
 	}
 }

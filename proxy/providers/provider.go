@@ -1,6 +1,12 @@
-// Package providers holds the upstream adapters. Each speaks one provider's
-// wire format and presents it in the OpenAI schema: requests come in as
-// OpenAI JSON, responses and stream chunks go out as OpenAI JSON.
+// Package providers is what every upstream adapter shares: the Provider
+// interface the proxy calls, the HTTP client, the Codec interface and the
+// Call and OpenStream functions that own the transport (deadlines,
+// cancellation, the connection, secret scrubbing, the classification of
+// failed calls). Each wire format is a codec in its own subpackage
+// (openai, anthropic, gemini, bedrock, cohere) and presents its provider in
+// the OpenAI schema: requests come in as OpenAI JSON, responses and
+// stream chunks go out as OpenAI JSON. Package registry maps provider ids
+// to codecs.
 //
 // The core interface is small; what not every provider can do is an
 // optional interface (Completer, Embedder), discovered with a type

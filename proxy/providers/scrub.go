@@ -31,7 +31,7 @@ func (c *Client) transportError(ctx context.Context, err error, key secret.Value
 		return &Error{Status: http.StatusBadGateway,
 			Message: fmt.Sprintf("the upstream answer is larger than %d bytes", c.cfg.MaxResponseBytes)}
 	}
-	return &Error{Timeout: isTimeout(err), Err: scrubError(err, key)}
+	return &Error{Timeout: isTimeout(err), Err: ScrubError(err, key)}
 }
 
 func isTimeout(err error) bool {
@@ -50,7 +50,7 @@ func statusError(status int, h *fasthttp.ResponseHeader, body []byte, key secret
 	}
 	e.KeyRejected = status == http.StatusUnauthorized || status == http.StatusForbidden ||
 		status == http.StatusBadRequest && bytes.Contains(body, []byte(`"API_KEY_INVALID"`))
-	e.Message = scrub(errorMessage(body), key)
+	e.Message = Scrub(ErrorMessage(body), key)
 	if e.Message == "" {
 		e.Message = strings.ToLower(http.StatusText(status))
 	}
@@ -72,23 +72,23 @@ func retryAfter(h *fasthttp.ResponseHeader, now time.Time) time.Duration {
 			d = t.Sub(now)
 		}
 	}
-	return min(max(d, 0), maxRetryAfter)
+	return min(max(d, 0), MaxRetryAfter)
 }
 
 // keyPrefixes start the API keys of common providers; a token starting
 // with one is redacted from upstream messages whoever's key it is.
 var keyPrefixes = []string{"sk-", "sk_", "gsk_", "xai-", "pplx-", "csk-", "AIza", "fw_"}
 
-const redacted = "[REDACTED]"
+const Redacted = "[REDACTED]"
 
-// scrub makes an upstream message safe to log and return: control
+// Scrub makes an upstream message safe to log and return: control
 // characters become spaces, invalid UTF-8 is replaced, and it redacts the
 // token after "Bearer ", tokens that look like API keys, and any run of 8
 // or more characters of key; the result is cut to 500 bytes.
-func scrub(msg string, key secret.Value) string {
+func Scrub(msg string, key secret.Value) string {
 	msg = strings.ToValidUTF8(msg, "\uFFFD")
-	if len(msg) > 8*maxMessage {
-		msg = msg[:8*maxMessage]
+	if len(msg) > 8*MaxMessage {
+		msg = msg[:8*MaxMessage]
 	}
 	b := []byte(msg)
 	for i, c := range b {
@@ -112,13 +112,13 @@ func scrub(msg string, key secret.Value) string {
 			for j < len(b) && b[j] == ' ' {
 				j++
 			}
-			end := tokenEnd(b, j)
+			end := TokenEnd(b, j)
 			mark(j, end)
 			continue
 		}
 		for _, p := range keyPrefixes {
 			if bytes.HasPrefix(rest, []byte(p)) {
-				if end := tokenEnd(b, i+len(p)); end-(i+len(p)) >= 6 {
+				if end := TokenEnd(b, i+len(p)); end-(i+len(p)) >= 6 {
 					mark(i, end)
 				}
 				break
@@ -139,14 +139,14 @@ func scrub(msg string, key secret.Value) string {
 			i++
 			continue
 		}
-		out = append(out, redacted...)
+		out = append(out, Redacted...)
 		for i < len(b) && cut[i] {
 			i++
 		}
 	}
 	out = bytes.TrimSpace(out)
-	if len(out) > maxMessage {
-		n := maxMessage
+	if len(out) > MaxMessage {
+		n := MaxMessage
 		for n > 0 && !utf8.RuneStart(out[n]) {
 			n--
 		}
@@ -159,9 +159,9 @@ func isKeyChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 }
 
-// tokenEnd returns the end of the token starting at i: key characters
+// TokenEnd returns the end of the token starting at i: key characters
 // plus the '*' of masked keys and the inner '.' of JWTs.
-func tokenEnd(b []byte, i int) int {
+func TokenEnd(b []byte, i int) int {
 	for i < len(b) && (isKeyChar(b[i]) || b[i] == '*' || b[i] == '.') {
 		i++
 	}
@@ -180,10 +180,10 @@ type scrubbedError struct {
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
 
-func scrubError(err error, key secret.Value) error {
+func ScrubError(err error, key secret.Value) error {
 	var fe *ForbiddenAddrError
 	if errors.As(err, &fe) {
 		return err
 	}
-	return &scrubbedError{msg: scrub(err.Error(), key), err: err}
+	return &scrubbedError{msg: Scrub(err.Error(), key), err: err}
 }

@@ -32,7 +32,7 @@ type TranslatedStream[T any, PT interface {
 // Next returns the next OpenAI chunk; io.EOF after the terminal event.
 func (s *TranslatedStream[T, PT]) Next() ([]byte, error) {
 	if s.closed {
-		return nil, &Error{Err: errStreamClosed}
+		return nil, &Error{Err: ErrStreamClosed}
 	}
 	return PT(&s.Translator).Next()
 }
@@ -49,7 +49,7 @@ func (s *TranslatedStream[T, PT]) Close() error {
 	s.closed = true
 	t := PT(&s.Translator)
 	if p := t.ParserOf(); *p != nil {
-		bodyParsers.Put(*p)
+		BodyParsers.Put(*p)
 		*p = nil
 	}
 	if t.Terminated() {
