@@ -60,12 +60,19 @@ type Request struct {
 	Op llm.Operation
 	// Model is the provider's own model id.
 	Model string
-	// Body is the client's request in the OpenAI schema, validated by the
-	// gateway (no duplicate keys, valid UTF-8, no fields that choose a
-	// host). Adapters must not modify it: it may be reused for the next
-	// attempt. OpenAI-wire adapters send a copy with "model" replaced and,
-	// for streams, "stream": true and stream_options.include_usage set.
+	// Body is the client's request as it came, in the wire format Wire
+	// names, validated by the gateway (no duplicate keys, valid UTF-8, no
+	// fields that choose a host): the raw side of the neutral model
+	// (llm.Request.Raw). Adapters must not modify it: it may be reused for
+	// the next attempt. A codec of the same wire passes it through (the
+	// OpenAI codec sends a copy with "model" replaced and, for streams,
+	// "stream": true and stream_options.include_usage set); a translating
+	// codec decodes it into the neutral llm.Request (DecodeChat).
 	Body []byte
+	// Wire is the format of Body; the zero value is the OpenAI chat
+	// completions format, the only front door today. A codec that cannot
+	// read the wire answers 400.
+	Wire llm.Wire
 	// Stream is the client's "stream" flag.
 	Stream bool
 	// ClientWantsUsage is true when the client set
