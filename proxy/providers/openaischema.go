@@ -164,15 +164,21 @@ func (s *openAIStop) UnmarshalJSON(b []byte) error {
 func DecodeOpenAIChat(provider string, body []byte) (*OpenAIChatRequest, error) {
 	var r OpenAIChatRequest
 	if err := json.Unmarshal(body, &r); err != nil {
-		msg := err.Error()
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			msg = "the field " + te.Field + " has the wrong type"
-		}
-		return nil, &Error{Status: http.StatusBadRequest,
-			Message: provider + ": the request does not fit the chat completions schema: " + msg}
+		return nil, &Error{Status: http.StatusBadRequest, Message: provider + ": " + (&llm.SchemaError{Err: err}).Error()}
 	}
 	return &r, nil
+}
+
+// DecodeChat decodes a chat request body into the neutral model
+// (llm.DecodeOpenAIChat), for a translating codec to encode from. A body
+// that does not fit the schema is an *Error with status 400 naming the
+// provider, since the gateway has only checked that it is JSON.
+func DecodeChat(provider string, body []byte) (*llm.Request, error) {
+	r, err := llm.DecodeOpenAIChat(body)
+	if err != nil {
+		return nil, &Error{Status: http.StatusBadRequest, Message: provider + ": " + err.Error()}
+	}
+	return r, nil
 }
 
 // RawNumber returns raw unless it is absent or JSON null.

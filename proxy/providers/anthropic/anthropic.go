@@ -322,17 +322,15 @@ func requestBody(body []byte, model string, stream bool, capOut int64) ([]byte, 
 	if err := unsupported(body); err != nil {
 		return nil, "", err
 	}
-	in, err := providers.DecodeOpenAIChat("anthropic", body)
+	in, err := providers.DecodeChat("anthropic", body)
 	if err != nil {
 		return nil, "", err
 	}
 	out := request{Model: model, MaxTokens: DefaultMaxTokens, Stream: stream,
-		Temperature: providers.RawNumber(in.Temperature), TopP: providers.RawNumber(in.TopP)}
+		Temperature: in.Temperature, TopP: in.TopP}
 	switch {
-	case in.MaxCompletionTokens != nil:
-		out.MaxTokens = *in.MaxCompletionTokens
-	case in.MaxTokens != nil:
-		out.MaxTokens = *in.MaxTokens
+	case in.MaxOutputTokens != nil:
+		out.MaxTokens = *in.MaxOutputTokens
 	case capOut > 0:
 		out.MaxTokens = capOut
 	}
@@ -345,11 +343,11 @@ func requestBody(body []byte, model string, stream bool, capOut int64) ([]byte, 
 	var system []block
 	for i, m := range in.Messages {
 		var blocks []block
-		role := m.Role
+		role := string(m.Role)
 		switch m.Role {
-		case "system", "developer":
-			for _, p := range m.Content {
-				if p.Type != "text" {
+		case llm.RoleSystem, llm.RoleDeveloper:
+			for _, p := range m.Parts {
+				if p.Kind != llm.PartText {
 					return nil, "", invalid("messages[%d]: a %s message may hold only text", i, m.Role)
 				}
 				if strings.TrimSpace(p.Text) != "" {
@@ -357,11 +355,11 @@ func requestBody(body []byte, model string, stream bool, capOut int64) ([]byte, 
 				}
 			}
 			continue
-		case "user", "assistant":
-			if blocks, err = content(m.Content, i); err != nil {
+		case llm.RoleUser, llm.RoleAssistant:
+			if blocks, err = content(m.Parts, i); err != nil {
 				return nil, "", err
 			}
-			if m.Role == "assistant" {
+			if m.Role == llm.RoleAssistant {
 				for j, tc := range m.ToolCalls {
 					use, err := toolUse(tc, i, j)
 					if err != nil {
@@ -370,7 +368,7 @@ func requestBody(body []byte, model string, stream bool, capOut int64) ([]byte, 
 					blocks = append(blocks, use)
 				}
 			}
-		case "tool":
+		case llm.RoleTool:
 			role = "user"
 			res, err := toolResult(m, i)
 			if err != nil {
@@ -445,20 +443,16 @@ func toolResultsFirst(blocks []block) {
 
 // content converts the content parts of a user or assistant
 // message. Empty texts are skipped: the API refuses them.
-func content(parts providers.OpenAIContent, i int) ([]block, error) {
+func content(parts []llm.Part, i int) ([]block, error) {
 	var blocks []block
 	for _, p := range parts {
-		switch p.Type {
+		switch p.WireType {
 		case "text", "refusal":
-			text := p.Text
-			if p.Type == "refusal" {
-				text = p.Refusal
-			}
-			if strings.TrimSpace(text) != "" {
-				blocks = append(blocks, block{Type: "text", Text: text, CacheControl: p.CacheControl})
+			if strings.TrimSpace(p.Text) != "" {
+				blocks = append(blocks, block{Type: "text", Text: p.Text, CacheControl: p.CacheControl})
 			}
 		case "image_url":
-			src, err := image(p.ImageURL.URL, i)
+			src, err := image(p.ImageURL, i)
 			if err != nil {
 				return nil, err
 			}
@@ -468,7 +462,7 @@ func content(parts providers.OpenAIContent, i int) ([]block, error) {
 		case "file":
 			return nil, refusal("file content parts")
 		default:
-			return nil, invalid("messages[%d]: unknown content part type %q", i, p.Type)
+			return nil, invalid("messages[%d]: unknown content part type %q", i, p.WireType)
 		}
 	}
 	return blocks, nil
@@ -488,11 +482,11 @@ func image(u string, i int) (*source, error) {
 
 // toolUse converts an assistant's tool call; its arguments must
 // be a JSON object (or empty, read as {}).
-func toolUse(tc providers.OpenAIToolCall, i, j int) (block, error) {
+func toolUse(tc llm.ToolCall, i, j int) (block, error) {
 	if tc.Type != "" && tc.Type != "function" {
 		return block{}, refusal("tool calls of type " + strconv.Quote(tc.Type))
 	}
-	args := bytes.TrimSpace([]byte(tc.Function.Arguments))
+	args := bytes.TrimSpace([]byte(tc.Arguments))
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
@@ -500,19 +494,19 @@ func toolUse(tc providers.OpenAIToolCall, i, j int) (block, error) {
 	if args[0] != '{' || json.Compact(&compact, args) != nil {
 		return block{}, invalid("messages[%d].tool_calls[%d]: the arguments are not a JSON object", i, j)
 	}
-	return block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: compact.Bytes()}, nil
+	return block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: compact.Bytes()}, nil
 }
 
 // toolResult converts a tool message: its text becomes the
 // content of a tool_result block for the call it answers.
-func toolResult(m providers.OpenAIChatMessage, i int) (block, error) {
+func toolResult(m llm.Message, i int) (block, error) {
 	res := block{Type: "tool_result", ToolUseID: m.ToolCallID}
 	if m.ToolCallID == "" {
 		return res, invalid("messages[%d]: a tool message needs tool_call_id", i)
 	}
 	var texts []block
-	for _, p := range m.Content {
-		if p.Type != "text" {
+	for _, p := range m.Parts {
+		if p.Kind != llm.PartText {
 			return res, invalid("messages[%d]: a tool message may hold only text", i)
 		}
 		if p.Text != "" {
@@ -532,52 +526,47 @@ func toolResult(m providers.OpenAIChatMessage, i int) (block, error) {
 // tools sets tools and tool_choice. Without tools, tool_choice
 // and parallel_tool_calls mean nothing and are left out (Anthropic refuses
 // a tool_choice without tools).
-func tools(in *providers.OpenAIChatRequest, out *request) error {
+func tools(in *llm.Request, out *request) error {
 	for _, t := range in.Tools {
 		if t.Type != "function" {
 			return refusal("tools of type " + strconv.Quote(t.Type))
 		}
-		schema := providers.RawNumber(t.Function.Parameters)
+		schema := t.Parameters
 		if schema == nil {
 			schema = emptySchema
 		}
-		out.Tools = append(out.Tools, anthropicTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: schema})
+		out.Tools = append(out.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	if len(out.Tools) == 0 {
 		return nil
 	}
 	choice := &anthropicChoice{Type: "auto"}
-	if raw := providers.RawNumber(in.ToolChoice); raw != nil {
-		var name string
-		if raw[0] == '"' {
-			_ = json.Unmarshal(raw, &name)
-		} else {
-			var obj struct {
-				Type     string `json:"type"`
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			}
-			if json.Unmarshal(raw, &obj) != nil || obj.Type != "function" || obj.Function.Name == "" {
+	if tc := in.ToolChoice; tc != nil {
+		switch tc.Mode {
+		case llm.ToolChoiceAuto:
+		case llm.ToolChoiceNone:
+			choice.Type = "none"
+		case llm.ToolChoiceRequired:
+			choice.Type = "any"
+		case llm.ToolChoiceFunction:
+			if tc.Name == "" {
 				return refusal("this tool_choice (only auto, none, required or a named function)")
 			}
-			choice = &anthropicChoice{Type: "tool", Name: obj.Function.Name}
-		}
-		switch name {
-		case "":
-		case "auto":
-		case "none":
-			choice.Type = "none"
-		case "required":
-			choice.Type = "any"
+			choice = &anthropicChoice{Type: "tool", Name: tc.Name}
 		default:
-			return refusal("tool_choice " + strconv.Quote(name))
+			var name string
+			if tc.Raw[0] != '"' || json.Unmarshal(tc.Raw, &name) != nil {
+				return refusal("this tool_choice (only auto, none, required or a named function)")
+			}
+			if name != "" { // "" is taken as auto
+				return refusal("tool_choice " + strconv.Quote(name))
+			}
 		}
 	}
 	if in.ParallelToolCalls != nil && !*in.ParallelToolCalls && choice.Type != "none" {
 		choice.DisableParallelToolUse = true
 	}
-	if choice.Type != "auto" || choice.DisableParallelToolUse || providers.RawNumber(in.ToolChoice) != nil {
+	if choice.Type != "auto" || choice.DisableParallelToolUse || in.ToolChoice != nil {
 		out.ToolChoice = choice
 	}
 	return nil
@@ -586,7 +575,7 @@ func tools(in *providers.OpenAIChatRequest, out *request) error {
 // responseFormat turns a JSON response_format into a forced tool
 // whose input schema is the wanted schema; the answer is that tool's
 // input. It returns the tool's name, or "" when there is nothing to do.
-func responseFormat(in *providers.OpenAIChatRequest, out *request) (string, error) {
+func responseFormat(in *llm.Request, out *request) (string, error) {
 	rf := in.ResponseFormat
 	if rf == nil || rf.Type == "" || rf.Type == "text" {
 		return "", nil
@@ -600,21 +589,21 @@ func responseFormat(in *providers.OpenAIChatRequest, out *request) (string, erro
 	tool := anthropicTool{Name: jsonTool, Description: "Answer with a JSON object.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}
 	if rf.Type == "json_schema" {
-		if rf.JSONSchema == nil || providers.RawNumber(rf.JSONSchema.Schema) == nil {
+		if rf.Schema == nil {
 			return "", invalid("response_format json_schema needs json_schema.schema")
 		}
 		var s struct {
 			Type string `json:"type"`
 		}
-		if json.Unmarshal(rf.JSONSchema.Schema, &s) != nil || s.Type != "object" {
+		if json.Unmarshal(rf.Schema, &s) != nil || s.Type != "object" {
 			return "", refusal("response_format json_schema with a schema whose type is not object")
 		}
-		tool.InputSchema = rf.JSONSchema.Schema
-		if toolName.MatchString(rf.JSONSchema.Name) {
-			tool.Name = rf.JSONSchema.Name
+		tool.InputSchema = rf.Schema
+		if toolName.MatchString(rf.Name) {
+			tool.Name = rf.Name
 		}
-		if rf.JSONSchema.Description != "" {
-			tool.Description = rf.JSONSchema.Description
+		if rf.Description != "" {
+			tool.Description = rf.Description
 		}
 	}
 	out.Tools = []anthropicTool{tool}

@@ -310,7 +310,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // top_p is p, stop is stop_sequences; a json_schema response_format is
 // Cohere's json_object with that schema.
 func chatBody(body []byte, model string, stream bool, capOut int64) ([]byte, error) {
-	in, err := providers.DecodeOpenAIChat("cohere", body)
+	in, err := providers.DecodeChat("cohere", body)
 	if err != nil {
 		return nil, err
 	}
@@ -321,12 +321,9 @@ func chatBody(body []byte, model string, stream bool, capOut int64) ([]byte, err
 	if err := x.unsupported(); err != nil {
 		return nil, err
 	}
-	out := request{Model: model, Stream: stream, Temperature: providers.RawNumber(in.Temperature), P: providers.RawNumber(in.TopP),
+	out := request{Model: model, Stream: stream, Temperature: in.Temperature, P: in.TopP,
 		Seed: providers.RawNumber(x.Seed), FrequencyPenalty: providers.RawNumber(x.FrequencyPenalty), PresencePenalty: providers.RawNumber(x.PresencePenalty)}
-	out.MaxTokens = in.MaxCompletionTokens
-	if out.MaxTokens == nil {
-		out.MaxTokens = in.MaxTokens
-	}
+	out.MaxTokens = in.MaxOutputTokens
 	if out.MaxTokens == nil && capOut > 0 {
 		out.MaxTokens = &capOut
 	}
@@ -341,8 +338,8 @@ func chatBody(body []byte, model string, stream bool, capOut int64) ([]byte, err
 			return nil, refusal("tools of type " + strconv.Quote(t.Type))
 		}
 		ct := tool{Type: "function"}
-		ct.Function.Name, ct.Function.Description = t.Function.Name, t.Function.Description
-		if ct.Function.Parameters = providers.RawNumber(t.Function.Parameters); ct.Function.Parameters == nil {
+		ct.Function.Name, ct.Function.Description = t.Name, t.Description
+		if ct.Function.Parameters = t.Parameters; ct.Function.Parameters == nil {
 			ct.Function.Parameters = emptySchema
 		}
 		out.Tools = append(out.Tools, ct)
@@ -355,10 +352,10 @@ func chatBody(body []byte, model string, stream bool, capOut int64) ([]byte, err
 		case "json_object":
 			out.ResponseFormat = &responseFormat{Type: "json_object"}
 		case "json_schema":
-			if rf.JSONSchema == nil || providers.RawNumber(rf.JSONSchema.Schema) == nil {
+			if rf.Schema == nil {
 				return nil, invalid("response_format json_schema needs json_schema.schema")
 			}
-			out.ResponseFormat = &responseFormat{Type: "json_object", JSONSchema: rf.JSONSchema.Schema}
+			out.ResponseFormat = &responseFormat{Type: "json_object", JSONSchema: rf.Schema}
 		default:
 			return nil, refusal("response_format " + strconv.Quote(rf.Type))
 		}
@@ -373,39 +370,40 @@ func chatBody(body []byte, model string, stream bool, capOut int64) ([]byte, err
 // messages converts the messages. Messages left without content or
 // tool calls are dropped (Cohere refuses empty turns), but tool messages,
 // which answer a call.
-func messages(msgs []providers.OpenAIChatMessage) ([]message, error) {
+func messages(msgs []llm.Message) ([]message, error) {
 	var system []part
 	out := make([]message, 0, len(msgs)+1)
 	for i, m := range msgs {
 		switch m.Role {
-		case "system", "developer":
-			for _, p := range m.Content {
-				if p.Type != "text" {
+		case llm.RoleSystem, llm.RoleDeveloper:
+			for _, p := range m.Parts {
+				if p.Kind != llm.PartText {
 					return nil, invalid("messages[%d]: a %s message may hold only text", i, m.Role)
 				}
 				if strings.TrimSpace(p.Text) != "" {
 					system = append(system, part{Type: "text", Text: p.Text})
 				}
 			}
-		case "user", "assistant":
-			parts, err := parts(m.Content, i, m.Role == "user")
+		case llm.RoleUser, llm.RoleAssistant:
+			parts, err := parts(m.Parts, i, m.Role == llm.RoleUser)
 			if err != nil {
 				return nil, err
 			}
-			cm := message{Role: m.Role}
-			if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+			cm := message{Role: string(m.Role)}
+			if m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0 {
 				for j, tc := range m.ToolCalls {
 					if tc.Type != "" && tc.Type != "function" {
 						return nil, refusal("tool calls of type " + strconv.Quote(tc.Type))
 					}
-					if tc.Function.Name == "" {
+					if tc.Name == "" {
 						return nil, invalid("messages[%d].tool_calls[%d]: the call names no function", i, j)
 					}
-					tc.Type = "function"
-					if strings.TrimSpace(tc.Function.Arguments) == "" {
-						tc.Function.Arguments = "{}"
+					call := providers.OpenAIToolCall{ID: tc.ID, Type: "function",
+						Function: providers.OpenAIFunctionCall{Name: tc.Name, Arguments: tc.Arguments}}
+					if strings.TrimSpace(call.Function.Arguments) == "" {
+						call.Function.Arguments = "{}"
 					}
-					cm.ToolCalls = append(cm.ToolCalls, tc)
+					cm.ToolCalls = append(cm.ToolCalls, call)
 				}
 				var plan strings.Builder
 				for _, p := range parts {
@@ -418,11 +416,11 @@ func messages(msgs []providers.OpenAIChatMessage) ([]message, error) {
 				return nil, err
 			}
 			out = append(out, cm)
-		case "tool":
+		case llm.RoleTool:
 			if m.ToolCallID == "" {
 				return nil, invalid("messages[%d]: a tool message needs tool_call_id", i)
 			}
-			parts, err := parts(m.Content, i, false)
+			parts, err := parts(m.Parts, i, false)
 			if err != nil {
 				return nil, err
 			}
@@ -455,33 +453,29 @@ func messages(msgs []providers.OpenAIChatMessage) ([]message, error) {
 // parts converts content parts: texts (refusals as text, empty
 // ones dropped) and, where images is true, image_url parts, whose URL
 // (http(s) or a base64 data URL) and detail Cohere takes as they are.
-func parts(content providers.OpenAIContent, i int, images bool) ([]part, error) {
+func parts(content []llm.Part, i int, images bool) ([]part, error) {
 	var parts []part
 	for _, p := range content {
-		switch p.Type {
+		switch p.WireType {
 		case "text", "refusal":
-			text := p.Text
-			if p.Type == "refusal" {
-				text = p.Refusal
-			}
-			if text != "" {
-				parts = append(parts, part{Type: "text", Text: text})
+			if p.Text != "" {
+				parts = append(parts, part{Type: "text", Text: p.Text})
 			}
 		case "image_url":
 			if !images {
 				return nil, invalid("messages[%d]: images are allowed only in user messages", i)
 			}
-			u := p.ImageURL.URL
+			u := p.ImageURL
 			if _, _, ok := providers.ParseDataURL(u); !ok && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
 				return nil, invalid("messages[%d]: an image_url must be an http(s) URL or a base64 data URL", i)
 			}
-			parts = append(parts, part{Type: "image_url", ImageURL: &imageURL{URL: u, Detail: p.ImageURL.Detail}})
+			parts = append(parts, part{Type: "image_url", ImageURL: &imageURL{URL: u, Detail: p.ImageDetail}})
 		case "input_audio":
 			return nil, refusal("audio input (input_audio content parts)")
 		case "file":
 			return nil, refusal("file content parts")
 		default:
-			return nil, invalid("messages[%d]: unknown content part type %q", i, p.Type)
+			return nil, invalid("messages[%d]: unknown content part type %q", i, p.WireType)
 		}
 	}
 	return parts, nil
