@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
 )
 
@@ -21,24 +22,32 @@ import (
 // toolConfig; user → requestMetadata. What Converse has no way to express
 // is refused with a 400 naming the feature, never dropped in silence.
 
-// chatIn is the shared OpenAI chat request plus the fields whose
+// chatIn is the neutral chat request plus the OpenAI fields whose
 // features Converse cannot serve: a non-default value is a 400. Other
 // fields (stream, stream_options, metadata, store, parallel_tool_calls, …)
 // do not change what Bedrock is asked.
 type chatIn struct {
-	providers.OpenAIChatRequest
-	N                json.RawMessage `json:"n"`
-	Seed             json.RawMessage `json:"seed"`
-	Logprobs         *bool           `json:"logprobs"`
-	TopLogprobs      json.RawMessage `json:"top_logprobs"`
-	LogitBias        json.RawMessage `json:"logit_bias"`
-	FrequencyPenalty *float64        `json:"frequency_penalty"`
-	PresencePenalty  *float64        `json:"presence_penalty"`
-	Audio            json.RawMessage `json:"audio"`
-	Modalities       []string        `json:"modalities"`
-	Prediction       json.RawMessage `json:"prediction"`
-	Functions        json.RawMessage `json:"functions"`
-	FunctionCall     json.RawMessage `json:"function_call"`
+	*llm.Request
+	extras
+}
+
+// extras are the OpenAI fields chatIn reads besides the neutral model.
+// MaxCompletionTokens only tells which of the two maximum fields the
+// client set, for the message that names it.
+type extras struct {
+	MaxCompletionTokens json.RawMessage `json:"max_completion_tokens"`
+	N                   json.RawMessage `json:"n"`
+	Seed                json.RawMessage `json:"seed"`
+	Logprobs            *bool           `json:"logprobs"`
+	TopLogprobs         json.RawMessage `json:"top_logprobs"`
+	LogitBias           json.RawMessage `json:"logit_bias"`
+	FrequencyPenalty    *float64        `json:"frequency_penalty"`
+	PresencePenalty     *float64        `json:"presence_penalty"`
+	Audio               json.RawMessage `json:"audio"`
+	Modalities          []string        `json:"modalities"`
+	Prediction          json.RawMessage `json:"prediction"`
+	Functions           json.RawMessage `json:"functions"`
+	FunctionCall        json.RawMessage `json:"function_call"`
 }
 
 // The Converse request.
@@ -129,12 +138,16 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // when the request sets no maximum. A feature Converse cannot express is
 // an *Error with status 400.
 func converseBody(body []byte, capOut int64) ([]byte, error) {
-	var in chatIn
-	if err := json.Unmarshal(body, &in); err != nil {
+	r, err := llm.DecodeOpenAIChat(body)
+	if err != nil {
 		return nil, decodeError(err)
 	}
-	if in.MaxCompletionTokens == nil && in.MaxTokens == nil && capOut > 0 {
-		in.MaxTokens = &capOut
+	in := chatIn{Request: r}
+	if err := json.Unmarshal(body, &in.extras); err != nil {
+		return nil, decodeError(err)
+	}
+	if in.MaxOutputTokens == nil && capOut > 0 {
+		in.MaxOutputTokens = &capOut
 	}
 	out, err := converse(&in)
 	if err != nil {
@@ -165,22 +178,22 @@ func converse(in *chatIn) (*converseReq, error) {
 	for i := range in.Messages {
 		m := &in.Messages[i]
 		switch m.Role {
-		case "system", "developer":
-			blocks, err := content(m.Content, i, false)
+		case llm.RoleSystem, llm.RoleDeveloper:
+			blocks, err := content(m.Parts, i, false)
 			if err != nil {
 				return nil, err
 			}
 			for _, b := range blocks {
 				out.System = append(out.System, system{Text: *b.Text})
 			}
-		case "user":
-			blocks, err := content(m.Content, i, true)
+		case llm.RoleUser:
+			blocks, err := content(m.Parts, i, true)
 			if err != nil {
 				return nil, err
 			}
 			out.add("user", blocks)
-		case "assistant":
-			blocks, err := content(m.Content, i, false)
+		case llm.RoleAssistant:
+			blocks, err := content(m.Parts, i, false)
 			if err != nil {
 				return nil, err
 			}
@@ -193,7 +206,7 @@ func converse(in *chatIn) (*converseReq, error) {
 				toolBlocks = true
 			}
 			out.add("assistant", blocks)
-		case "tool":
+		case llm.RoleTool:
 			b, err := toolResultBlock(m, i)
 			if err != nil {
 				return nil, err
@@ -279,19 +292,16 @@ func unsupported(in *chatIn) error {
 // content turns a message content into blocks. Empty texts are
 // left out (Converse refuses blank text blocks). Images are allowed only
 // where images says so.
-func content(content providers.OpenAIContent, i int, images bool) ([]block, error) {
+func content(content []llm.Part, i int, images bool) ([]block, error) {
 	if len(content) == 0 {
 		return nil, nil
 	}
 	blocks := make([]block, 0, len(content))
 	for j := range content {
 		p := &content[j]
-		switch p.Type {
+		switch p.WireType {
 		case "text", "refusal":
 			t := p.Text
-			if p.Type == "refusal" {
-				t = p.Refusal
-			}
 			if t != "" {
 				blocks = append(blocks, block{Text: &t})
 			}
@@ -299,7 +309,7 @@ func content(content providers.OpenAIContent, i int, images bool) ([]block, erro
 			if !images {
 				return nil, bedrockError("does not support images in this message (messages[%d]); images go in user messages", i)
 			}
-			img, err := imageOf(p.ImageURL.URL, i)
+			img, err := imageOf(p.ImageURL, i)
 			if err != nil {
 				return nil, err
 			}
@@ -309,7 +319,7 @@ func content(content providers.OpenAIContent, i int, images bool) ([]block, erro
 		case "file":
 			return nil, bedrockError("does not support file content parts (messages[%d])", i)
 		default:
-			return nil, bedrockError("does not support content parts of type %q (messages[%d])", p.Type, i)
+			return nil, bedrockError("does not support content parts of type %q (messages[%d])", p.WireType, i)
 		}
 	}
 	return blocks, nil
@@ -345,29 +355,29 @@ func imageOf(u string, i int) (*image, error) {
 }
 
 // toolUseBlock turns one assistant tool call into a toolUse block.
-func toolUseBlock(tc *providers.OpenAIToolCall, i, j int) (block, error) {
+func toolUseBlock(tc *llm.ToolCall, i, j int) (block, error) {
 	if tc.Type != "" && tc.Type != "function" {
 		return block{}, bedrockError("supports only function tool calls, not %q (messages[%d].tool_calls[%d])", tc.Type, i, j)
 	}
-	if tc.ID == "" || tc.Function.Name == "" {
+	if tc.ID == "" || tc.Name == "" {
 		return block{}, bedrockError("needs an id and a function name in messages[%d].tool_calls[%d]", i, j)
 	}
-	args := strings.TrimSpace(tc.Function.Arguments)
+	args := strings.TrimSpace(tc.Arguments)
 	if args == "" {
 		args = "{}"
 	}
 	if !json.Valid([]byte(args)) {
 		return block{}, bedrockError("needs JSON tool call arguments; messages[%d].tool_calls[%d].function.arguments is not JSON", i, j)
 	}
-	return block{ToolUse: &toolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: json.RawMessage(args)}}, nil
+	return block{ToolUse: &toolUse{ToolUseID: tc.ID, Name: tc.Name, Input: json.RawMessage(args)}}, nil
 }
 
 // toolResultBlock turns a tool message into a toolResult block.
-func toolResultBlock(m *providers.OpenAIChatMessage, i int) (block, error) {
+func toolResultBlock(m *llm.Message, i int) (block, error) {
 	if m.ToolCallID == "" {
 		return block{}, bedrockError("needs tool_call_id in the tool message messages[%d]", i)
 	}
-	blocks, err := content(m.Content, i, false)
+	blocks, err := content(m.Parts, i, false)
 	if err != nil {
 		return block{}, err
 	}
@@ -383,9 +393,9 @@ func toolResultBlock(m *providers.OpenAIChatMessage, i int) (block, error) {
 func inferenceOf(in *chatIn) (*inference, error) {
 	var ic inference
 	set := false
-	maxTokens, name := in.MaxCompletionTokens, "max_completion_tokens"
-	if maxTokens == nil {
-		maxTokens, name = in.MaxTokens, "max_tokens"
+	maxTokens, name := in.MaxOutputTokens, "max_completion_tokens"
+	if null(in.extras.MaxCompletionTokens) {
+		name = "max_tokens"
 	}
 	if maxTokens != nil {
 		if *maxTokens < 1 || *maxTokens > math.MaxInt32 {
@@ -398,7 +408,7 @@ func inferenceOf(in *chatIn) (*inference, error) {
 		raw  json.RawMessage
 		dst  *json.RawMessage
 	}{{"temperature", in.Temperature, &ic.Temperature}, {"top_p", in.TopP, &ic.TopP}} {
-		raw := providers.RawNumber(f.raw)
+		raw := f.raw
 		if raw == nil {
 			continue
 		}
@@ -423,32 +433,25 @@ func inferenceOf(in *chatIn) (*inference, error) {
 func toolsOf(in *chatIn, toolBlocks bool) (*toolConfig, error) {
 	var choice *toolChoice
 	none := false
-	raw := bytes.TrimSpace(in.ToolChoice)
-	if !null(raw) {
-		if raw[0] == '"' {
-			var s string
-			_ = json.Unmarshal(raw, &s)
-			switch s {
-			case "auto":
-				choice = &toolChoice{Auto: &struct{}{}}
-			case "required":
-				choice = &toolChoice{Any: &struct{}{}}
-			case "none":
-				none = true
-			default:
-				return nil, bedrockError("does not support tool_choice %q", s)
-			}
-		} else {
-			var obj struct {
-				Type     string `json:"type"`
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			}
-			if json.Unmarshal(raw, &obj) != nil || obj.Type != "function" || obj.Function.Name == "" {
+	if tc := in.ToolChoice; tc != nil {
+		switch tc.Mode {
+		case llm.ToolChoiceAuto:
+			choice = &toolChoice{Auto: &struct{}{}}
+		case llm.ToolChoiceRequired:
+			choice = &toolChoice{Any: &struct{}{}}
+		case llm.ToolChoiceNone:
+			none = true
+		case llm.ToolChoiceFunction:
+			if tc.Name == "" {
 				return nil, bedrockError("supports tool_choice \"auto\", \"required\", \"none\" or a named function only")
 			}
-			choice = &toolChoice{Tool: &toolChoiceN{Name: obj.Function.Name}}
+			choice = &toolChoice{Tool: &toolChoiceN{Name: tc.Name}}
+		default:
+			var s string
+			if tc.Raw[0] != '"' || json.Unmarshal(tc.Raw, &s) != nil {
+				return nil, bedrockError("supports tool_choice \"auto\", \"required\", \"none\" or a named function only")
+			}
+			return nil, bedrockError("does not support tool_choice %q", s)
 		}
 	}
 	if none {
@@ -469,17 +472,17 @@ func toolsOf(in *chatIn, toolBlocks bool) (*toolConfig, error) {
 		if t.Type != "" && t.Type != "function" {
 			return nil, bedrockError("supports only function tools, not %q (tools[%d])", t.Type, j)
 		}
-		if t.Function.Name == "" {
+		if t.Name == "" {
 			return nil, bedrockError("needs a name for every tool (tools[%d].function.name)", j)
 		}
-		schema := bytes.TrimSpace(t.Function.Parameters)
+		schema := t.Parameters
 		if null(schema) {
 			schema = emptySchema
 		} else if schema[0] != '{' {
 			return nil, bedrockError("needs tools[%d].function.parameters to be a JSON schema object", j)
 		}
 		spec := &tc.Tools[j].ToolSpec
-		spec.Name, spec.Description = t.Function.Name, t.Function.Description
+		spec.Name, spec.Description = t.Name, t.Description
 		spec.InputSchema.JSON = json.RawMessage(schema)
 	}
 	return tc, nil

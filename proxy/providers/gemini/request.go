@@ -25,7 +25,7 @@ type (
 	// adapter reads. Its messages shadow the shared ones: Gemini also
 	// takes audio and files, and tool calls keep their thought signature.
 	chatIn struct {
-		providers.OpenAIChatRequest
+		openAIFields
 		Messages         []messageIn     `json:"messages"`
 		N                *int64          `json:"n"`
 		Seed             *int64          `json:"seed"`
@@ -426,7 +426,7 @@ func imagePart(raw json.RawMessage, msg int) (part, error) {
 }
 
 // tools translates function tools into one Tool of declarations.
-func tools(tools []providers.OpenAITool) ([]tool, error) {
+func tools(tools []toolIn) ([]tool, error) {
 	if len(tools) == 0 {
 		return nil, nil
 	}
@@ -653,4 +653,64 @@ func guessMIME(rawURL string) string {
 		return m
 	}
 	return "image/jpeg"
+}
+
+// openAIFields are the fields of the OpenAI chat request the Gemini codec
+// reads besides its own messages. Unlike the other translating codecs,
+// Gemini reads the OpenAI wire itself rather than the neutral
+// llm.Request: it takes what the neutral model does not carry yet
+// (input_audio and file parts with their data, Google's thought
+// signatures on tool calls, reasoning_effort as a thinking budget).
+type openAIFields struct {
+	Model               string          `json:"model"`
+	MaxTokens           *int64          `json:"max_tokens"`
+	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
+	Temperature         json.RawMessage `json:"temperature"`
+	TopP                json.RawMessage `json:"top_p"`
+	Stop                stopList        `json:"stop"`
+	User                string          `json:"user"`
+	Tools               []toolIn        `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
+	ResponseFormat      *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
+	Stream bool `json:"stream"`
+}
+
+// toolIn is one entry of "tools".
+type toolIn struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// stopList is "stop": a string, an array of strings or null.
+type stopList []string
+
+// UnmarshalJSON accepts a string, an array of strings or null.
+func (s *stopList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var one string
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*s = stopList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New("stop must be a string or an array of strings")
+	}
+	*s = many
+	return nil
 }
