@@ -70,8 +70,11 @@ type Request struct {
 	// codec decodes it into the neutral llm.Request (DecodeChat).
 	Body []byte
 	// Wire is the format of Body; the zero value is the OpenAI chat
-	// completions format, the only front door today. A codec that cannot
-	// read the wire answers 400.
+	// completions format, the only front door today and the only wire
+	// the codecs read. A door for another wire (Anthropic Messages,
+	// OpenAI Responses) sets it, and each codec then passes Body through
+	// when it speaks that wire, or reads the neutral llm.Request that
+	// door's decoder gives.
 	Wire llm.Wire
 	// Stream is the client's "stream" flag.
 	Stream bool
