@@ -142,3 +142,35 @@ func MarshalJSON(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
+
+// EncodeOpenAIResponse is the one OpenAI encoder of a neutral answer: the
+// chat.completion a translating codec relays, from the llm.Response it
+// decoded the provider's answer into. Each choice's message content is
+// the concatenation of its text parts, null when there are none and the
+// message has tool calls; the usage object is there when the provider
+// reported usage (Usage.Present).
+func EncodeOpenAIResponse(r *llm.Response) ([]byte, error) {
+	out := OpenAIChatCompletion{ID: r.ID, Object: "chat.completion", Created: r.Created, Model: r.Model,
+		Choices: make([]OpenAIChatChoice, len(r.Choices))}
+	for i, c := range r.Choices {
+		msg := OpenAIAnswerMessage{Role: "assistant"}
+		var text strings.Builder
+		for _, p := range c.Message.Parts {
+			if p.Kind == llm.PartText {
+				text.WriteString(p.Text)
+			}
+		}
+		for _, tc := range c.Message.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, OpenAIToolCall{ID: tc.ID, Type: "function",
+				Function: OpenAIFunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+		}
+		if s := text.String(); s != "" || len(msg.ToolCalls) == 0 {
+			msg.Content = &s
+		}
+		out.Choices[i] = OpenAIChatChoice{Index: c.Index, Message: msg, FinishReason: string(c.Finish)}
+	}
+	if r.Usage.Present {
+		out.Usage = UsageJSON(r.Usage)
+	}
+	return MarshalJSON(&out)
+}

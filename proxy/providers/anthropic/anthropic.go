@@ -697,37 +697,32 @@ func answer(body []byte, ac answerContext) ([]byte, llm.Usage, string, error) {
 	if a.Type == "error" {
 		return nil, llm.Usage{}, "", providers.ReportedError(http.StatusBadGateway, providers.ErrorMessage(body), ac.key)
 	}
-	var text strings.Builder
-	msg := providers.OpenAIAnswerMessage{Role: "assistant"}
+	msg := llm.Message{Role: llm.RoleAssistant}
 	for _, b := range a.Content {
 		switch b.Type {
 		case "text":
-			text.WriteString(b.Text)
+			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartText, Text: b.Text})
 		case "tool_use":
 			args := compact(b.Input)
 			if ac.jsonTool != "" && b.Name == ac.jsonTool {
-				text.WriteString(args)
+				msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartText, Text: args})
 				continue
 			}
-			msg.ToolCalls = append(msg.ToolCalls, providers.OpenAIToolCall{ID: b.ID, Type: "function",
-				Function: providers.OpenAIFunctionCall{Name: b.Name, Arguments: args}})
+			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: b.ID, Type: "function", Name: b.Name, Arguments: args})
 		}
-	}
-	if s := text.String(); s != "" || len(msg.ToolCalls) == 0 {
-		msg.Content = &s
 	}
 	model := a.Model
 	if model == "" {
 		model = ac.model
 	}
-	out := providers.OpenAIChatCompletion{ID: a.ID, Object: "chat.completion", Created: ac.created, Model: model,
-		Choices: []providers.OpenAIChatChoice{{Message: msg, FinishReason: finish([]byte(a.StopReason), ac.jsonTool != "")}}}
+	out := llm.Response{ID: a.ID, Created: ac.created, Model: model,
+		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finish([]byte(a.StopReason), ac.jsonTool != ""))}}}
 	var usage llm.Usage
 	if u := a.Usage; u != nil {
 		usage = usageOf(int64(u.InputTokens), int64(u.OutputTokens), int64(u.CacheReadInputTokens), int64(u.CacheCreationInputTokens))
-		out.Usage = providers.UsageJSON(usage)
+		out.Usage = usage
 	}
-	b, err := providers.MarshalJSON(&out)
+	b, err := providers.EncodeOpenAIResponse(&out)
 	if err != nil {
 		return nil, llm.Usage{}, "", &providers.Error{Status: http.StatusBadGateway, Message: providers.ErrInvalidResponse}
 	}

@@ -615,24 +615,19 @@ func answer(body []byte, created int64, model string, key secret.Value) ([]byte,
 			text.WriteString(c.Text)
 		}
 	}
-	msg := providers.OpenAIAnswerMessage{Role: "assistant"}
+	msg := llm.Message{Role: llm.RoleAssistant}
 	for _, tc := range m.ToolCalls {
-		tc.Type = "function"
-		msg.ToolCalls = append(msg.ToolCalls, tc)
+		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: tc.ID, Type: "function", Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if text.Len() == 0 && len(msg.ToolCalls) > 0 {
 		text.WriteString(m.ToolPlan) // the plan is the text of a tool-calling turn
 	}
-	if s := text.String(); s != "" || len(msg.ToolCalls) == 0 {
-		msg.Content = &s
-	}
-	out := providers.OpenAIChatCompletion{ID: a.ID, Object: "chat.completion", Created: created, Model: model,
-		Choices: []providers.OpenAIChatChoice{{Message: msg, FinishReason: finish}}}
+	msg.Parts = []llm.Part{{Kind: llm.PartText, Text: text.String()}}
+	out := llm.Response{ID: a.ID, Created: created, Model: model,
+		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finish)}}}
 	usage := a.Usage.usage()
-	if usage.Present {
-		out.Usage = providers.UsageJSON(usage)
-	}
-	b, err := providers.MarshalJSON(&out)
+	out.Usage = usage
+	b, err := providers.EncodeOpenAIResponse(&out)
 	if err != nil {
 		return nil, llm.Usage{}, &providers.Error{Status: http.StatusBadGateway, Message: providers.ErrInvalidResponse}
 	}
