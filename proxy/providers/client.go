@@ -416,6 +416,8 @@ func (s *StreamResponse) Finish() error {
 // silent for longer than IdleTimeout.
 var ErrStreamIdle = errors.New("upstream stream idle for too long")
 
+// ErrStreamClosed is the Err of the *Error returned when a stream is read
+// after Close.
 var ErrStreamClosed = errors.New("stream already closed")
 
 // callDeadline is the earlier of the call's and ctx's deadlines, or

@@ -47,7 +47,7 @@ type Encoded struct {
 	// most codecs.
 	State any
 	// Buf, when set, is the pooled buffer HTTP.Body was written into; the
-	// transport returns it to bodyBufs once the call has been sent.
+	// transport returns it to BodyBufs once the call has been sent.
 	Buf *[]byte
 }
 

@@ -27,7 +27,7 @@ var (
 
 const maxPooledBody = 1 << 20
 
-// putBodyBuf returns a request body buffer to bodyBufs, unless it grew
+// putBodyBuf returns a request body buffer to BodyBufs, unless it grew
 // too large to keep.
 func putBodyBuf(bp *[]byte) {
 	if cap(*bp) <= maxPooledBody {

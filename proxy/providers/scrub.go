@@ -79,6 +79,7 @@ func retryAfter(h *fasthttp.ResponseHeader, now time.Time) time.Duration {
 // with one is redacted from upstream messages whoever's key it is.
 var keyPrefixes = []string{"sk-", "sk_", "gsk_", "xai-", "pplx-", "csk-", "AIza", "fw_"}
 
+// Redacted replaces what Scrub removes from a message.
 const Redacted = "[REDACTED]"
 
 // Scrub makes an upstream message safe to log and return: control
@@ -180,6 +181,8 @@ type scrubbedError struct {
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
 
+// ScrubError returns err with its text scrubbed of key (see Scrub); a
+// refused address is returned as it is.
 func ScrubError(err error, key secret.Value) error {
 	var fe *ForbiddenAddrError
 	if errors.As(err, &fe) {

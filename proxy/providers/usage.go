@@ -34,6 +34,7 @@ func openAIUsage(v *fastjson.Value) llm.Usage {
 	return u
 }
 
+// Count reads a non-negative integer at keys of v; anything else is 0.
 func Count(v *fastjson.Value, keys ...string) int64 {
 	return max(v.GetInt64(keys...), 0)
 }

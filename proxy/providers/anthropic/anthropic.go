@@ -63,7 +63,7 @@ var (
 	_ providers.Codec     = (*Anthropic)(nil)
 )
 
-// NewAnthropic returns the anthropic adapter, which sends its calls
+// New returns the anthropic adapter, which sends its calls
 // through c.
 func New(c *providers.Client) providers.Provider { return &Anthropic{c: c, now: time.Now} }
 

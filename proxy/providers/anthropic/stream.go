@@ -24,6 +24,7 @@ import (
 // Anthropic stops generating.
 type stream = providers.TranslatedStream[translator, *translator]
 
+// SeenUsage, Terminated and ParserOf serve providers.TranslatedStream.
 func (t *translator) SeenUsage() llm.Usage { return t.usage }
 func (t *translator) Terminated() bool     { return t.done }
 func (t *translator) ParserOf() **fastjson.Parser {
@@ -152,7 +153,7 @@ func (t *translator) readUsage(u *fastjson.Value) {
 	t.usage = usageOf(t.input, t.output, t.cacheRead, t.cacheCreation)
 }
 
-// next returns the next chunk. Events that carry nothing for an OpenAI
+// Next returns the next chunk. Events that carry nothing for an OpenAI
 // client (ping, content_block_stop, an empty text block start, thinking)
 // are skipped; an error event ends the stream with an *Error whose status
 // is the one its type stands for.

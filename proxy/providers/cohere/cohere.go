@@ -50,7 +50,7 @@ var (
 	_ providers.Validator = (*Cohere)(nil)
 )
 
-// NewCohere returns the cohere adapter, which sends its calls through c.
+// New returns the cohere adapter, which sends its calls through c.
 func New(c *providers.Client) providers.Provider { return &Cohere{c: c, now: time.Now} }
 
 // Name returns "cohere".

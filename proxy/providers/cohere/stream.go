@@ -25,6 +25,7 @@ import (
 // generating. Cohere reports the usage at message-end.
 type stream = providers.TranslatedStream[translator, *translator]
 
+// SeenUsage, Terminated and ParserOf serve providers.TranslatedStream.
 func (t *translator) SeenUsage() llm.Usage { return t.usage }
 func (t *translator) Terminated() bool     { return t.ended }
 func (t *translator) ParserOf() **fastjson.Parser {
@@ -115,7 +116,7 @@ func (t *translator) toolCall(index int, id, name, args []byte, begin bool) []by
 	return t.end(append(b, "}}]}"...), "")
 }
 
-// next returns the next chunk. Events that carry nothing for an OpenAI
+// Next returns the next chunk. Events that carry nothing for an OpenAI
 // client (content-end, tool-call-end, citations, unknown events) are
 // skipped. A message-end with finish_reason ERROR, or an error object,
 // ends the stream with a 502 *Error.

@@ -52,7 +52,7 @@ var (
 	_ providers.Validator = (*Gemini)(nil)
 )
 
-// NewGemini returns the Gemini adapter, which sends its calls through c.
+// New returns the Gemini adapter, which sends its calls through c.
 func New(c *providers.Client) providers.Provider {
 	p, _ := catalog.LookupProvider(id)
 	return &Gemini{c: c, defaultBaseURL: p.DefaultBaseURL, now: time.Now}
