@@ -10,5 +10,6 @@
 // reaches the client.
 //
 // The resource handlers themselves live elsewhere and register here with
-// Router.Handle. They stay thin: authorise → domain → respond.
+// Router.Handle. They stay thin: principal → input → domain → respond; the
+// domain function authorizes the call, once.
 package rest
