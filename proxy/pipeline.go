@@ -46,6 +46,9 @@ type call struct {
 	start time.Time
 	rec   *analytics.Record
 	snap  *snapshot.Snapshot
+	// door is the front door the client speaks (proxy/door.go): the
+	// OpenAI shape until prepare has read the path.
+	door door
 
 	// prepare: who asks, on which gateway, for what.
 	tok   *snapshot.Token
@@ -146,7 +149,7 @@ type outcome struct {
 
 // Handle serves one inference request through the pipeline.
 func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
-	c := &call{ctx: ctx, start: h.cfg.Now()}
+	c := &call{ctx: ctx, start: h.cfg.Now(), door: defaultDoor}
 	c.rec = &analytics.Record{ID: string(RequestID(ctx)), TS: c.start.UTC(),
 		ClientIP: ctx.RemoteIP().String(), UserAgent: string(ctx.UserAgent())}
 	defer h.finishHandler(c)
@@ -282,5 +285,5 @@ func (h *Inference) reply(c *call, e *apierr.Error) {
 		ctx.Response.Header.Set("x-should-retry", "false")
 	}
 	c.lim.headers.write(&ctx.Response.Header)
-	ctx.SetBody(e.Body())
+	ctx.SetBody(c.door.errorBody(e))
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/snapshot"
-	"github.com/sluicehq/sluice/proxy/sse"
 )
 
 // attempt makes one upstream call. On success it has answered the client
@@ -56,7 +55,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	h.success(c, req)
 	c.ctx.SetStatusCode(http.StatusOK)
 	c.ctx.SetContentType("application/json")
-	c.ctx.SetBody(body)
+	c.ctx.SetBody(c.door.answer(body))
 	h.cacheStore(c, body)
 	c.out = outcome{status: http.StatusOK, usage: h.estimate(c, resp.Usage, resp.Body, nil), billed: true, answered: true, respBody: body}
 	return true, nil
@@ -175,7 +174,8 @@ func (h *Inference) recoverStream(c *call, st providers.Stream, sw *streamWriter
 		return
 	}
 	h.log.Error("stream relay panicked", "request_id", c.rec.ID, "panic", v)
-	_, _ = sw.Write(sse.AppendError(nil, "api_error", apierr.CodeInternal, "the gateway failed while relaying the stream"))
+	_, _ = sw.Write(c.door.appendEnd(nil, &apierr.Error{Type: apierr.TypeAPI, Code: apierr.CodeInternal,
+		Message: "the gateway failed while relaying the stream"}))
 	_ = sw.Flush()
 	if !c.recorded {
 		c.out = outcome{status: http.StatusInternalServerError, code: apierr.CodeInternal, usage: st.Usage(), billed: true, answered: true}
@@ -210,7 +210,7 @@ func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *str
 			var blocked *apierr.Error
 			if outs, blocked = filter.Push(chunk); blocked != nil {
 				status, code = blocked.Status, blocked.Code
-				out.end(sse.AppendError(out.buf[:0], blocked.Type, blocked.Code, blocked.Message))
+				out.end(blocked)
 				break
 			}
 		}
@@ -238,11 +238,11 @@ func (h *Inference) endStream(c *call, out *streamOut, filter streamFilter, err 
 		if filter != nil && !out.chunks(filter.Flush()) {
 			return out.w.clientStatus()
 		}
-		out.end(append(out.buf[:0], sse.Done...))
+		out.end(nil)
 		return http.StatusOK, ""
 	}
 	if h.hardStop.Err() != nil {
-		out.end(sse.AppendError(out.buf[:0], "api_error", apierr.CodeShuttingDown, "the gateway is shutting down; the stream was cut"))
+		out.end(&apierr.Error{Type: apierr.TypeAPI, Code: apierr.CodeShuttingDown, Message: "the gateway is shutting down; the stream was cut"})
 		return http.StatusServiceUnavailable, apierr.CodeShuttingDown
 	}
 	status, code := http.StatusBadGateway, apierr.CodeUpstreamError
@@ -253,7 +253,7 @@ func (h *Inference) endStream(c *call, out *streamOut, filter streamFilter, err 
 			msg = "the request timeout ended the stream: provider " + c.rec.Provider + " was still sending"
 		}
 	}
-	out.end(sse.AppendError(out.buf[:0], "api_error", code, msg))
+	out.end(&apierr.Error{Type: apierr.TypeAPI, Code: code, Message: msg})
 	return status, code
 }
 
@@ -280,7 +280,7 @@ func (o *streamOut) chunks(chunks [][]byte) bool {
 		if len(o.kept) < o.limit {
 			o.kept = append(o.kept, chunk[:min(len(chunk), o.limit-len(o.kept))]...)
 		}
-		o.buf = appendEvent(o.buf[:0], chunk)
+		o.buf = o.c.door.appendChunk(o.buf[:0], chunk)
 		if _, err := o.w.Write(o.buf); err != nil {
 			return false
 		}
@@ -291,27 +291,11 @@ func (o *streamOut) chunks(chunks [][]byte) bool {
 	return true
 }
 
-// end writes the closing event (built in o.buf), flushing it; the client
-// may be gone already, which ends the stream as well.
-func (o *streamOut) end(event []byte) {
-	o.buf = event
-	_, _ = o.w.Write(event)
+// end writes the closing event — the clean end when e is nil, else the
+// error e — flushing it; the client may be gone already, which ends the
+// stream as well.
+func (o *streamOut) end(e *apierr.Error) {
+	o.buf = o.c.door.appendEnd(o.buf[:0], e)
+	_, _ = o.w.Write(o.buf)
 	_ = o.w.Flush()
-}
-
-// appendEvent appends chunk as one SSE data event. An upstream may split
-// an event's data over several "data:" lines, which the SSE reader joins
-// with LF; relayed as is, the line breaks would cut the client's event
-// apart. The chunk is JSON, where a raw CR or LF can only be whitespace
-// between tokens, so they become spaces.
-func appendEvent(dst, chunk []byte) []byte {
-	start := len(dst)
-	dst = sse.AppendData(dst, chunk)
-	data := dst[start+len("data: ") : len(dst)-len("\n\n")]
-	for i, c := range data {
-		if c == '\r' || c == '\n' {
-			data[i] = ' '
-		}
-	}
-	return dst
 }
