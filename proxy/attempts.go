@@ -128,10 +128,7 @@ func (h *Inference) try(c *call, sk *seenKey, cand routing.Candidate, retried bo
 	c.try = attemptInfo{start: h.cfg.Now(), cand: cand, key: key, n: n}
 	rb := h.cfg.Breakers.RetryBudget(c.gw.ID, cand.Target.Provider)
 	done, err := h.countedAttempt(rb, retried, c, prov, req)
-	c.releaseUpstream() // a stream that started took its slot along
-	if c.relayGo != nil {
-		close(c.relayGo) // the stream's relay may use c from now on
-	}
+	c.releaseUpstream() // a stream that opened took its slot along
 	if err == nil {
 		h.cfg.Breakers.Get(c.gw.ID, key.ID, c.keys.bs).Success(sk.probe)
 	}

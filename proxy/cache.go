@@ -124,6 +124,7 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 		ctx.Response.Header.Set("Cache-Control", "no-cache")
 	} else {
 		ctx.SetContentType("application/json")
+		body = c.door.answer(body)
 	}
 	ctx.SetBody(body)
 	c.out = outcome{status: http.StatusOK, billed: true, answered: true, respBody: body}

@@ -46,6 +46,9 @@ type call struct {
 	start time.Time
 	rec   *analytics.Record
 	snap  *snapshot.Snapshot
+	// door is the front door the client speaks (proxy/door.go): the
+	// OpenAI shape until prepare has read the path.
+	door door
 
 	// prepare: who asks, on which gateway, for what.
 	tok   *snapshot.Token
@@ -104,9 +107,9 @@ type call struct {
 	// retryRefused is true once the retry budget refused a retry (the
 	// record is flagged once).
 	retryRefused bool
-	// relayGo is made by attemptStream and closed by attempts once it has
-	// recorded the attempt; the stream's writer goroutine waits for it.
-	relayGo chan struct{}
+	// stream is the upstream stream an attempt opened: the handler hands
+	// it to the stream's writer as its last act (startStream).
+	stream openStream
 
 	// finish.
 	// err is the answer of a request refused or failed; nil for one
@@ -146,13 +149,11 @@ type outcome struct {
 
 // Handle serves one inference request through the pipeline.
 func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
-	c := &call{ctx: ctx, start: h.cfg.Now()}
+	c := &call{ctx: ctx, start: h.cfg.Now(), door: defaultDoor}
 	c.rec = &analytics.Record{ID: string(RequestID(ctx)), TS: c.start.UTC(),
 		ClientIP: ctx.RemoteIP().String(), UserAgent: string(ctx.UserAgent())}
 	defer h.finishHandler(c)
-	if e := h.run(c); e != nil {
-		c.err = e
-	}
+	c.err = h.run(c)
 }
 
 // run is the pipeline: each step refuses the request or lets it go on.
@@ -191,24 +192,26 @@ func (h *Inference) policies(c *call) *apierr.Error {
 	return nil
 }
 
-// finishHandler is deferred by Handle. A request whose stream started is
-// left to the stream's writer, which finishes it; any other is finished
-// here. When the handler panics, it records the request (500) and gives
-// back what the call holds, unless a stream's writer already owns the
-// call, and lets the panic go on to the server, which answers 500.
+// finishHandler is deferred by Handle. A request whose stream opened is
+// handed to the stream's writer, which finishes it; any other is finished
+// here. When the handler panics, it closes a stream it opened, records
+// the request (500), gives back what the call holds and lets the panic go
+// on to the server, which answers 500.
 func (h *Inference) finishHandler(c *call) {
 	if v := recover(); v != nil {
-		if c.relayGo == nil {
-			c.releaseUpstream()
-			if !c.recorded {
-				c.err, c.out = apierr.Internal(), outcome{}
-				h.finish(c)
-			}
-			h.release(c, llmUsageZero)
+		if c.stream.st != nil {
+			c.stream.close()
 		}
+		c.releaseUpstream()
+		if !c.recorded {
+			c.err, c.out = apierr.Internal(), outcome{}
+			h.finish(c)
+		}
+		h.release(c, llmUsageZero)
 		panic(v)
 	}
-	if c.relayGo != nil {
+	if c.stream.st != nil {
+		h.startStream(c)
 		return
 	}
 	h.finish(c)
@@ -282,5 +285,5 @@ func (h *Inference) reply(c *call, e *apierr.Error) {
 		ctx.Response.Header.Set("x-should-retry", "false")
 	}
 	c.lim.headers.write(&ctx.Response.Header)
-	ctx.SetBody(e.Body())
+	ctx.SetBody(c.door.errorBody(e))
 }
