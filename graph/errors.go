@@ -75,7 +75,7 @@ func (e *internalError) Unwrap() error { return e.err }
 
 // errIntrospection answers __schema and __type for callers other than the
 // Administrator.
-var errIntrospection = apierr.New(http.StatusForbidden, "forbidden", "introspection is available to the Administrator only")
+var errIntrospection = apierr.New(http.StatusForbidden, apierr.CodeForbidden, "introspection is available to the Administrator only")
 
 // classifyErrors is the field middleware that sorts resolver errors before
 // they reach the presenter. Only errors returned here come from resolvers
@@ -89,6 +89,12 @@ func classifyErrors(ctx context.Context, next graphql.Resolver) (any, error) {
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
 		return res, err
+	}
+	if ae, ok := errors.AsType[*apierr.Error](admin.ClassifyError(err)); ok && ae.Status < http.StatusInternalServerError {
+		// The caller's error in the domain's terms (an analytics query
+		// the backend refused): answered as the classifier maps it, not
+		// logged as an internal error.
+		return res, ae
 	}
 	if fc := graphql.GetFieldContext(ctx); fc != nil && strings.HasPrefix(fc.Field.Name, "__") {
 		// gqlgen's __schema and __type refuse with a plain error when the
@@ -138,7 +144,7 @@ func presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case gqlErr.Err != nil:
 			// A wrapped error that did not come from a resolver: gqlgen
 			// could not coerce an argument (a bad Time, USD or JSON value).
-			return present(gqlErr, apierr.New(http.StatusBadRequest, "invalid_request", "%s", gqlErr.Message))
+			return present(gqlErr, apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest, "%s", gqlErr.Message))
 		}
 		// gqlgen's own errors (parse, validation, limits, "must not be
 		// null") carry their code already.

@@ -470,9 +470,9 @@ func BenchmarkAdmitSettle(b *testing.B) {
 	for range b.N {
 		ctx.Response.Reset()
 		c := &call{ctx: ctx, start: time.Now(), rec: &analytics.Record{}, snap: snap, gw: gw, tok: tok,
-			body: body, in: inbound{maxTokens: 128, n: 1}}
+			body: body, in: inbound{maxTokens: 128, n: 1}, plan: *p}
 		c.rec.Provider, c.rec.Model = "openai", "gpt-4o-mini"
-		if e := h.inf.admit(c, p); e != nil {
+		if e := h.inf.admit(c); e != nil {
 			b.Fatal(e)
 		}
 		c.admitted = true

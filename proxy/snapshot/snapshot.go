@@ -37,9 +37,15 @@ type Snapshot struct {
 	tokens    map[[32]byte]*Token
 	prices    map[priceKey]*Price
 	userCount int
+	// unopened are the provider keys left out because they do not open.
+	unopened []UnopenedKey
 }
 
 type gatewayKey struct{ tenant, slug string }
+
+// Unopened returns the provider keys left out of the snapshot because they
+// do not open with the master key.
+func (s *Snapshot) Unopened() []UnopenedKey { return s.unopened }
 
 type priceKey struct{ provider, model string }
 
