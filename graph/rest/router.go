@@ -312,7 +312,7 @@ type trackingWriter struct {
 }
 
 func (t *trackingWriter) WriteHeader(code int) {
-	if code >= 200 || code == http.StatusSwitchingProtocols {
+	if code >= http.StatusOK || code == http.StatusSwitchingProtocols {
 		t.wrote = true
 	}
 	t.ResponseWriter.WriteHeader(code)

@@ -264,14 +264,15 @@ func (s *Service) TenantAnalysis(ctx context.Context, p *auth.Principal, tenantI
 }
 
 // checkFigurePage validates the limit of an analytics listing. Its cursor
-// belongs to the analytics backend, which checks it; here it is only
-// bounded in size.
+// belongs to the analytics backend, which checks it; here it is only held
+// to the bound of every cursor (page.CursorOK), as REST holds it. The
+// backend refuses what is over the bound with the same answer.
 func checkFigurePage(pg Page) (Page, error) {
 	checked, err := checkPage(Page{Limit: pg.Limit})
 	if err != nil {
 		return pg, err
 	}
-	if len(pg.Cursor) > 1024 {
+	if !page.CursorOK(pg.Cursor) {
 		return pg, apierr.Invalid("cursor", "cursor is not valid")
 	}
 	checked.Cursor = pg.Cursor

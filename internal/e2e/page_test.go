@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sluicehq/sluice/internal/page"
 )
 
 // gqlErrors runs a GraphQL operation as user and returns the HTTP status,
@@ -125,12 +128,24 @@ func TestPaginationAndRangeParity(t *testing.T) {
 		t.Errorf("GraphQL tenants(limit: 0) = %+v, want the default page %+v", g, d)
 	}
 
+	// An analytics listing's cursor belongs to its backend, but is held to
+	// the same bound first, over both transports.
+	long := strings.Repeat("c", page.MaxCursorLen+1)
+	status, out := e.do("admin", "GET", "/admin/v1/logs?cursor="+long, "")
+	if er, _ := out["error"].(map[string]any); status != 400 || er["param"] != "cursor" {
+		t.Errorf("REST logs with a long cursor: %d %v, want 400 naming cursor", status, out)
+	}
+	_, _, exts := e.gqlErrors("admin", fmt.Sprintf(`{ logs(cursor: %q) { data { id } } }`, long))
+	if len(exts) != 1 || exts[0]["status"] != float64(400) || exts[0]["param"] != "cursor" {
+		t.Errorf("GraphQL logs with a long cursor: %v, want 400 naming cursor", exts)
+	}
+
 	// The time range: from must be before to, over both transports.
-	status, out := e.do("admin", "GET", "/admin/v1/logs?from=2025-01-02T00:00:00Z&to=2025-01-01T00:00:00Z", "")
+	status, out = e.do("admin", "GET", "/admin/v1/logs?from=2025-01-02T00:00:00Z&to=2025-01-01T00:00:00Z", "")
 	if er, _ := out["error"].(map[string]any); status != 400 || er["param"] != "from" {
 		t.Errorf("REST logs with from after to: %d %v, want 400 naming from", status, out)
 	}
-	_, _, exts := e.gqlErrors("admin", `{ logs(filter: {from: "2025-01-02T00:00:00Z", to: "2025-01-01T00:00:00Z"}) { data { id } } }`)
+	_, _, exts = e.gqlErrors("admin", `{ logs(filter: {from: "2025-01-02T00:00:00Z", to: "2025-01-01T00:00:00Z"}) { data { id } } }`)
 	if len(exts) != 1 || exts[0]["status"] != float64(400) || exts[0]["param"] != "from" {
 		t.Errorf("GraphQL logs with from after to: %v, want 400 naming from", exts)
 	}
