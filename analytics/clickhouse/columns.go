@@ -72,11 +72,11 @@ var logColumns = []logColumn{
 	str("route", listed, func(r *analytics.Record) *string { return &r.Route }),
 	num[int, int32]("status", "Int32", func(r *analytics.Record) *int { return &r.Status }),
 	str("error_code", listed, func(r *analytics.Record) *string { return &r.ErrorCode }),
-	num[int64, int64]("latency_ms", "Int64", func(r *analytics.Record) *int64 { return &r.LatencyMS }),
-	num[int64, int64]("ttfb_ms", "Int64", func(r *analytics.Record) *int64 { return &r.TTFBMS }),
-	num[int64, int64]("tokens_in", "Int64", func(r *analytics.Record) *int64 { return &r.TokensIn }),
-	num[int64, int64]("tokens_out", "Int64", func(r *analytics.Record) *int64 { return &r.TokensOut }),
-	num[int64, int64]("cached_tokens", "Int64", func(r *analytics.Record) *int64 { return &r.CachedTokens }),
+	i64("latency_ms", func(r *analytics.Record) *int64 { return &r.LatencyMS }),
+	i64("ttfb_ms", func(r *analytics.Record) *int64 { return &r.TTFBMS }),
+	i64("tokens_in", func(r *analytics.Record) *int64 { return &r.TokensIn }),
+	i64("tokens_out", func(r *analytics.Record) *int64 { return &r.TokensOut }),
+	i64("cached_tokens", func(r *analytics.Record) *int64 { return &r.CachedTokens }),
 	num[money.USD, int64]("cost_usd", "Int64", func(r *analytics.Record) *money.USD { return &r.CostUSD }), // nano-dollars
 	str("cache", listed, func(r *analytics.Record) *string { return &r.Cache }),
 	num[int, int32]("attempts", "Int32", func(r *analytics.Record) *int { return &r.Attempts }),
@@ -148,16 +148,43 @@ type scanCell interface {
 
 // str is a String column of a string field.
 func str(name string, read readSet, field func(*analytics.Record) *string) logColumn {
+	off := fieldOffset(field)
 	return logColumn{name: name, chType: "String", read: read,
-		buffer: func() columnBuffer { return &fieldBuffer[string]{field: field} },
+		buffer: func() columnBuffer { return &fieldBuffer[string]{off: off} },
 		cell:   func() scanCell { return fieldCell[string]{field} }}
+}
+
+// i64 is an Int64 column of an int64 field.
+func i64(name string, field func(*analytics.Record) *int64) logColumn {
+	off := fieldOffset(field)
+	return logColumn{name: name, chType: "Int64", read: listed,
+		buffer: func() columnBuffer { return &fieldBuffer[int64]{off: off} },
+		cell:   func() scanCell { return fieldCell[int64]{field} }}
+}
+
+// fieldOffset returns the offset in a Record of the field that field
+// returns, which must be a field of its argument (it panics otherwise, when
+// logColumns is built). The writer reads plain string and int64 fields at
+// their offsets: the block builder then makes no call per such cell, which
+// saved about half of what a call per cell cost (BenchmarkLogBlock); the
+// other typed buffers read their fields at offsets too, which spares them
+// a closure call. The typed accessor keeps the table readable and
+// type-checked.
+func fieldOffset[T any](field func(*analytics.Record) *T) uintptr {
+	var r analytics.Record
+	p, base := uintptr(unsafe.Pointer(field(&r))), uintptr(unsafe.Pointer(&r))
+	if p < base || p-base+unsafe.Sizeof(*new(T)) > unsafe.Sizeof(r) {
+		panic("clickhouse: a column's field accessor returns no field of its record")
+	}
+	return p - base
 }
 
 // strArray is an Array(String) column of a []string field, which reads
 // back as [] rather than nil.
 func strArray(name string, field func(*analytics.Record) *[]string) logColumn {
+	off := fieldOffset(field)
 	return logColumn{name: name, chType: "Array(String)", read: listed,
-		buffer: derived(func(in *rowInput) []string { return nonNil(*field(in.r)) }),
+		buffer: func() columnBuffer { return &arrayBuffer{off: off} },
 		cell:   func() scanCell { return arrayCell{field} }}
 }
 
@@ -169,8 +196,9 @@ type integer interface {
 // num is an integer column of type S (chType) of an integer field of type
 // F.
 func num[F, S integer](name, chType string, field func(*analytics.Record) *F) logColumn {
+	off := fieldOffset(field)
 	return logColumn{name: name, chType: chType, read: listed,
-		buffer: func() columnBuffer { return &numBuffer[F, S]{field: field} },
+		buffer: func() columnBuffer { return &numBuffer[F, S]{off: off} },
 		cell:   func() scanCell { return &numCell[F, S]{field: field} }}
 }
 
@@ -192,23 +220,37 @@ func readThen[T any](at func(*readState) *T, then func(*analytics.Record, *readS
 
 // Buffers. Each appends one typed value per row: no boxing, no reflection.
 
+// fieldBuffer holds a plain field of type T read at its offset (see
+// fieldOffset); logBlock.add appends the string and int64 ones itself.
 type fieldBuffer[T any] struct {
-	field func(*analytics.Record) *T
-	vals  []T
+	off  uintptr
+	vals []T
 }
 
-func (b *fieldBuffer[T]) add(in *rowInput) { b.vals = append(b.vals, *b.field(in.r)) }
+func (b *fieldBuffer[T]) add(in *rowInput) { b.vals = append(b.vals, *fieldAt[T](in.r, b.off)) }
 func (b *fieldBuffer[T]) values() any      { return b.vals }
 func (b *fieldBuffer[T]) reset()           { clear(b.vals); b.vals = b.vals[:0] }
 
 type numBuffer[F, S integer] struct {
-	field func(*analytics.Record) *F
-	vals  []S
+	off  uintptr
+	vals []S
 }
 
-func (b *numBuffer[F, S]) add(in *rowInput) { b.vals = append(b.vals, S(*b.field(in.r))) }
+func (b *numBuffer[F, S]) add(in *rowInput) { b.vals = append(b.vals, S(*fieldAt[F](in.r, b.off))) }
 func (b *numBuffer[F, S]) values() any      { return b.vals }
 func (b *numBuffer[F, S]) reset()           { b.vals = b.vals[:0] }
+
+// arrayBuffer holds a []string field, nil written as [].
+type arrayBuffer struct {
+	off  uintptr
+	vals [][]string
+}
+
+func (b *arrayBuffer) add(in *rowInput) {
+	b.vals = append(b.vals, nonNil(*fieldAt[[]string](in.r, b.off)))
+}
+func (b *arrayBuffer) values() any { return b.vals }
+func (b *arrayBuffer) reset()      { clear(b.vals); b.vals = b.vals[:0] }
 
 type derivedBuffer[T any] struct {
 	get  func(*rowInput) T
@@ -380,4 +422,9 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 		return fmt.Errorf("request_logs does not fit this build: %s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// fieldAt is the field of type T at offset off of r.
+func fieldAt[T any](r *analytics.Record, off uintptr) *T {
+	return (*T)(unsafe.Add(unsafe.Pointer(r), off))
 }

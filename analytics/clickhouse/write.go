@@ -302,6 +302,11 @@ const blockRows = 8192
 // batch to batch (Store.blocks).
 type logBlock struct {
 	cols []columnBuffer // in the order of logColumns
+	// strs, ints and others partition cols: add appends the plain string
+	// and int64 fields itself, the others through columnBuffer.add.
+	strs   []*fieldBuffer[string]
+	ints   []*fieldBuffer[int64]
+	others []columnBuffer
 	// kv backs the metadata keys and values of the block's rows.
 	kv   []string
 	in   rowInput
@@ -312,6 +317,14 @@ func newLogBlock() *logBlock {
 	k := &logBlock{cols: make([]columnBuffer, len(logColumns)), vals: make([]any, 0, len(logColumns))}
 	for i, c := range logColumns {
 		k.cols[i] = c.buffer()
+		switch b := k.cols[i].(type) {
+		case *fieldBuffer[string]:
+			k.strs = append(k.strs, b)
+		case *fieldBuffer[int64]:
+			k.ints = append(k.ints, b)
+		default:
+			k.others = append(k.others, b)
+		}
 	}
 	return k
 }
@@ -342,7 +355,13 @@ func (k *logBlock) add(r *analytics.Record, batchID string) {
 	if root != nil {
 		in.hasRoot, in.rootDur = 1, durationUS(root.DurationMS)
 	}
-	for _, c := range k.cols {
+	for _, c := range k.strs {
+		c.vals = append(c.vals, *fieldAt[string](r, c.off))
+	}
+	for _, c := range k.ints {
+		c.vals = append(c.vals, *fieldAt[int64](r, c.off))
+	}
+	for _, c := range k.others {
 		c.add(in)
 	}
 }
