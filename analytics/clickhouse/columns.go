@@ -16,10 +16,11 @@ import (
 // request_logs is described once, here: logColumns lists its columns in
 // insert order, each with its ClickHouse type, how the writer takes its
 // value from a record and how the reader puts it back. The block builder
-// (logBlock), the INSERT's column list, the reader's SELECT lists and
-// scanRecord, and the schema checks (CheckSchema against the server's
-// table, TestLogColumnsMatchMigrations against the migrations) all follow
-// it.
+// (logBlock), the INSERT's column list, the reader (newLogReader: its
+// SELECT list and scan), and the schema checks (CheckSchema against the
+// server's table, TestLogColumnsMatchMigrations against the migrations)
+// all follow it. Not described here: guardrail_events (insertEvents) and
+// the spans columns' readers in traces.go.
 //
 // Adding a column is a migration (ALTER TABLE request_logs ADD COLUMN …)
 // plus one entry at the end of logColumns; a value computed from several
