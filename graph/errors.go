@@ -75,7 +75,7 @@ func (e *internalError) Unwrap() error { return e.err }
 
 // errIntrospection answers __schema and __type for callers other than the
 // Administrator.
-var errIntrospection = apierr.New(http.StatusForbidden, "forbidden", "introspection is available to the Administrator only")
+var errIntrospection = apierr.New(http.StatusForbidden, apierr.CodeForbidden, "introspection is available to the Administrator only")
 
 // classifyErrors is the field middleware that sorts resolver errors before
 // they reach the presenter. Only errors returned here come from resolvers
@@ -144,7 +144,7 @@ func presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case gqlErr.Err != nil:
 			// A wrapped error that did not come from a resolver: gqlgen
 			// could not coerce an argument (a bad Time, USD or JSON value).
-			return present(gqlErr, apierr.New(http.StatusBadRequest, "invalid_request", "%s", gqlErr.Message))
+			return present(gqlErr, apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest, "%s", gqlErr.Message))
 		}
 		// gqlgen's own errors (parse, validation, limits, "must not be
 		// null") carry their code already.

@@ -103,7 +103,7 @@ func NewHandler(svc *admin.Service, opts Options) http.Handler {
 // method (405) and the media type (415), then runs the operation.
 func (h *graphqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if auth.From(r.Context()) == nil {
-		writeAPIError(w, apierr.Unauthenticated("missing_token", "an admin credential is required: Authorization: Bearer <token>"))
+		writeAPIError(w, apierr.Unauthenticated(apierr.CodeMissingToken, "an admin credential is required: Authorization: Bearer <token>"))
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -111,7 +111,7 @@ func (h *graphqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !isJSON(r.Header.Get("Content-Type")) {
-		writeAPIError(w, apierr.New(http.StatusUnsupportedMediaType, "unsupported_media_type",
+		writeAPIError(w, apierr.New(http.StatusUnsupportedMediaType, apierr.CodeUnsupportedMediaType,
 			"a GraphQL request is a JSON object sent with Content-Type: application/json"))
 		return
 	}

@@ -3,14 +3,13 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/valyala/fasthttp"
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/rules"
 	"github.com/sluicehq/sluice/proxy/providers"
@@ -23,10 +22,6 @@ import (
 // redactions included) and before admit: a hit reaches no provider, so it
 // reserves no budget, counts against no rate limit and costs 0; its
 // record carries the cost it saved at the current price.
-
-// maxCacheTTLSeconds bounds x-sluice-cache-ttl: 7 days, as the gateway's
-// own ttl_seconds.
-const maxCacheTTLSeconds = 7 * 86400
 
 // cacheCall is what cacheLookup decided for the rest of the call.
 type cacheCall struct {
@@ -52,22 +47,12 @@ func newLocalCache(now func() time.Time) respcache.Store {
 
 // cacheLookup answers the request from the response cache when it can
 // (x-sluice-cache HIT, replayed as SSE for a stream request) and reports
-// whether it did. It sets c.cacheState to HIT, MISS or BYPASS. An invalid
-// cache header is answered 400 here (and reported as answered).
-func (h *Inference) cacheLookup(c *call, p *plan) bool {
+// whether it did. It sets c.cacheState to HIT, MISS or BYPASS. The cache
+// headers were validated by the prepare step (readHeaders).
+func (h *Inference) cacheLookup(c *call) bool {
 	c.cacheState = "BYPASS"
-	hd := &c.ctx.Request.Header
-	ttlSeconds, e := positiveHeader(hd, "x-sluice-cache-ttl", maxCacheTTLSeconds)
-	if e != nil {
-		h.fail(c, e)
-		return true
-	}
-	skip, e := skipCache(hd)
-	if e != nil {
-		h.fail(c, e)
-		return true
-	}
-	if !c.gw.Cache.Enabled || skip {
+	ttlSeconds := c.hdr.cacheTTL
+	if !c.gw.Cache.Enabled || c.hdr.skipCache {
 		return false
 	}
 	// The header may only shorten the gateway's TTL: a client must not
@@ -79,7 +64,7 @@ func (h *Inference) cacheLookup(c *call, p *plan) bool {
 	if ttl <= 0 {
 		return false
 	}
-	key, err := respcache.NewKey(cacheScope(c, p), c.body)
+	key, err := respcache.NewKey(cacheScope(c, &c.plan), c.body)
 	if err != nil {
 		return false // parseBody accepted it: does not happen
 	}
@@ -95,18 +80,6 @@ func (h *Inference) cacheLookup(c *call, p *plan) bool {
 		c.in.includeUsage = true // the recorder drops the extra chunk again
 	}
 	return false
-}
-
-// skipCache reads x-sluice-skip-cache: true or 1 skips the cache.
-func skipCache(hd *fasthttp.RequestHeader) (bool, *apierr.Error) {
-	v := hd.Peek("x-sluice-skip-cache")
-	switch {
-	case len(v) == 0, equalFoldASCII(v, "false"), string(v) == "0":
-		return false, nil
-	case equalFoldASCII(v, "true"), string(v) == "1":
-		return true, nil
-	}
-	return false, apierr.Invalid("x-sluice-skip-cache", "x-sluice-skip-cache must be true or false")
 }
 
 // cacheScope is where the request goes: its gateway, operation and
@@ -135,7 +108,7 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 	c.rec.Provider, c.rec.Model = ent.Provider, ent.Model
 	body, blocked := h.responseRules(c, ent.Body)
 	if blocked != nil {
-		h.fail(c, blocked)
+		c.err = blocked
 		return
 	}
 	if pr, ok := c.snap.Price(ent.Provider, ent.Model); ok {
@@ -143,7 +116,7 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 	}
 	h.success(c, &providers.Request{Model: ent.Model})
 	ctx := c.ctx
-	ctx.SetStatusCode(200)
+	ctx.SetStatusCode(http.StatusOK)
 	c.rec.TTFBMS = since(c.start)
 	if c.in.stream {
 		body = replay(body, c.route.op, c.cache.wantUsage)
@@ -151,9 +124,10 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 		ctx.Response.Header.Set("Cache-Control", "no-cache")
 	} else {
 		ctx.SetContentType("application/json")
+		body = c.door.answer(body)
 	}
 	ctx.SetBody(body)
-	h.finish(c, llm.Usage{}, body, 200, "")
+	c.out = outcome{status: http.StatusOK, billed: true, answered: true, respBody: body}
 }
 
 // cacheStore keeps a 200 answer of a cacheable request.

@@ -134,14 +134,18 @@ func (c *clientConn) stopWatch() {
 // clientGone reports whether the watch saw the client go away.
 func (c *clientConn) clientGone() bool { return c != nil && c.gone.Load() }
 
-// clientClosed records a non-streamed request whose client went away
-// while its upstream call ran: the call was cancelled, so the request is
-// logged 499 client_closed with the usage it may have cost (the prompt,
-// estimated; no answer arrived) and flagged partial.
-func (h *Inference) clientClosed(c *call) {
-	h.reply(c, apierr.New(499, "client_closed", "the client closed the connection before the answer"))
-	h.finish(c, h.estimate(c, llm.Usage{}, nil, nil), nil, 499, "client_closed")
+// clientClosed is the end of a non-streamed request whose client went
+// away while its upstream call ran: the call was cancelled, so the request
+// is logged 499 client_closed with the usage it may have cost (the
+// prompt, estimated; no answer arrived) and flagged partial.
+func (h *Inference) clientClosed(c *call) *apierr.Error {
+	c.out = outcome{usage: h.estimate(c, llm.Usage{}, nil, nil), billed: true, answered: true}
+	return apierr.New(statusClientClosed, apierr.CodeClientClosed, "the client closed the connection before the answer")
 }
+
+// statusClientClosed is the status logged for a request whose client went
+// away (nginx's 499); it is never sent.
+const statusClientClosed = 499
 
 // streamWriter is what a stream writes to its client through: the
 // writer fasthttp hands to the stream, with a timer that gives up on a
@@ -206,7 +210,7 @@ func (s *streamWriter) disarm() {
 // failed: the client went away, or did not read within the timeout.
 func (s *streamWriter) clientStatus() (int, string) {
 	if s.timedOut.Load() {
-		return 499, "client_write_timeout"
+		return 499, apierr.CodeClientWriteTimeout
 	}
-	return 499, "client_closed"
+	return 499, apierr.CodeClientClosed
 }

@@ -43,14 +43,14 @@ func (s *Server) classifyReadError(err error) *apierr.Error {
 	var netErr net.Error
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		return apierr.New(http.StatusRequestEntityTooLarge, "body_too_large",
+		return apierr.New(http.StatusRequestEntityTooLarge, apierr.CodeBodyTooLarge,
 			"the request body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)
 	case errors.As(err, &small):
-		return apierr.New(http.StatusRequestHeaderFieldsTooLarge, "headers_too_large",
+		return apierr.New(http.StatusRequestHeaderFieldsTooLarge, apierr.CodeHeadersTooLarge,
 			"the request line and headers are larger than the limit of %d bytes", readBufferSize)
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return apierr.New(http.StatusRequestTimeout, "request_timeout",
+		return apierr.New(http.StatusRequestTimeout, apierr.CodeRequestTimeout,
 			"the request was not received within %s", s.cfg.ReadTimeout)
 	}
-	return apierr.New(http.StatusBadRequest, "invalid_request", "the request could not be parsed as HTTP/1.1")
+	return apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest, "the request could not be parsed as HTTP/1.1")
 }

@@ -59,5 +59,5 @@ func checkFraming(raw []byte) *apierr.Error {
 }
 
 func framingError(msg string) *apierr.Error {
-	return apierr.New(http.StatusBadRequest, "invalid_request", "%s", msg)
+	return apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest, "%s", msg)
 }

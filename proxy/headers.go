@@ -22,7 +22,7 @@ func credential(h *fasthttp.RequestHeader) ([]byte, *apierr.Error) {
 		n++
 		scheme, tok, ok := bytes.Cut(a, []byte(" "))
 		if !ok || !bytes.EqualFold(scheme, []byte("bearer")) || len(tok) == 0 || bytes.IndexByte(tok, ' ') >= 0 {
-			return nil, apierr.Unauthenticated("invalid_token", "the Authorization header must be \"Bearer <token>\"")
+			return nil, apierr.Unauthenticated(apierr.CodeInvalidToken, "the Authorization header must be \"Bearer <token>\"")
 		}
 		found = tok
 	}
@@ -34,11 +34,11 @@ func credential(h *fasthttp.RequestHeader) ([]byte, *apierr.Error) {
 	}
 	switch {
 	case n == 0:
-		return nil, apierr.Unauthenticated("missing_token", "an API token is required: send it as \"Authorization: Bearer <token>\"")
+		return nil, apierr.Unauthenticated(apierr.CodeMissingToken, "an API token is required: send it as \"Authorization: Bearer <token>\"")
 	case n > 1:
-		return nil, apierr.Unauthenticated("invalid_token", "send the API token in one header only")
+		return nil, apierr.Unauthenticated(apierr.CodeInvalidToken, "send the API token in one header only")
 	case len(found) > 512:
-		return nil, apierr.Unauthenticated("invalid_token", "the token is not valid")
+		return nil, apierr.Unauthenticated(apierr.CodeInvalidToken, "the token is not valid")
 	}
 	return found, nil
 }
@@ -62,6 +62,62 @@ func metadata(v []byte) (map[string]string, *apierr.Error) {
 		}
 	}
 	return m, nil
+}
+
+// requestHeaders are the x-sluice-* request headers (CONTRACT §5),
+// validated by the prepare step before anything is counted.
+type requestHeaders struct {
+	// maxAttempts is x-sluice-max-attempts, 0 when absent: it may only
+	// lower the gateway's retry.max_attempts.
+	maxAttempts int
+	// timeoutMS is x-sluice-request-timeout, 0 when absent: it may only
+	// lower the gateway's request_timeout_ms.
+	timeoutMS int
+	// cacheTTL is x-sluice-cache-ttl in seconds, 0 when absent: it may
+	// only shorten the gateway's cache TTL.
+	cacheTTL int
+	// skipCache is x-sluice-skip-cache.
+	skipCache bool
+}
+
+// Bounds of the numeric x-sluice-* headers.
+const (
+	maxAttemptsHeader = 10
+	maxRequestTimeout = 600000 // ms: 10 minutes
+	// maxCacheTTLSeconds bounds x-sluice-cache-ttl: 7 days, as the
+	// gateway's own ttl_seconds.
+	maxCacheTTLSeconds = 7 * 86400
+)
+
+// readHeaders validates every x-sluice-* request header and keeps what
+// the later steps need. A malformed one is a 400 naming the header.
+func readHeaders(hd *fasthttp.RequestHeader, out *requestHeaders) (map[string]string, *apierr.Error) {
+	var e *apierr.Error
+	if out.maxAttempts, e = positiveHeader(hd, "x-sluice-max-attempts", maxAttemptsHeader); e != nil {
+		return nil, e
+	}
+	if out.timeoutMS, e = positiveHeader(hd, "x-sluice-request-timeout", maxRequestTimeout); e != nil {
+		return nil, e
+	}
+	if out.cacheTTL, e = positiveHeader(hd, "x-sluice-cache-ttl", maxCacheTTLSeconds); e != nil {
+		return nil, e
+	}
+	if out.skipCache, e = skipCache(hd); e != nil {
+		return nil, e
+	}
+	return metadata(hd.Peek("x-sluice-metadata"))
+}
+
+// skipCache reads x-sluice-skip-cache: true or 1 skips the cache.
+func skipCache(hd *fasthttp.RequestHeader) (bool, *apierr.Error) {
+	v := hd.Peek("x-sluice-skip-cache")
+	switch {
+	case len(v) == 0, equalFoldASCII(v, "false"), string(v) == "0":
+		return false, nil
+	case equalFoldASCII(v, "true"), string(v) == "1":
+		return true, nil
+	}
+	return false, apierr.Invalid("x-sluice-skip-cache", "x-sluice-skip-cache must be true or false")
 }
 
 // positiveHeader parses an optional positive integer header bounded by max.

@@ -98,7 +98,7 @@ func (h *Inference) acquireSlots(c *call) *apierr.Error {
 		if !s.f.Acquire(s.limit) {
 			c.slots.release()
 			c.retryAfter = "1"
-			return apierr.New(429, "concurrency_limit_exceeded",
+			return apierr.New(429, apierr.CodeConcurrencyLimitExceeded,
 				"too many requests in flight: this %s allows %d at once; retry after 1 s", s.name, s.limit)
 		}
 		c.slots.held[c.slots.n] = s.f
@@ -149,26 +149,7 @@ func releaseSlot(f *snapshot.InFlight) {
 // over because the tenant's share of its upstream was used up.
 func (h *Inference) shareRefusal(c *call) *apierr.Error {
 	c.retryAfter = "1"
-	return apierr.New(429, "concurrency_limit_exceeded",
+	return apierr.New(429, apierr.CodeConcurrencyLimitExceeded,
 		"too many requests in flight: this tenant allows %d at once to the upstream of provider %s (its share of the gateway's connections to it); retry after 1 s",
 		h.cfg.UpstreamShare, c.shareFull)
-}
-
-// recoverCall is deferred by Handle: when the handler panics, it records
-// the request (500) and gives back what the call holds, unless a stream's
-// writer already owns the call, and lets the panic go on to the server,
-// which answers 500.
-func (h *Inference) recoverCall(c *call) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	if c.relayGo == nil {
-		c.releaseUpstream()
-		if !c.recorded {
-			h.fail(c, apierr.Internal())
-		}
-		h.release(c, llmUsageZero)
-	}
-	panic(v)
 }

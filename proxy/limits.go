@@ -76,7 +76,8 @@ type limitScope struct {
 // tokens, trued up at settle), then requests per minute are counted, then
 // the budgets reserve. A refusal at a later step takes back the counts and
 // reservations already made.
-func (h *Inference) admit(c *call, p *plan) *apierr.Error {
+func (h *Inference) admit(c *call) *apierr.Error {
+	p := &c.plan
 	ctx := context.Background() // the counters must not be cut by the client going away
 	now := c.start
 	c.lim.at = now
@@ -108,7 +109,7 @@ func (h *Inference) admit(c *call, p *plan) *apierr.Error {
 			h.takeBackTokens(ctx, c)
 			h.peekRequests(ctx, c, scopes[:n], now)
 			c.retryAfter = retryAfterSeconds(d.RetryAfter)
-			return apierr.New(429, "rate_limit_exceeded", "rate limit reached: this %s allows %d tokens per minute; retry after %s s",
+			return apierr.New(429, apierr.CodeRateLimitExceeded, "rate limit reached: this %s allows %d tokens per minute; retry after %s s",
 				s.name, limit, c.retryAfter)
 		}
 		c.lim.tpm = append(c.lim.tpm, tpmHold{key, cost})
@@ -130,7 +131,7 @@ func (h *Inference) admit(c *call, p *plan) *apierr.Error {
 			h.refund(ctx, counted[:nc], now)
 			h.takeBackTokens(ctx, c)
 			c.retryAfter = retryAfterSeconds(d.RetryAfter)
-			return apierr.New(429, "rate_limit_exceeded", "rate limit reached: this %s allows %d requests per minute; retry after %s s",
+			return apierr.New(429, apierr.CodeRateLimitExceeded, "rate limit reached: this %s allows %d requests per minute; retry after %s s",
 				s.name, limit, c.retryAfter)
 		}
 		counted[nc] = key
@@ -244,7 +245,7 @@ func budgetExceeded(c *call, ref *budget.Refusal) *apierr.Error {
 	if ref.ResetsAt != nil {
 		resets = "it resets at " + ref.ResetsAt.UTC().Format(time.RFC3339)
 	}
-	e := apierr.New(429, "budget_exceeded", "the %s budget of $%s per %s period has not enough left for this request (spent $%s, in flight $%s); %s",
+	e := apierr.New(429, apierr.CodeBudgetExceeded, "the %s budget of $%s per %s period has not enough left for this request (spent $%s, in flight $%s); %s",
 		what, ref.Limit.Amount, periodName(ref.Limit.Period), ref.Spent, ref.Reserved, resets)
 	e.Type = apierr.TypeInsufficientQuota
 	return e

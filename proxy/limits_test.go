@@ -28,8 +28,8 @@ import (
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/proxy/breaker"
-	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 	"github.com/sluicehq/sluice/proxy/ratelimit"
 	"github.com/sluicehq/sluice/proxy/routing"
 	"github.com/sluicehq/sluice/proxy/tokenize"
@@ -68,7 +68,7 @@ func (h *harness) limitReplica(t *testing.T, lim ratelimit.Limiter, b *budget.Ma
 	discard := slog.New(slog.DiscardHandler)
 	inf := NewInference(InferenceConfig{
 		Snapshots: &h.snaps,
-		Providers: providers.NewRegistry(h.client),
+		Providers: registry.New(h.client),
 		Breakers:  breaker.NewSet(time.Now),
 		Sink:      h.sink,
 		Logger:    discard,
@@ -470,9 +470,9 @@ func BenchmarkAdmitSettle(b *testing.B) {
 	for range b.N {
 		ctx.Response.Reset()
 		c := &call{ctx: ctx, start: time.Now(), rec: &analytics.Record{}, snap: snap, gw: gw, tok: tok,
-			body: body, in: inbound{maxTokens: 128, n: 1}}
+			body: body, in: inbound{maxTokens: 128, n: 1}, plan: *p}
 		c.rec.Provider, c.rec.Model = "openai", "gpt-4o-mini"
-		if e := h.inf.admit(c, p); e != nil {
+		if e := h.inf.admit(c); e != nil {
 			b.Fatal(e)
 		}
 		c.admitted = true

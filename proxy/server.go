@@ -356,7 +356,7 @@ func checkHeaders(h *fasthttp.RequestHeader) *apierr.Error {
 	for k, v := range h.All() {
 		for _, c := range v {
 			if c == 0 || c == '\r' || c == '\n' {
-				return apierr.New(http.StatusBadRequest, "invalid_request",
+				return apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest,
 					"the value of header %q contains a control character", k).WithParam(string(k))
 			}
 		}
@@ -366,13 +366,13 @@ func checkHeaders(h *fasthttp.RequestHeader) *apierr.Error {
 
 // notEnabled answers /v1 in a process without the inference proxy.
 func notEnabled(ctx *fasthttp.RequestCtx) {
-	writeError(ctx, apierr.New(http.StatusNotImplemented, "not_implemented",
+	writeError(ctx, apierr.New(http.StatusNotImplemented, apierr.CodeNotImplemented,
 		"the inference proxy is not enabled in this process"))
 }
 
 // noAdmin answers admin paths in a process without the admin API.
 func noAdmin(ctx *fasthttp.RequestCtx) {
-	writeError(ctx, apierr.New(http.StatusNotFound, "not_found",
+	writeError(ctx, apierr.New(http.StatusNotFound, apierr.CodeNotFound,
 		"%s not found: the admin API is not served by this process", ctx.Path()))
 }
 

@@ -12,23 +12,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/internal/page"
 )
 
-// Page sizes of the listings.
-const (
-	defaultLimit = 50
-	maxLimit     = 1000
-)
-
-func pageLimit(n int) int {
-	switch {
-	case n <= 0:
-		return defaultLimit
-	case n > maxLimit:
-		return maxLimit
-	}
-	return n
-}
+// pageLimit is the page size of a listing asked for n rows: the one
+// pagination policy of the admin API (package page).
+func pageLimit(n int) int { return page.Clamp(n) }
 
 // errCursor answers a cursor this backend did not make: a client error.
 func errCursor() error { return analytics.InvalidCursor() }

@@ -64,7 +64,7 @@ func Authenticate(a Authenticator, next http.Handler, public ...string) http.Han
 			return
 		}
 		if p == nil {
-			WriteError(w, r, apierr.Unauthenticated("invalid_token", "the credential is not valid"))
+			WriteError(w, r, apierr.Unauthenticated(apierr.CodeInvalidToken, "the credential is not valid"))
 			return
 		}
 		cp := *p
@@ -79,20 +79,20 @@ func credential(h http.Header) (string, error) {
 	bearer, keys := h.Values("Authorization"), h.Values("X-Api-Key")
 	switch {
 	case len(bearer) == 0 && len(keys) == 0:
-		return "", apierr.Unauthenticated("missing_token",
+		return "", apierr.Unauthenticated(apierr.CodeMissingToken,
 			"an admin credential is required: send Authorization: Bearer <token>")
 	case len(bearer)+len(keys) > 1:
-		return "", apierr.Unauthenticated("invalid_token",
+		return "", apierr.Unauthenticated(apierr.CodeInvalidToken,
 			"send exactly one credential, in Authorization or x-api-key")
 	case len(keys) == 1:
 		if !validSecret(keys[0]) {
-			return "", apierr.Unauthenticated("invalid_token", "the x-api-key header must hold one token")
+			return "", apierr.Unauthenticated(apierr.CodeInvalidToken, "the x-api-key header must hold one token")
 		}
 		return keys[0], nil
 	}
 	scheme, secret, ok := strings.Cut(bearer[0], " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || !validSecret(secret) {
-		return "", apierr.Unauthenticated("invalid_token",
+		return "", apierr.Unauthenticated(apierr.CodeInvalidToken,
 			"the Authorization header must be \"Bearer <token>\" with one token")
 	}
 	return secret, nil

@@ -55,25 +55,25 @@ func DecodeJSON(r *http.Request, v any) error {
 		return decodeError(err, len(body))
 	}
 	if rest := bytes.TrimSpace(body[dec.InputOffset():]); len(rest) > 0 {
-		return apierr.New(http.StatusBadRequest, "invalid_json",
+		return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON,
 			"the request body has data after the JSON value, at offset %d", len(body)-len(rest))
 	}
 	return nil
 }
 
 func errEmptyBody() error {
-	return apierr.New(http.StatusBadRequest, "invalid_json", "request body is empty")
+	return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body is empty")
 }
 
 func errTooLarge() error {
-	return apierr.New(http.StatusRequestEntityTooLarge, "body_too_large",
+	return apierr.New(http.StatusRequestEntityTooLarge, apierr.CodeBodyTooLarge,
 		"the request body is larger than the limit of %d bytes (1 MiB)", MaxBodyBytes)
 }
 
 // checkContentType accepts application/json with any parameters, except a
 // charset other than UTF-8 (JSON is UTF-8).
 func checkContentType(ct string) error {
-	bad := apierr.New(http.StatusUnsupportedMediaType, "unsupported_media_type",
+	bad := apierr.New(http.StatusUnsupportedMediaType, apierr.CodeUnsupportedMediaType,
 		"the request body must be JSON, sent with Content-Type: application/json")
 	if ct == "" {
 		return bad
@@ -95,17 +95,17 @@ func decodeError(err error, n int) error {
 		return e // from a custom UnmarshalJSON that speaks apierr already
 	}
 	if e, ok := errors.AsType[*json.SyntaxError](err); ok {
-		return apierr.New(http.StatusBadRequest, "invalid_json",
+		return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON,
 			"the request body is not valid JSON: %s (at offset %d)", strings.TrimPrefix(e.Error(), "json: "), e.Offset)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return apierr.New(http.StatusBadRequest, "invalid_json",
+		return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON,
 			"the request body is not valid JSON: it ends early (at offset %d)", n)
 	}
 	if e, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		want := describeType(e.Type, e.Value)
 		if e.Field == "" {
-			return apierr.New(http.StatusBadRequest, "invalid_request", "the request body must be %s", want)
+			return apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest, "the request body must be %s", want)
 		}
 		return apierr.Invalid(e.Field, "field %s must be %s", e.Field, want)
 	}
@@ -121,7 +121,7 @@ func decodeError(err error, n int) error {
 	// Any other error comes from a custom UnmarshalJSON rejecting the
 	// client's value (a nested strict decode, a time, an enum): it describes
 	// the input, so it is answered.
-	return apierr.New(http.StatusBadRequest, "invalid_request", "%s", strings.TrimPrefix(msg, "json: "))
+	return apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest, "%s", strings.TrimPrefix(msg, "json: "))
 }
 
 // describeType names the JSON kind a Go type expects, for messages such as

@@ -22,7 +22,7 @@ func requestPath(r *http.Request) string {
 }
 
 func invalidPath(reason string) *apierr.Error {
-	return apierr.New(http.StatusBadRequest, "invalid_path", "the request path is not canonical: %s", reason)
+	return apierr.New(http.StatusBadRequest, apierr.CodeInvalidPath, "the request path is not canonical: %s", reason)
 }
 
 // splitPath checks that raw is a canonical path and returns its segments,

@@ -47,8 +47,8 @@ func NoContent(w http.ResponseWriter) error {
 	return nil
 }
 
-// page is the list shape of CONTRACT §2.
-type page[T any] struct {
+// listPage is the list shape of CONTRACT §2.
+type listPage[T any] struct {
 	Data       []T     `json:"data"`
 	NextCursor *string `json:"next_cursor"`
 }
@@ -60,7 +60,7 @@ func List[T any](w http.ResponseWriter, data []T, next *string) error {
 	if data == nil {
 		data = []T{}
 	}
-	return JSON(w, http.StatusOK, page[T]{Data: data, NextCursor: next})
+	return JSON(w, http.StatusOK, listPage[T]{Data: data, NextCursor: next})
 }
 
 // WriteError is the one place an error becomes a response. A *apierr.Error

@@ -82,7 +82,7 @@ func (s *Service) userFor(ctx context.Context, p *auth.Principal, op auth.Op, id
 	if op.Writes() && !p.Role.CanGrant(u.Role) {
 		s.recordDenied(ctx, p, &change{Action: string(op), ResourceType: "user", ResourceID: u.ID, TenantID: u.TenantID,
 			Changes: store.Changes{"reason": "outranked", "user_role": u.Role}})
-		return nil, apierr.New(http.StatusForbidden, "forbidden",
+		return nil, apierr.New(http.StatusForbidden, apierr.CodeForbidden,
 			"the %s role may not change a user with the %s role or anything that user owns", p.Role, u.Role)
 	}
 	return u, nil

@@ -356,7 +356,7 @@ func (s *Service) CreateGateway(ctx context.Context, p *auth.Principal, tenantID
 		return store.Insert(ctx, tx, g)
 	})
 	if err != nil {
-		if ae, ok := apierr.From(err); ok && ae.Code == "conflict" {
+		if ae, ok := apierr.From(err); ok && ae.Code == apierr.CodeConflict {
 			return nil, apierr.Conflict("slug", "gateway %q already exists in tenant %s", in.Slug, tenantID)
 		}
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
 	"github.com/sluicehq/sluice/internal/ids"
+	"github.com/sluicehq/sluice/internal/page"
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -218,13 +219,15 @@ type List[T any] struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
+// checkPage applies the pagination policy (package page) to pg: a limit
+// of 0 is the default, one out of range is a 400, and a cursor must be
+// one the store made.
 func checkPage(pg Page) (Page, error) {
-	if pg.Limit == 0 {
-		pg.Limit = 50
+	limit, ok := page.Limit(pg.Limit)
+	if !ok {
+		return pg, apierr.Invalid("limit", "limit must be between 1 and %d", page.MaxLimit)
 	}
-	if pg.Limit < 1 || pg.Limit > 1000 {
-		return pg, apierr.Invalid("limit", "limit must be between 1 and 1000")
-	}
+	pg.Limit = limit
 	if pg.Cursor != "" {
 		if _, err := store.DecodeCursor(pg.Cursor); err != nil {
 			return pg, apierr.Invalid("cursor", "cursor is not valid")
@@ -266,23 +269,3 @@ func (s *Service) Authorize(ctx context.Context, p *auth.Principal, op auth.Op, 
 	}
 	return err
 }
-
-// Store returns the service's store.
-func (s *Service) Store() *store.Store { return s.st }
-
-// SetBreakerStates sets the source of circuit-breaker state once the
-// in-process proxy exists. Call it before serving.
-func (s *Service) SetBreakerStates(b BreakerStates) { s.cfg.Breakers = b }
-
-// SetAnalytics sets the analytics backend that answers the figures (nil:
-// empty figures). Call it before serving.
-func (s *Service) SetAnalytics(a Analytics) {
-	if a == nil {
-		a = noAnalytics{}
-	}
-	s.cfg.Analytics = a
-}
-
-// SetBudgets sets the source of budget spend (nil: zero spend). Call it
-// before serving.
-func (s *Service) SetBudgets(b BudgetSpend) { s.cfg.Budgets = b }

@@ -33,10 +33,10 @@ const maxSecretLen = 512
 const lastUsedEvery = time.Minute
 
 func errInvalidCredentials() error {
-	return apierr.Unauthenticated("invalid_credentials", "email or password is incorrect")
+	return apierr.Unauthenticated(apierr.CodeInvalidCredentials, "email or password is incorrect")
 }
 
-func errInvalidToken(msg string) error { return apierr.Unauthenticated("invalid_token", msg) }
+func errInvalidToken(msg string) error { return apierr.Unauthenticated(apierr.CodeInvalidToken, msg) }
 
 // CreateSession signs a user in with email and password and returns a
 // session token for the admin API, valid for Config.SessionTTL. The email
@@ -90,10 +90,8 @@ func (s *Service) CreateSession(ctx context.Context, email, password, ip string)
 	err = s.write(ctx, p, c, func(tx bun.Tx) error {
 		// Expired sessions of the user are of no use to anyone: drop them
 		// here, so that the table does not grow with every sign-in.
-		_, err := tx.NewDelete().Model((*store.Token)(nil)).
-			Where("user_id = ?", u.ID).Where("kind = ?", store.TokenSession).Where("expires_at < ?", now).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("delete expired sessions: %w", err)
+		if err := store.DeleteExpiredTokens(ctx, tx, u.ID, store.TokenSession, now, true); err != nil {
+			return err
 		}
 		if err := store.Insert(ctx, tx, t); err != nil {
 			return err
@@ -133,7 +131,7 @@ func (s *Service) tenantActive(ctx context.Context, u *store.User) (bool, error)
 // tokens are deleted as tokens.
 func (s *Service) DeleteSession(ctx context.Context, p *auth.Principal) error {
 	if p == nil {
-		return apierr.Unauthenticated("missing_token", "an admin credential is required")
+		return apierr.Unauthenticated(apierr.CodeMissingToken, "an admin credential is required")
 	}
 	if p.Kind != auth.CredSession {
 		return apierr.Invalid("token", "only a dashboard session can be signed out; delete an API token with DELETE /admin/v1/me/tokens/{token}")
@@ -169,7 +167,7 @@ func printableSecret(secret string) bool {
 // token costs the store one query per distinct token, not one per request.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*auth.Principal, error) {
 	if secret == "" {
-		return nil, apierr.Unauthenticated("missing_token", "an admin credential is required")
+		return nil, apierr.Unauthenticated(apierr.CodeMissingToken, "an admin credential is required")
 	}
 	if !printableSecret(secret) {
 		return nil, errInvalidToken("the token is not valid")
@@ -209,7 +207,7 @@ func (s *Service) authenticate(ctx context.Context, h string) (*auth.Principal, 
 	}
 	now := s.now()
 	if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
-		return nil, apierr.Unauthenticated("token_expired", "the token has expired")
+		return nil, apierr.Unauthenticated(apierr.CodeTokenExpired, "the token has expired")
 	}
 	if t.UserID == nil {
 		return nil, errInvalidToken("the token is not valid")

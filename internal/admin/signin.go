@@ -94,7 +94,7 @@ func newSignInLimiter(l SignInLimits) *signInLimiter {
 }
 
 func errTooManySignIns() error {
-	return apierr.New(http.StatusTooManyRequests, "rate_limit_exceeded", "too many sign-in attempts; try again in a minute")
+	return apierr.New(http.StatusTooManyRequests, apierr.CodeRateLimitExceeded, "too many sign-in attempts; try again in a minute")
 }
 
 // admit counts an attempt on email (normalised, at most maxEmailLen bytes)

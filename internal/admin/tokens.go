@@ -190,7 +190,7 @@ func (in *TokenPatch) apply(t *store.Token, now time.Time, owner *store.RateLimi
 }
 
 func roleCannotHoldTokens(r auth.Role) error {
-	return apierr.New(400, "role_cannot_hold_tokens", "users with the %s role cannot hold API tokens", r)
+	return apierr.New(http.StatusBadRequest, apierr.CodeRoleCannotHoldTokens, "users with the %s role cannot hold API tokens", r)
 }
 
 // listTokens lists the API tokens matching conds, oldest first (ids are
@@ -374,10 +374,10 @@ const maxUserTokens = 50
 // do.
 func errTooManyTokens(p *auth.Principal, u *store.User) error {
 	if p.UserID == u.ID {
-		return apierr.New(http.StatusConflict, "token_limit_reached",
+		return apierr.New(http.StatusConflict, apierr.CodeTokenLimitReached,
 			"you already hold %d API tokens, the most one user may hold; delete tokens you no longer use (DELETE /admin/v1/me/tokens/{id}) and try again", maxUserTokens)
 	}
-	return apierr.New(http.StatusConflict, "token_limit_reached",
+	return apierr.New(http.StatusConflict, apierr.CodeTokenLimitReached,
 		"user %s already holds %d API tokens, the most one user may hold; delete tokens it no longer uses (DELETE /admin/v1/users/%s/tokens/{id}) and try again", u.ID, maxUserTokens, u.ID)
 }
 

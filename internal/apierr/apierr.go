@@ -83,7 +83,7 @@ func typeFor(status int) string {
 	case http.StatusTooManyRequests:
 		return TypeRateLimit
 	}
-	if status >= 500 {
+	if status >= http.StatusInternalServerError {
 		return TypeAPI
 	}
 	return TypeInvalidRequest
@@ -97,23 +97,23 @@ func (e *Error) WithParam(param string) *Error {
 
 // Invalid is a 400 invalid_request naming the offending field.
 func Invalid(param, format string, args ...any) *Error {
-	return New(http.StatusBadRequest, "invalid_request", format, args...).WithParam(param)
+	return New(http.StatusBadRequest, CodeInvalidRequest, format, args...).WithParam(param)
 }
 
 // NotFound is a 404 for the named kind of resource. It is also the answer for
 // a resource of another tenant, so that nothing can be enumerated.
 func NotFound(kind string) *Error {
-	return New(http.StatusNotFound, "not_found", "%s not found", kind)
+	return New(http.StatusNotFound, CodeNotFound, "%s not found", kind)
 }
 
 // Forbidden is a 403 naming the permission the caller lacks.
 func Forbidden(permission string) *Error {
-	return New(http.StatusForbidden, "forbidden", "this operation requires the permission %q, which your role does not have", permission)
+	return New(http.StatusForbidden, CodeForbidden, "this operation requires the permission %q, which your role does not have", permission)
 }
 
 // Conflict is a 409 for a duplicate.
 func Conflict(param, format string, args ...any) *Error {
-	return New(http.StatusConflict, "conflict", format, args...).WithParam(param)
+	return New(http.StatusConflict, CodeConflict, format, args...).WithParam(param)
 }
 
 // Unauthenticated is a 401.
@@ -123,7 +123,7 @@ func Unauthenticated(code, message string) *Error {
 
 // MethodNotAllowed is a 405 with the allowed methods.
 func MethodNotAllowed(allow string) *Error {
-	e := New(http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed; allowed: %s", allow)
+	e := New(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method not allowed; allowed: %s", allow)
 	e.Allow = allow
 	return e
 }
@@ -131,12 +131,12 @@ func MethodNotAllowed(allow string) *Error {
 // Internal is the 500 every unclassified error becomes. Its message says
 // nothing about the cause; the cause is logged by the transport.
 func Internal() *Error {
-	return New(http.StatusInternalServerError, "internal_error", "internal error; the request id identifies it in the server log")
+	return New(http.StatusInternalServerError, CodeInternal, "internal error; the request id identifies it in the server log")
 }
 
 // Unavailable is a 503, e.g. when the store cannot be reached.
 func Unavailable(format string, args ...any) *Error {
-	return New(http.StatusServiceUnavailable, "unavailable", format, args...)
+	return New(http.StatusServiceUnavailable, CodeUnavailable, format, args...)
 }
 
 // From classifies err. The second result is false when err carried no *Error

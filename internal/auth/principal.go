@@ -31,7 +31,7 @@ type Principal struct {
 // Can performs the policy check for op.
 func (p *Principal) Can(op Op) error {
 	if p == nil {
-		return apierr.Unauthenticated("missing_token", "an admin credential is required")
+		return apierr.Unauthenticated(apierr.CodeMissingToken, "an admin credential is required")
 	}
 	return Check(p.Role, op)
 }

@@ -1,0 +1,289 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/rules"
+	"github.com/sluicehq/sluice/proxy/snapshot"
+)
+
+// The request pipeline (docs/architecture.md, "The request pipeline").
+// Handle runs one request through five steps, in the contract's order of
+// checks:
+//
+//	prepare   credential (401) → role (403) → gateway (404) → method,
+//	          path (405/400/404) → content type (415) → x-sluice-*
+//	          headers (400) → body (400)                    proxy/prepare.go
+//	plan      the targets: model, allow-lists, capabilities, keys,
+//	          sunset (400/403/404/410)                      proxy/plan.go
+//	policies  request rules (400) → response cache (a hit answers) →
+//	          in-flight limits (429) → rate limits and budgets
+//	          (429/503)                            this file, rules.go,
+//	                                   cache.go, inflight.go, limits.go
+//	attempts  the routing plan's attempts, with a cancellable backoff
+//	          between them (502/503/504)       proxy/attempts.go, relay.go
+//	finish    answer an error, settle the reservations, price, record,
+//	          close the spans                                 this file
+//
+// Every step is a method func (h *Inference) step(c *call) *apierr.Error:
+// nil lets the request go on, an error is its answer. finish is deferred
+// by Handle and is the one place that records a request; a stream's
+// writer, which outlives the handler, calls it when the stream ends.
+
+// call is the state of one inference request, owned by one goroutine at a
+// time: the handler, then (for a stream that started) the stream's
+// writer. Its fields are grouped by the step that sets them.
+type call struct {
+	// Set by Handle, read by every step.
+	ctx   *fasthttp.RequestCtx
+	start time.Time
+	rec   *analytics.Record
+	snap  *snapshot.Snapshot
+	// door is the front door the client speaks (proxy/door.go): the
+	// OpenAI shape until prepare has read the path.
+	door door
+
+	// prepare: who asks, on which gateway, for what.
+	tok   *snapshot.Token
+	gw    *snapshot.Gateway
+	route route
+	// hdr are the x-sluice-* request headers (readHeaders).
+	hdr requestHeaders
+	in  inbound
+	// body is the request body as it is forwarded: the client's bytes,
+	// or the request rules' redaction of them.
+	body []byte
+
+	// plan: where the request may go.
+	plan plan
+
+	// policies.
+	// ruleBudget is the content rules' matching budget, made at its
+	// first use (proxy/rules.go).
+	ruleBudget *rules.Budget
+	// cacheState is HIT, MISS or BYPASS (set by cacheLookup).
+	cacheState string
+	// cache is what cacheLookup decided for cacheStore (proxy/cache.go).
+	cache cacheCall
+	// slots are the in-flight counters the call holds (proxy/inflight.go).
+	slots slots
+	// lim is what admit took, for settle and for the x-ratelimit-*
+	// headers (proxy/limits.go).
+	lim admission
+	// admitted is true once admit reserved limits and budget; finish
+	// settles them exactly once.
+	admitted bool
+
+	// attempts.
+	// deadline ends the request, a stream included (request_timeout_ms or
+	// a lower x-sluice-request-timeout).
+	deadline time.Time
+	// upctx is the context of a non-streamed request's upstream calls,
+	// cancelled (upcancel) when its client goes away (watch), at its
+	// deadline or at the hard stop.
+	upctx    context.Context
+	upcancel context.CancelFunc
+	watch    *clientConn
+	// keys are the keys the routing plan was given (proxy/attempts.go).
+	keys keyring
+	// try is the attempt in progress, for its span.
+	try attemptInfo
+	// trace is the traceparent sent upstream; rootSpan is the id of the
+	// request's root span.
+	trace    http.Header
+	rootSpan string
+	// upstream is the current attempt's slot of the tenant's share of its
+	// upstream; shareFull names the provider of a candidate passed over
+	// because that share was used up (proxy/inflight.go).
+	upstream  *snapshot.InFlight
+	shareFull string
+	// retryRefused is true once the retry budget refused a retry (the
+	// record is flagged once).
+	retryRefused bool
+	// stream is the upstream stream an attempt opened: the handler hands
+	// it to the stream's writer as its last act (startStream).
+	stream openStream
+
+	// finish.
+	// err is the answer of a request refused or failed; nil for one
+	// answered.
+	err *apierr.Error
+	// out is how an answered request ended, for its record.
+	out outcome
+	// retryAfter is the Retry-After of an error answer (429, 503): set
+	// where the error is made, written by reply, which resets the response.
+	retryAfter string
+	// noRetry sends x-should-retry: false with an error answer that no
+	// retry by the client can change.
+	noRetry bool
+	// settled is true once the admission was settled.
+	settled bool
+	// recorded is true once the record was handed to the sink.
+	recorded bool
+}
+
+// outcome is what the record of a request says beyond its error: the
+// status of an answer, and the usage it is billed and settled with.
+type outcome struct {
+	status int
+	code   string
+	// usage is what the provider reported (or the gateway estimated); the
+	// reservations are settled with it.
+	usage llm.Usage
+	// billed: the record carries the usage's tokens and cost (an answer,
+	// a part of one, or one the response rules blocked).
+	billed bool
+	// answered: a provider's answer, or a part of it, reached the client
+	// (or was cut off on its way): the record is flagged unpriced,
+	// usage_estimated or partial as it applies, and logs respBody.
+	answered bool
+	respBody []byte
+}
+
+// Handle serves one inference request through the pipeline.
+func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
+	c := &call{ctx: ctx, start: h.cfg.Now(), door: defaultDoor}
+	c.rec = &analytics.Record{ID: string(RequestID(ctx)), TS: c.start.UTC(),
+		ClientIP: ctx.RemoteIP().String(), UserAgent: string(ctx.UserAgent())}
+	defer h.finishHandler(c)
+	c.err = h.run(c)
+}
+
+// run is the pipeline: each step refuses the request or lets it go on.
+func (h *Inference) run(c *call) *apierr.Error {
+	if e := h.prepare(c); e != nil {
+		return e
+	}
+	if e := h.planTargets(c); e != nil {
+		return e
+	}
+	if e := h.policies(c); e != nil || c.out.answered {
+		return e
+	}
+	return h.attempts(c)
+}
+
+// policies applies what the gateway's configuration asks of a request
+// before it reaches a provider: the request rules, the response cache (a
+// hit answers the request: c.out.answered), then admission — in-flight
+// limits, rate limits and budgets, which count the request. A refusal
+// after a count gives the count back (finish settles).
+func (h *Inference) policies(c *call) *apierr.Error {
+	if e := h.requestRules(c); e != nil {
+		return e
+	}
+	if h.cacheLookup(c) {
+		return c.err
+	}
+	if e := h.acquireSlots(c); e != nil {
+		return e
+	}
+	if e := h.admit(c); e != nil {
+		return e
+	}
+	c.admitted = true
+	return nil
+}
+
+// finishHandler is deferred by Handle. A request whose stream opened is
+// handed to the stream's writer, which finishes it; any other is finished
+// here. When the handler panics, it closes a stream it opened, records
+// the request (500), gives back what the call holds and lets the panic go
+// on to the server, which answers 500.
+func (h *Inference) finishHandler(c *call) {
+	if v := recover(); v != nil {
+		if c.stream.st != nil {
+			c.stream.close()
+		}
+		c.releaseUpstream()
+		if !c.recorded {
+			c.err, c.out = apierr.Internal(), outcome{}
+			h.finish(c)
+		}
+		h.release(c, llmUsageZero)
+		panic(v)
+	}
+	if c.stream.st != nil {
+		h.startStream(c)
+		return
+	}
+	h.finish(c)
+}
+
+// finish ends a request: it answers c.err when there is one, settles the
+// admission with the usage, prices the request, closes its root span and
+// hands its record to the sink — once. A 401 is answered and not
+// recorded: an unauthenticated caller must not be able to fill the log.
+func (h *Inference) finish(c *call) {
+	if c.recorded {
+		return
+	}
+	if e := c.err; e != nil {
+		h.reply(c, e)
+		if e.Status == http.StatusUnauthorized {
+			return
+		}
+		c.out.status, c.out.code = e.Status, e.Code
+	}
+	rec, o := c.rec, &c.out
+	rec.Status, rec.ErrorCode = o.status, o.code
+	end := h.cfg.Now()
+	rec.LatencyMS = end.Sub(c.start).Milliseconds()
+	u := o.usage
+	if o.billed {
+		rec.TokensIn, rec.TokensOut, rec.CachedTokens = u.PromptTokens, u.CompletionTokens, u.CachedTokens
+		if pr, ok := c.snap.Price(rec.Provider, rec.Model); ok {
+			rec.CostUSD = cost(pr, u)
+		} else if o.answered {
+			rec.Flags = append(rec.Flags, "unpriced")
+		}
+	}
+	if o.answered {
+		if u.Estimated {
+			rec.Flags = append(rec.Flags, "usage_estimated")
+		}
+		if o.status != http.StatusOK {
+			rec.Flags = append(rec.Flags, "partial")
+		}
+	}
+	c.closeRootSpan(end)
+	h.release(c, u)
+	c.recorded = true
+	if c.gw != nil && c.gw.LogBodies {
+		if rec.RequestBody == "" {
+			rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
+		}
+		rec.ResponseBody = truncate(o.respBody, c.gw.BodyLogLimitBytes)
+	}
+	h.cfg.Sink.Enqueue(rec)
+}
+
+// reply writes e as the answer.
+func (h *Inference) reply(c *call, e *apierr.Error) {
+	ctx := c.ctx
+	ctx.Response.Reset()
+	ctx.Response.Header.Set("x-sluice-request-id", c.rec.ID)
+	ctx.SetStatusCode(e.Status)
+	ctx.SetContentType("application/json")
+	switch e.Status {
+	case http.StatusUnauthorized:
+		ctx.Response.Header.Set("WWW-Authenticate", "Bearer")
+	case http.StatusMethodNotAllowed:
+		ctx.Response.Header.Set(fasthttp.HeaderAllow, "POST")
+	}
+	if c.retryAfter != "" {
+		ctx.Response.Header.Set("Retry-After", c.retryAfter)
+	}
+	if e.Code == apierr.CodeBudgetExceeded || c.noRetry {
+		ctx.Response.Header.Set("x-should-retry", "false")
+	}
+	c.lim.headers.write(&ctx.Response.Header)
+	ctx.SetBody(c.door.errorBody(e))
+}
