@@ -17,10 +17,11 @@ import (
 )
 
 // Rate limits and budgets (docs/governance.md, "Rate limits" and
-// "Budgets"). admit is the one choke point: forward calls it for every
-// request that is about to reach a provider, whatever the path (compat,
-// provider, chat, completions, embeddings) and whatever the credential
-// (gateway, user, playground token; an Administrator's too).
+// "Budgets"). admit is the one choke point: the pipeline's policies step
+// calls it for every request that is about to reach a provider, whatever
+// the path (compat, provider, chat, completions, embeddings) and whatever
+// the credential (gateway, user, playground token; an Administrator's
+// too).
 
 // defaultMaxTokens is the completion tokens a chat request without
 // max_tokens reserves per choice (proxy/reserve.go). Under a hard budget
