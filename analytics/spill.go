@@ -3,7 +3,6 @@ package analytics
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -18,8 +17,6 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
-
-	"github.com/sluicehq/sluice/internal/money"
 )
 
 // The spill is the pipeline's disk buffer: append-only segment files in
@@ -28,7 +25,10 @@ import (
 // repeat even after the directory emptied and seq restarted at 1). Each
 // record is one frame:
 //
-//	[length uint32 LE][CRC-32C of the payload uint32 LE][payload: JSON spillEnvelope]
+//	[length uint32 LE][CRC-32C of the payload uint32 LE][payload: JSON spillRecord]
+//
+// The payload is versioned (spillformat.go): a build replays the versions
+// it knows and keeps a segment of a later one on disk.
 //
 // A segment is written by one process run only (a new run starts a new
 // segment), sealed at segmentBytes or when the writer takes it for replay,
@@ -47,28 +47,11 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// spillEnvelope is the spilled form of a record. Record leaves Spans and
-// Events out of its JSON (they go to other tables), so the envelope carries
-// them; costs travel as integer nano-dollars because Record's JSON writes
-// dollars as a float. Batch is the id of the live batch the record belonged
-// to when that batch was attempted before being spilled: replay writes those
-// records again under the same id, so the writer's idempotency applies.
-type spillEnvelope struct {
-	Batch      string           `json:"batch,omitempty"`
-	CostNanos  int64            `json:"cost_nanos"`
-	SavedNanos int64            `json:"saved_nanos"`
-	Record     *Record          `json:"record"`
-	Spans      []Span           `json:"spans,omitempty"`
-	Events     []GuardrailEvent `json:"events,omitempty"`
-}
-
-// appendFrame appends the frame of rec to dst.
+// appendFrame appends the frame of rec to dst. batchID is the id of the
+// live batch rec belonged to when that batch was attempted before being
+// spilled ("" for a record spilled from the queue).
 func appendFrame(dst []byte, rec *Record, batchID string) ([]byte, error) {
-	env := spillEnvelope{
-		Batch: batchID, CostNanos: int64(rec.CostUSD), SavedNanos: int64(rec.CacheSavedUSD),
-		Record: rec, Spans: rec.Spans, Events: rec.Events,
-	}
-	payload, err := json.Marshal(&env)
+	payload, err := encodeSpill(rec, batchID)
 	if err != nil {
 		return dst, fmt.Errorf("encode record %s: %w", rec.ID, err)
 	}
@@ -80,22 +63,6 @@ func appendFrame(dst []byte, rec *Record, batchID string) ([]byte, error) {
 	binary.LittleEndian.PutUint32(h[4:8], crc32.Checksum(payload, castagnoli))
 	dst = append(dst, h[:]...)
 	return append(dst, payload...), nil
-}
-
-// decodePayload reads the record of a frame's payload.
-func decodePayload(payload []byte) (*Record, string, error) {
-	var env spillEnvelope
-	if err := json.Unmarshal(payload, &env); err != nil {
-		return nil, "", err
-	}
-	if env.Record == nil {
-		return nil, "", errors.New("envelope without a record")
-	}
-	rec := env.Record
-	rec.CostUSD = money.USD(env.CostNanos)
-	rec.CacheSavedUSD = money.USD(env.SavedNanos)
-	rec.Spans, rec.Events = env.Spans, env.Events
-	return rec, env.Batch, nil
 }
 
 // segment is one spill file.
@@ -507,7 +474,9 @@ func openSegmentReader(seg *segment, log *slog.Logger, dropped func(int, string,
 // next returns the next record, its frame's offset and the batch id it was
 // spilled with. It returns io.EOF at the end of the segment, a torn tail
 // included (logged). A frame whose checksum or JSON is bad is skipped,
-// logged and counted as dropped.
+// logged and counted as dropped. A frame of a format version this build
+// does not read stops the segment with an error: nothing is dropped, and
+// the file stays for a build that reads it.
 func (sr *segmentReader) next() (*Record, int64, string, error) {
 	for {
 		off := sr.off
@@ -548,7 +517,11 @@ func (sr *segmentReader) next() (*Record, int64, string, error) {
 			sr.dropped(1, "corrupt spill record", errors.New("checksum mismatch"))
 			continue
 		}
-		rec, batch, err := decodePayload(payload)
+		rec, batch, err := decodeSpill(payload)
+		if verr, ok := errors.AsType[*spillVersionError](err); ok {
+			return nil, 0, "", fmt.Errorf("spill segment %s, record at offset %d: %w; the segment is kept on disk, unread, "+
+				"for a build that reads it (or for inspection)", sr.seg.name, off, verr)
+		}
 		if err != nil {
 			sr.log.Error("analytics spill: skipped an unreadable record", "segment", sr.seg.name, "offset", off, "err", err)
 			sr.dropped(1, "corrupt spill record", err)

@@ -90,6 +90,12 @@ func classifyErrors(ctx context.Context, next graphql.Resolver) (any, error) {
 	if errors.As(err, &ae) {
 		return res, err
 	}
+	if ae, ok := errors.AsType[*apierr.Error](admin.ClassifyError(err)); ok && ae.Status < http.StatusInternalServerError {
+		// The caller's error in the domain's terms (an analytics query
+		// the backend refused): answered as the classifier maps it, not
+		// logged as an internal error.
+		return res, ae
+	}
 	if fc := graphql.GetFieldContext(ctx); fc != nil && strings.HasPrefix(fc.Field.Name, "__") {
 		// gqlgen's __schema and __type refuse with a plain error when the
 		// operation context disabled introspection (see adminIntrospection).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/page"
 )
 
 // queryLimits refuses an operation that is too deep, uses too many aliases
@@ -151,19 +152,15 @@ func (adminIntrospection) MutateOperationContext(ctx context.Context, opCtx *gra
 	return nil
 }
 
-// pageRows is the number of rows one unit of a list's cost pays for: the
-// default page size, so that default-sized lists cost what gqlgen counts
-// for their selection.
-const pageRows = 50
-
 // pages is the cost factor of a list field asked for limit rows: one per
-// started page of pageRows. Out-of-range limits count as one page; the
-// domain refuses them.
+// started page of the default page size (page.Pages), so that
+// default-sized lists cost what gqlgen counts for their selection.
+// Out-of-range limits count as one page; the domain refuses them.
 func pages(limit *int) int {
-	if limit == nil || *limit < 1 || *limit > 1000 {
+	if limit == nil {
 		return 1
 	}
-	return (*limit + pageRows - 1) / pageRows
+	return page.Pages(*limit)
 }
 
 // complexity is the cost model of the complexity limit: every field costs

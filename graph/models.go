@@ -23,7 +23,7 @@ type LogFilter struct {
 
 // query returns the domain query of the filter and page.
 func (f *LogFilter) query(limit *int, cursor *string) admin.LogQuery {
-	q := admin.LogQuery{Page: page(limit, cursor)}
+	q := admin.LogQuery{Page: pageArgs(limit, cursor)}
 	if f != nil {
 		q.TenantID, q.GatewayID, q.UserID = f.TenantID, f.GatewayID, f.UserID
 		q.Provider, q.Model, q.Status, q.ErrorCode = f.Provider, f.Model, f.Status, f.ErrorCode
@@ -33,9 +33,9 @@ func (f *LogFilter) query(limit *int, cursor *string) admin.LogQuery {
 	return q
 }
 
-// page builds a listing request from the optional limit and cursor
+// pageArgs builds a listing request from the optional limit and cursor
 // arguments; zero values let the domain apply its defaults.
-func page(limit *int, cursor *string) admin.Page {
+func pageArgs(limit *int, cursor *string) admin.Page {
 	var pg admin.Page
 	if limit != nil {
 		pg.Limit = *limit

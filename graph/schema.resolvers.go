@@ -41,7 +41,7 @@ func (r *gatewayResolver) Rules(ctx context.Context, obj *store.Gateway) (*admin
 // Tokens is the resolver for the tokens field.
 func (r *gatewayResolver) Tokens(ctx context.Context, obj *store.Gateway, limit *int, cursor *string) (*admin.List[store.Token], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListGatewayTokens(ctx, p, obj.ID, page(limit, cursor))
+	return r.Svc.ListGatewayTokens(ctx, p, obj.ID, pageArgs(limit, cursor))
 }
 
 // CircuitBreakerStates is the resolver for the circuitBreakerStates field.
@@ -250,13 +250,13 @@ func (r *queryResolver) Me(ctx context.Context) (*store.User, error) {
 // MyTokens is the resolver for the myTokens field.
 func (r *queryResolver) MyTokens(ctx context.Context, limit *int, cursor *string) (*admin.List[store.Token], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListMyTokens(ctx, p, page(limit, cursor))
+	return r.Svc.ListMyTokens(ctx, p, pageArgs(limit, cursor))
 }
 
 // Tenants is the resolver for the tenants field.
 func (r *queryResolver) Tenants(ctx context.Context, limit *int, cursor *string) (*admin.List[store.Tenant], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListTenants(ctx, p, page(limit, cursor))
+	return r.Svc.ListTenants(ctx, p, pageArgs(limit, cursor))
 }
 
 // Tenant is the resolver for the tenant field.
@@ -268,7 +268,7 @@ func (r *queryResolver) Tenant(ctx context.Context, id string) (*store.Tenant, e
 // Gateways is the resolver for the gateways field.
 func (r *queryResolver) Gateways(ctx context.Context, tenantID string, limit *int, cursor *string) (*admin.List[store.Gateway], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListGateways(ctx, p, tenantID, page(limit, cursor))
+	return r.Svc.ListGateways(ctx, p, tenantID, pageArgs(limit, cursor))
 }
 
 // Gateway is the resolver for the gateway field.
@@ -292,13 +292,13 @@ func (r *queryResolver) Rules(ctx context.Context, gatewayID string) (*admin.Lis
 // GatewayTokens is the resolver for the gatewayTokens field.
 func (r *queryResolver) GatewayTokens(ctx context.Context, gatewayID string, limit *int, cursor *string) (*admin.List[store.Token], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListGatewayTokens(ctx, p, gatewayID, page(limit, cursor))
+	return r.Svc.ListGatewayTokens(ctx, p, gatewayID, pageArgs(limit, cursor))
 }
 
 // Users is the resolver for the users field.
 func (r *queryResolver) Users(ctx context.Context, tenantID string, limit *int, cursor *string) (*admin.List[store.User], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListUsers(ctx, p, tenantID, page(limit, cursor))
+	return r.Svc.ListUsers(ctx, p, tenantID, pageArgs(limit, cursor))
 }
 
 // User is the resolver for the user field.
@@ -310,7 +310,7 @@ func (r *queryResolver) User(ctx context.Context, id string) (*store.User, error
 // UserTokens is the resolver for the userTokens field.
 func (r *queryResolver) UserTokens(ctx context.Context, userID string, limit *int, cursor *string) (*admin.List[store.Token], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListUserTokens(ctx, p, userID, page(limit, cursor))
+	return r.Svc.ListUserTokens(ctx, p, userID, pageArgs(limit, cursor))
 }
 
 // UserGateways is the resolver for the userGateways field.
@@ -370,7 +370,7 @@ func (r *queryResolver) Log(ctx context.Context, id string) (*analytics.Record, 
 // GatewayTraces is the resolver for the gatewayTraces field.
 func (r *queryResolver) GatewayTraces(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*TraceSummaryConnection, error) {
 	p := auth.From(ctx)
-	return r.Svc.GatewayTraces(ctx, p, gatewayID, timeRange(from, to), page(limit, cursor))
+	return r.Svc.GatewayTraces(ctx, p, gatewayID, timeRange(from, to), pageArgs(limit, cursor))
 }
 
 // Trace is the resolver for the trace field.
@@ -382,7 +382,7 @@ func (r *queryResolver) Trace(ctx context.Context, id string) (*analytics.Trace,
 // PlaygroundSearch is the resolver for the playgroundSearch field.
 func (r *queryResolver) PlaygroundSearch(ctx context.Context, q *string, limit *int) (*admin.List[admin.PlaygroundModel], error) {
 	p := auth.From(ctx)
-	return r.Svc.SearchPlayground(ctx, p, deref(q), page(limit, nil).Limit)
+	return r.Svc.SearchPlayground(ctx, p, deref(q), pageArgs(limit, nil).Limit)
 }
 
 // PlaygroundTrace is the resolver for the playgroundTrace field.
@@ -394,7 +394,7 @@ func (r *queryResolver) PlaygroundTrace(ctx context.Context, id string) (*analyt
 // ModelPrices is the resolver for the modelPrices field.
 func (r *queryResolver) ModelPrices(ctx context.Context, provider *string, limit *int, cursor *string) (*admin.List[store.ModelPrice], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListModelPrices(ctx, p, deref(provider), page(limit, cursor))
+	return r.Svc.ListModelPrices(ctx, p, deref(provider), pageArgs(limit, cursor))
 }
 
 // Providers is the resolver for the providers field.
@@ -418,7 +418,7 @@ func (r *queryResolver) GuardrailStats(ctx context.Context, gatewayID string, fr
 // GuardrailEvents is the resolver for the guardrailEvents field.
 func (r *queryResolver) GuardrailEvents(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*GuardrailEventConnection, error) {
 	p := auth.From(ctx)
-	return r.Svc.GuardrailEvents(ctx, p, gatewayID, timeRange(from, to), page(limit, cursor))
+	return r.Svc.GuardrailEvents(ctx, p, gatewayID, timeRange(from, to), pageArgs(limit, cursor))
 }
 
 // CircuitBreaker is the resolver for the circuitBreaker field.
@@ -430,13 +430,13 @@ func (r *queryResolver) CircuitBreaker(ctx context.Context, gatewayID string) (*
 // AuditLog is the resolver for the auditLog field.
 func (r *queryResolver) AuditLog(ctx context.Context, filter *admin.AuditFilter, limit *int, cursor *string) (*admin.List[store.AuditEntry], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListAudit(ctx, p, auditFilter(filter), page(limit, cursor))
+	return r.Svc.ListAudit(ctx, p, auditFilter(filter), pageArgs(limit, cursor))
 }
 
 // ClientErrors is the resolver for the clientErrors field.
 func (r *queryResolver) ClientErrors(ctx context.Context, limit *int, cursor *string) (*admin.List[store.ClientError], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListClientErrors(ctx, p, page(limit, cursor))
+	return r.Svc.ListClientErrors(ctx, p, pageArgs(limit, cursor))
 }
 
 // Patterns is the resolver for the patterns field.
@@ -452,13 +452,13 @@ func (r *ruleResolver) Pii(ctx context.Context, obj *store.Rule) ([]string, erro
 // Gateways is the resolver for the gateways field.
 func (r *tenantResolver) Gateways(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.Gateway], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListGateways(ctx, p, obj.ID, page(limit, cursor))
+	return r.Svc.ListGateways(ctx, p, obj.ID, pageArgs(limit, cursor))
 }
 
 // Users is the resolver for the users field.
 func (r *tenantResolver) Users(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.User], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListUsers(ctx, p, obj.ID, page(limit, cursor))
+	return r.Svc.ListUsers(ctx, p, obj.ID, pageArgs(limit, cursor))
 }
 
 // AllowedModels is the resolver for the allowedModels field.
@@ -469,7 +469,7 @@ func (r *tokenResolver) AllowedModels(ctx context.Context, obj *store.Token) ([]
 // Tokens is the resolver for the tokens field.
 func (r *userResolver) Tokens(ctx context.Context, obj *store.User, limit *int, cursor *string) (*admin.List[store.Token], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListUserTokens(ctx, p, obj.ID, page(limit, cursor))
+	return r.Svc.ListUserTokens(ctx, p, obj.ID, pageArgs(limit, cursor))
 }
 
 // Gateways is the resolver for the gateways field.

@@ -5,13 +5,20 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/proxy/breaker"
 )
 
-// BreakerStates reports the circuit breakers of a gateway's keys for the
-// admin API, keyed by provider + "/" + alias.
-func (h *Inference) BreakerStates(gatewayID string) map[string]admin.BreakerState {
+// KeyBreaker is the circuit breaker of one provider key of a gateway.
+type KeyBreaker struct {
+	Provider string
+	KeyAlias string
+	breaker.Status
+}
+
+// BreakerStates reports the circuit breakers of a gateway's keys, keyed by
+// provider + "/" + alias; a key without a breaker yet is left out (closed).
+// The admin API reads them through an adapter that cmd/sluice wires.
+func (h *Inference) BreakerStates(gatewayID string) map[string]KeyBreaker {
 	snap := h.cfg.Snapshots.Load()
 	if snap == nil {
 		return nil
@@ -21,15 +28,14 @@ func (h *Inference) BreakerStates(gatewayID string) map[string]admin.BreakerStat
 		return nil
 	}
 	st := h.cfg.Breakers.Statuses(gatewayID)
-	out := make(map[string]admin.BreakerState, len(st))
+	out := make(map[string]KeyBreaker, len(st))
 	for provider, keys := range gw.Keys {
 		for _, k := range keys {
 			s, ok := st[k.ID]
 			if !ok {
 				continue
 			}
-			out[provider+"/"+k.Alias] = admin.BreakerState{Provider: provider, KeyAlias: k.Alias, State: string(s.State),
-				ConsecutiveFailures: s.ConsecutiveFailures, OpenedAt: s.OpenedAt, NextProbeAt: s.NextProbeAt}
+			out[provider+"/"+k.Alias] = KeyBreaker{Provider: provider, KeyAlias: k.Alias, Status: s}
 		}
 	}
 	return out

@@ -146,8 +146,8 @@ func budgetRace(t *testing.T, h *harness, addrs []string, m *budget.Manager) {
 		t.Errorf("records cost %s, counters %s", recorded, spent)
 	}
 	// The admin API reads the same counters.
-	h.svc.SetBudgets(m)
-	gw, err := h.svc.GetGateway(h.ctx, h.root, h.gw.ID)
+	svc := h.adminWith(func(c *admin.Config) { c.Budgets = m })
+	gw, err := svc.GetGateway(h.ctx, h.root, h.gw.ID)
 	must(t, err)
 	if gw.Budget.SpentUSD != spent || gw.Budget.RemainingUSD != amount-spent || gw.Budget.ResetsAt == nil {
 		t.Errorf("admin budget %+v, want spent %s remaining %s", gw.Budget, spent, amount-spent)

@@ -177,10 +177,10 @@ func TestCircuitOpenOnEveryKey(t *testing.T) {
 	}
 
 	// The admin API reads the proxy's breakers.
-	h.svc.SetBreakerStates(h.inf)
-	tok, err := h.svc.CreateUserToken(h.ctx, h.root, h.root.UserID, admin.TokenInput{Name: "admin"})
+	svc := h.adminWith(func(c *admin.Config) { c.Breakers = adminBreakers{h.inf} })
+	tok, err := svc.CreateUserToken(h.ctx, h.root, h.root.UserID, admin.TokenInput{Name: "admin"})
 	must(t, err)
-	srv := httptest.NewServer(rest.NewAdmin(h.svc, rest.AdminOptions{}))
+	srv := httptest.NewServer(rest.NewAdmin(svc, rest.AdminOptions{}))
 	t.Cleanup(srv.Close)
 	req, err := http.NewRequest("GET", srv.URL+"/admin/v1/gateways/"+h.gw.ID+"/circuit-breaker", nil)
 	must(t, err)

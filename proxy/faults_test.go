@@ -343,7 +343,7 @@ func TestCircuitBreaker(t *testing.T) {
 	body := chatBody("openai/gpt-4o-mini", "")
 	state := func() (string, int) {
 		st := h.inf.BreakerStates(h.gw.ID)["openai/main"]
-		return st.State, st.ConsecutiveFailures
+		return string(st.State), st.ConsecutiveFailures
 	}
 
 	h.mock.Script(providertest.Step{Status: 500, Times: 2})

@@ -26,6 +26,7 @@ import (
 	"github.com/sluicehq/sluice/proxy/breaker"
 	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 	"github.com/sluicehq/sluice/proxy/snapshot"
 	"github.com/sluicehq/sluice/proxy/tokenize"
 )
@@ -76,6 +77,7 @@ type harness struct {
 	tb      testing.TB
 	ctx     context.Context
 	st      *store.Store
+	box     *secret.Box // seals the provider keys; the snapshot opens them
 	svc     *admin.Service
 	root    *auth.Principal // the bootstrap Administrator
 	snaps   snapSource
@@ -119,7 +121,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	canary.Register(rootSecret)
 	root, err := svc.Authenticate(ctx, rootSecret)
 	must(tb, err)
-	h := &harness{tb: tb, ctx: ctx, st: st, svc: svc, root: root, sink: &MemorySink{}, counters: snapshot.NewCounters()}
+	h := &harness{tb: tb, ctx: ctx, st: st, box: box, svc: svc, root: root, sink: &MemorySink{}, counters: snapshot.NewCounters()}
 
 	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	must(tb, err)
@@ -143,7 +145,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	icfg := InferenceConfig{
 		Tokenizer:  testTokenizer,
 		Snapshots:  &h.snaps,
-		Providers:  providers.NewRegistry(h.client),
+		Providers:  registry.New(h.client),
 		Breakers:   breaker.NewSet(time.Now),
 		Sink:       h.sink,
 		Logger:     discard,
@@ -218,7 +220,7 @@ func ptr[T any](v T) *T { return &v }
 // a configuration change.
 func (h *harness) rebuild() {
 	h.tb.Helper()
-	s, err := snapshot.BuildWith(h.ctx, h.st, h.svc, time.Now(), h.counters)
+	s, err := snapshot.BuildWith(h.ctx, h.st, h.box, time.Now(), h.counters)
 	must(h.tb, err)
 	h.snaps.p.Store(s)
 }

@@ -19,8 +19,8 @@
 //   - Listings (logs, traces, guardrail events) default to 50 entries when
 //     the limit is 0, cap at 1000, and answer a next cursor exactly when more
 //     entries follow: every page but the last is full, the last has a nil
-//     cursor. A cursor the backend did not issue is an *apierr.Error with
-//     status 400.
+//     cursor. A cursor the backend did not issue is an
+//     *analytics.QueryError with Param "cursor" (the admin API's 400).
 //   - Log and Trace answer (nil, nil) for an unknown id. Records read back
 //     carry no Spans or Events.
 //   - Traces: a trace is listed when it has a root span; its summary takes

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/internal/apierr"
 )
 
 // floats compares float fields (percentiles, rates, durations) to 1e-9.
@@ -490,30 +489,30 @@ func (s *suite) spendSince(t *testing.T) {
 }
 
 // invalid checks that a cursor the backend did not issue, an unknown
-// interval and an unknown group_by are refused.
+// interval and an unknown group_by are refused as the caller's error: an
+// *analytics.QueryError naming the parameter (which the admin API answers
+// 400 invalid_request).
 func (s *suite) invalid(t *testing.T) {
 	ctx := t.Context()
-	is400 := func(what string, err error) {
+	refused := func(what, param string, err error) {
 		t.Helper()
-		var ae *apierr.Error
-		if !errors.As(err, &ae) || ae.Status != 400 {
-			t.Errorf("%s: got error %v, want an *apierr.Error with status 400", what, err)
+		qe, ok := errors.AsType[*analytics.QueryError](err)
+		if !ok || qe.Param != param || qe.Reason == "" {
+			t.Errorf("%s: got error %v, want an *analytics.QueryError with param %s and a reason", what, err, param)
 		}
 	}
 	for _, c := range []string{"not a cursor", "eyJ4IjoxfQ", "%%%"} {
 		_, _, err := s.b.Logs(ctx, analytics.LogFilter{Query: whole, Cursor: c})
-		is400(fmt.Sprintf("Logs(cursor %q)", c), err)
+		refused(fmt.Sprintf("Logs(cursor %q)", c), "cursor", err)
 		_, _, err = s.b.Traces(ctx, with(whole, "t-alpha", "gw-alpha-1", ""), 10, c)
-		is400(fmt.Sprintf("Traces(cursor %q)", c), err)
+		refused(fmt.Sprintf("Traces(cursor %q)", c), "cursor", err)
 		_, _, err = s.b.GuardrailEvents(ctx, with(whole, "t-alpha", "gw-alpha-1", ""), 10, c)
-		is400(fmt.Sprintf("GuardrailEvents(cursor %q)", c), err)
+		refused(fmt.Sprintf("GuardrailEvents(cursor %q)", c), "cursor", err)
 	}
-	if _, err := s.b.Timeseries(ctx, whole, "week"); err == nil {
-		t.Error("Timeseries(week): no error, want one")
-	}
-	if _, err := s.b.Analysis(ctx, whole, "route"); err == nil {
-		t.Error("Analysis(route): no error, want one")
-	}
+	_, err := s.b.Timeseries(ctx, whole, "week")
+	refused("Timeseries(week)", "interval", err)
+	_, err = s.b.Analysis(ctx, whole, "route")
+	refused("Analysis(route)", "group_by", err)
 }
 
 // checkAll checks the main figures of the scopes and the listings after a

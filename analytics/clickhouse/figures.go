@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/money"
 )
 
@@ -165,7 +164,7 @@ func bucketStart(t time.Time, d time.Duration) time.Time {
 func (s *Store) Timeseries(ctx context.Context, q analytics.Query, interval string) (*analytics.Timeseries, error) {
 	d, ok := intervals[interval]
 	if !ok {
-		return nil, apierr.Invalid("interval", "interval must be minute, hour or day")
+		return nil, &analytics.QueryError{Param: "interval", Reason: "interval must be minute, hour or day"}
 	}
 	sec := int64(d / time.Second)
 	c := logCond(q)
@@ -244,7 +243,7 @@ func group(r aggRow) analytics.Group {
 func (s *Store) Analysis(ctx context.Context, q analytics.Query, groupBy string) (*analytics.Analysis, error) {
 	key, ok := groupKeys[groupBy]
 	if !ok {
-		return nil, apierr.Invalid("group_by", "group_by must be one of model, provider, gateway, user, status, error_code")
+		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be one of model, provider, gateway, user, status, error_code"}
 	}
 	rows, err := s.aggregate(ctx, logCond(q), key, "ORDER BY requests DESC, k ASC", false)
 	if err != nil {

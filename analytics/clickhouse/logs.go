@@ -13,28 +13,16 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/page"
 )
 
-// Page sizes of the listings.
-const (
-	defaultLimit = 50
-	maxLimit     = 1000
-)
-
-func pageLimit(n int) int {
-	switch {
-	case n <= 0:
-		return defaultLimit
-	case n > maxLimit:
-		return maxLimit
-	}
-	return n
-}
+// pageLimit is the page size of a listing asked for n rows: the one
+// pagination policy of the admin API (package page).
+func pageLimit(n int) int { return page.Clamp(n) }
 
 // errCursor answers a cursor this backend did not make: a client error.
-func errCursor() error { return apierr.Invalid("cursor", "cursor is not valid") }
+func errCursor() error { return analytics.InvalidCursor() }
 
 // A cursor is the base64 (URL alphabet, no padding) of "<units>|<id>": the
 // time of the last row of the page in the table's sub-second units since

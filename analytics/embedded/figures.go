@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/money"
 )
 
@@ -172,11 +171,11 @@ var steps = map[string]time.Duration{"minute": time.Minute, "hour": time.Hour, "
 func buckets(q analytics.Query, interval string) ([]analytics.Point, error) {
 	step, ok := steps[interval]
 	if !ok {
-		return nil, apierr.Invalid("interval", "interval must be minute, hour or day")
+		return nil, &analytics.QueryError{Param: "interval", Reason: "interval must be minute, hour or day"}
 	}
 	first := q.From.UTC().Truncate(step)
 	if q.To.After(first) && q.To.Sub(first)/step >= maxBuckets {
-		return nil, apierr.Invalid("interval", "the range holds more than %d %ss", maxBuckets, interval)
+		return nil, &analytics.QueryError{Param: "interval", Reason: fmt.Sprintf("the range holds more than %d %ss", maxBuckets, interval)}
 	}
 	pts := []analytics.Point{}
 	for b := first; b.Before(q.To); b = b.Add(step) {
@@ -223,7 +222,7 @@ func (s *Store) Timeseries(ctx context.Context, q analytics.Query, interval stri
 func (s *Store) Analysis(ctx context.Context, q analytics.Query, groupBy string) (*analytics.Analysis, error) {
 	col, ok := groupColumns[groupBy]
 	if !ok {
-		return nil, apierr.Invalid("group_by", "group_by must be model, provider, gateway, user, status or error_code")
+		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be model, provider, gateway, user, status or error_code"}
 	}
 	as, err := aggregates(ctx, s.r, q, col, "COUNT(*) DESC, k", 0)
 	if err != nil {

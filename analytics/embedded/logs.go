@@ -14,25 +14,13 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/page"
 )
 
-// Listing page sizes: the admin API passes 1–1000; 0 is the default.
-const (
-	defaultLimit = 50
-	maxLimit     = 1000
-)
-
-func pageSize(n int) int {
-	switch {
-	case n <= 0:
-		return defaultLimit
-	case n > maxLimit:
-		return maxLimit
-	}
-	return n
-}
+// pageSize is the page size of a listing asked for n rows: the one
+// pagination policy of the admin API (package page).
+func pageSize(n int) int { return page.Clamp(n) }
 
 // cursor is the position after the last entry of a page, newest first:
 // the next page holds entries before (ts, id). On the wire it is opaque:
@@ -46,7 +34,7 @@ func (c cursor) String() string {
 	return base64.RawURLEncoding.EncodeToString([]byte("v1|" + strconv.FormatInt(c.ts, 10) + "|" + c.id))
 }
 
-func errCursor() error { return apierr.Invalid("cursor", "cursor is not valid") }
+func errCursor() error { return analytics.InvalidCursor() }
 
 func parseCursor(s string) (*cursor, error) {
 	if s == "" {

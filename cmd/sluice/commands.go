@@ -81,7 +81,7 @@ func tokenCmd() *cobra.Command {
 	create.Flags().StringVar(&name, "name", "cli", "name of the token")
 	create.RunE = withConfig(&c, func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		svc, closeFn, err := openService(ctx, &c, nil)
+		svc, closeFn, err := openService(ctx, &c)
 		if err != nil {
 			return err
 		}
@@ -112,7 +112,7 @@ func keysCmd() *cobra.Command {
 	c.bindFlags(reseal.Flags())
 	reseal.RunE = withConfig(&c, func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		svc, closeFn, err := openService(ctx, &c, nil)
+		svc, closeFn, err := openService(ctx, &c)
 		if err != nil {
 			return err
 		}
@@ -136,8 +136,9 @@ func versionCmd() *cobra.Command {
 	}
 }
 
-// openService opens the store and the admin service on it.
-func openService(ctx context.Context, c *config, onChange func()) (*admin.Service, func(), error) {
+// openService opens the store and the admin service on it, for the
+// commands that run one admin operation (no proxy, no analytics).
+func openService(ctx context.Context, c *config) (*admin.Service, func(), error) {
 	log, err := c.logger()
 	if err != nil {
 		return nil, nil, err
@@ -150,8 +151,7 @@ func openService(ctx context.Context, c *config, onChange func()) (*admin.Servic
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := admin.New(admin.Config{Store: st, Box: box, Logger: log, OnChange: onChange,
-		AllowPrivateBaseURLs: c.AllowPrivateUpstream})
+	svc, err := admin.New(admin.Config{Store: st, Box: box, Logger: log, AllowPrivateBaseURLs: c.AllowPrivateUpstream})
 	if err != nil {
 		_ = st.Close()
 		return nil, nil, err

@@ -10,22 +10,33 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/graph/rest"
 	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy"
 	"github.com/sluicehq/sluice/proxy/breaker"
 	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
+	"github.com/sluicehq/sluice/proxy/ratelimit"
 	"github.com/sluicehq/sluice/proxy/respcache"
 	"github.com/sluicehq/sluice/proxy/snapshot"
 	"github.com/sluicehq/sluice/proxy/tokenize"
 	"github.com/sluicehq/sluice/web"
 )
 
-// serve runs the selected parts on one listener until ctx ends.
+// serve runs the selected parts on one listener until ctx ends. It wires
+// every part once, in dependency order, with constructors: the store and
+// the analytics backend, the limits, the data plane (snapshot holder,
+// pipeline, inference handler), then the admin domain, which reads the
+// data plane through small interfaces of its own (admin.BreakerStates),
+// then the server.
 func serve(ctx context.Context, c *config, which parts) error {
 	log, err := c.logger()
 	if err != nil {
@@ -34,23 +45,15 @@ func serve(ctx context.Context, c *config, which parts) error {
 	if err := c.checkLimits(); err != nil {
 		return err
 	}
-	// The in-process proxy refreshes its snapshot at once after an admin
-	// write; refresh is set before the listener opens.
-	var refresh func()
-	svc, closeStore, err := openService(ctx, c, func() {
-		if refresh != nil {
-			refresh()
-		}
-	})
+	box, err := c.box()
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	if which.admin {
-		if err := bootstrap(ctx, svc, log); err != nil {
-			return err
-		}
+	st, err := c.openStore(ctx)
+	if err != nil {
+		return err
 	}
+	defer st.Close()
 	backend, writer, err := openAnalytics(ctx, c, log)
 	if err != nil {
 		return fmt.Errorf("open analytics: %w", err)
@@ -70,80 +73,49 @@ func serve(ctx context.Context, c *config, which parts) error {
 		return err
 	}
 	set := metrics.NewSet()
-	// breakerMetrics writes the circuit breakers' states once the proxy
-	// part exists (only in processes that serve inference).
-	var breakerMetrics func(io.Writer)
+	var dp *dataPlane
+	if which.proxy {
+		if dp, err = newDataPlane(c, log, dataPlaneDeps{store: st, box: box, writer: writer, set: set, redis: rc,
+			limiter: limiter, budgets: budgets}); err != nil {
+			return err
+		}
+	}
+	var svc *admin.Service
+	if which.admin {
+		cfg := admin.Config{Store: st, Box: box, Logger: log, AllowPrivateBaseURLs: c.AllowPrivateUpstream,
+			Analytics: backend,
+			Budgets:   budgets, // live counters; the persisted spend for counters not in use
+		}
+		if dp != nil {
+			cfg.Breakers = adminBreakers{dp.inf}
+			// Admin writes wait (≤ 2 s) until this process's proxy serves
+			// them.
+			cfg.OnChange = dp.sync
+		}
+		if svc, err = admin.New(cfg); err != nil {
+			return err
+		}
+		if err := bootstrap(ctx, svc, log); err != nil {
+			return err
+		}
+	}
 	opts := proxy.Options{
 		Config:  proxy.Config{Listen: c.Listen, ShutdownGrace: c.ShutdownGrace},
 		Logger:  log,
 		Version: version,
 		Metrics: func(w io.Writer) {
 			set.WritePrometheus(w)
-			if breakerMetrics != nil {
-				breakerMetrics(w)
+			if dp != nil {
+				dp.inf.WriteBreakerMetrics(w)
 			}
 			metrics.WriteProcessMetrics(w)
 		},
+		Health: healthCheck(st, dp),
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	var holder *snapshot.Holder
-	var pipe *analytics.Pipeline
-	if which.proxy {
-		if pipe, err = newPipeline(c, writer, log, set); err != nil {
-			return err
-		}
-		if c.SnapshotMaxRows < 1 {
-			return fmt.Errorf("--snapshot-max-rows must be at least 1, got %d", c.SnapshotMaxRows)
-		}
-		holder = snapshot.NewHolder(snapshot.HolderConfig{Store: svc.Store(), Keys: svc, Logger: log, MaxRows: c.SnapshotMaxRows})
-		configMetrics(set, holder)
-		// Admin writes wait (≤ 2 s) until this process's proxy serves them.
-		refresh = func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = holder.Sync(ctx)
-		}
-		g.Go(func() error { return holder.Run(gctx) })
-		client := providers.NewClient(providers.ClientConfig{AllowPrivate: c.AllowPrivateUpstream, UserAgent: "sluice/" + version,
-			MaxConnsPerHost: c.UpstreamConnsPerHost})
-		// The response cache: shared through Redis when it is set, else
-		// in process (nil).
-		var respCache respcache.Store
-		if rc != nil {
-			if respCache, err = respcache.NewRedis(respcache.RedisConfig{Client: rc, Logger: log}); err != nil {
-				return err
-			}
-		}
-		// The tokenizer counts prompts under hard budgets and token limits
-		// and estimates usage a provider did not report: its encodings
-		// load now, off the first such request.
-		tok := tokenize.New()
-		g.Go(func() error { tok.Warm(); return nil })
-		inf := proxy.NewInference(proxy.InferenceConfig{
-			Snapshots:  holder,
-			Providers:  providers.NewRegistry(client),
-			Breakers:   breaker.NewSet(time.Now),
-			Sink:       pipe,
-			Logger:     log,
-			Limiter:    limiter,
-			Budgets:    budgets,
-			Cache:      respCache,
-			Tokenizer:  tok,
-			RuleBudget: c.RuleBudget,
-			// A tenant may hold a quarter of the connections to one
-			// upstream host (docs/security.md, "Upstream fairness").
-			TenantMaxInFlight:  c.TenantMaxInFlight,
-			UpstreamShare:      c.UpstreamConnsPerHost / 4,
-			StreamWriteTimeout: c.StreamWriteTimeout,
-		})
-		opts.Inference, opts.EndStreams = inf.Handle, inf.EndStreams
-		svc.SetBreakerStates(inf)
-		breakerMetrics = inf.WriteBreakerMetrics
+	if dp != nil {
+		opts.Inference, opts.EndStreams = dp.inf.Handle, dp.inf.EndStreams
 	}
-	opts.Health = healthCheck(svc, holder, pipe)
-	if which.admin {
-		svc.SetAnalytics(backend)
-		svc.SetBudgets(budgets) // live counters; the persisted spend for counters not in use
+	if svc != nil {
 		opts.Admin = adminHandler(svc, log)
 	}
 	srv, err := proxy.New(opts)
@@ -156,25 +128,122 @@ func serve(ctx context.Context, c *config, which parts) error {
 	}
 	log.Info("sluice listening", "addr", ln.Addr().String(), "proxy", which.proxy, "admin", which.admin,
 		"store", storeKind(c), "data_dir", c.DataDir, "version", version)
+	g, gctx := errgroup.WithContext(ctx)
 	// The pipeline outlives the listener: requests finishing during the
 	// shutdown grace still enqueue their records. It stops (flushing or
 	// spilling what it holds) once Serve has returned.
 	pctx, stopPipe := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopPipe()
-	if pipe != nil {
-		g.Go(func() error { return pipe.Run(pctx) })
+	if dp != nil {
+		g.Go(func() error { return dp.holder.Run(gctx) })
+		g.Go(func() error { dp.tok.Warm(); return nil })
+		g.Go(func() error { return dp.pipe.Run(pctx) })
 	}
 	if which.admin || c.ClickHouseURL == "" {
 		// Where the admin API runs, or on this process's own embedded
 		// store: not in every ClickHouse proxy, which would repeat the
 		// deletes once per replica.
-		g.Go(func() error { return runRetention(gctx, svc.Store(), backend, log) })
+		g.Go(func() error { return runRetention(gctx, st, backend, log) })
 	}
 	g.Go(func() error {
 		defer stopPipe()
 		return srv.Serve(gctx, ln)
 	})
 	return g.Wait()
+}
+
+// dataPlaneDeps are what the data plane of a serving process is built on.
+type dataPlaneDeps struct {
+	store   *store.Store
+	box     *secret.Box
+	writer  analytics.Writer
+	set     *metrics.Set
+	redis   *redis.Client // nil: the response cache is in process
+	limiter ratelimit.Limiter
+	budgets *budget.Manager
+}
+
+// dataPlane is the inference proxy of a serving process: the configuration
+// snapshot, the analytics pipeline, the tokenizer and the inference
+// handler over them. serve runs its goroutines.
+type dataPlane struct {
+	holder *snapshot.Holder
+	pipe   *analytics.Pipeline
+	tok    *tokenize.Counter
+	inf    *proxy.Inference
+}
+
+// newDataPlane builds the data plane; nothing runs until serve starts it.
+func newDataPlane(c *config, log *slog.Logger, d dataPlaneDeps) (*dataPlane, error) {
+	pipe, err := newPipeline(c, d.writer, log, d.set)
+	if err != nil {
+		return nil, err
+	}
+	if c.SnapshotMaxRows < 1 {
+		return nil, fmt.Errorf("--snapshot-max-rows must be at least 1, got %d", c.SnapshotMaxRows)
+	}
+	holder := snapshot.NewHolder(snapshot.HolderConfig{Store: d.store, Box: d.box, Logger: log, MaxRows: c.SnapshotMaxRows})
+	configMetrics(d.set, holder)
+	client := providers.NewClient(providers.ClientConfig{AllowPrivate: c.AllowPrivateUpstream, UserAgent: "sluice/" + version,
+		MaxConnsPerHost: c.UpstreamConnsPerHost})
+	// The response cache: shared through Redis when it is set, else in
+	// process (nil).
+	var respCache respcache.Store
+	if d.redis != nil {
+		if respCache, err = respcache.NewRedis(respcache.RedisConfig{Client: d.redis, Logger: log}); err != nil {
+			return nil, err
+		}
+	}
+	// The tokenizer counts prompts under hard budgets and token limits and
+	// estimates usage a provider did not report: serve loads its encodings
+	// at start, off the first such request.
+	tok := tokenize.New()
+	inf := proxy.NewInference(proxy.InferenceConfig{
+		Snapshots:  holder,
+		Providers:  registry.New(client),
+		Breakers:   breaker.NewSet(time.Now),
+		Sink:       pipe,
+		Logger:     log,
+		Limiter:    d.limiter,
+		Budgets:    d.budgets,
+		Cache:      respCache,
+		Tokenizer:  tok,
+		RuleBudget: c.RuleBudget,
+		// A tenant may hold a quarter of the connections to one upstream
+		// host (docs/security.md, "Upstream fairness").
+		TenantMaxInFlight:  c.TenantMaxInFlight,
+		UpstreamShare:      c.UpstreamConnsPerHost / 4,
+		StreamWriteTimeout: c.StreamWriteTimeout,
+	})
+	return &dataPlane{holder: holder, pipe: pipe, tok: tok, inf: inf}, nil
+}
+
+// sync waits (at most 2 s) until the snapshot in service holds what was
+// committed before the call: the admin domain's OnChange in a process that
+// serves both, so that an admin write is served by the next inference
+// request (read-your-writes).
+func (dp *dataPlane) sync() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = dp.holder.Sync(ctx)
+}
+
+// adminBreakers shows the data plane's circuit breakers to the admin
+// domain in the domain's own type: the data plane does not import the
+// domain, and the domain does not import the data plane.
+type adminBreakers struct{ inf *proxy.Inference }
+
+var _ admin.BreakerStates = adminBreakers{}
+
+// BreakerStates implements admin.BreakerStates.
+func (b adminBreakers) BreakerStates(gatewayID string) map[string]admin.BreakerState {
+	st := b.inf.BreakerStates(gatewayID)
+	out := make(map[string]admin.BreakerState, len(st))
+	for k, s := range st {
+		out[k] = admin.BreakerState{Provider: s.Provider, KeyAlias: s.KeyAlias, State: string(s.State),
+			ConsecutiveFailures: s.ConsecutiveFailures, OpenedAt: s.OpenedAt, NextProbeAt: s.NextProbeAt}
+	}
+	return out
 }
 
 func storeKind(c *config) string {
@@ -234,12 +303,17 @@ func configMetrics(set *metrics.Set, holder *snapshot.Holder) {
 // unavailable, 503; while a newer configuration cannot be loaded, the last
 // good one serves: degraded) and the analytics pipeline (degraded while it
 // buffers or replays).
-func healthCheck(svc *admin.Service, holder *snapshot.Holder, pipe *analytics.Pipeline) func(context.Context) proxy.Health {
+func healthCheck(st *store.Store, dp *dataPlane) func(context.Context) proxy.Health {
+	var holder *snapshot.Holder
+	var pipe *analytics.Pipeline
+	if dp != nil {
+		holder, pipe = dp.holder, dp.pipe
+	}
 	return func(ctx context.Context) proxy.Health {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		h := proxy.Health{Status: proxy.StatusOK, Checks: map[string]proxy.Check{}}
-		if err := svc.Ping(ctx); err != nil {
+		if err := st.Ping(ctx); err != nil {
 			h.Status = proxy.StatusDegraded
 			h.Checks["store"] = proxy.Check{Status: proxy.StatusUnavailable, Detail: "the relational store does not answer"}
 		} else {

@@ -165,7 +165,7 @@ func TestMigrateAndTokenCreate(t *testing.T) {
 	var c config
 	c.DataDir = os.Getenv("SLUICE_DATA_DIR")
 	c.LogLevel, c.LogFormat = "info", "text"
-	svc, closeFn, err := openService(context.Background(), &c, nil)
+	svc, closeFn, err := openService(context.Background(), &c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestMigrateAndTokenCreate(t *testing.T) {
 	if len(secret) != 46 || secret[:6] != "sk-sl-" {
 		t.Fatalf("token create printed %q, want one sk-sl- token", out)
 	}
-	svc, closeFn, err = openService(context.Background(), &c, nil)
+	svc, closeFn, err = openService(context.Background(), &c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,11 +44,15 @@ const (
 )
 
 // adminAPI holds the REST shims of /admin/v1. Every shim has the same
-// shape, in the contract's order of checks: authorise the operation on the
-// resource named by the path (403, then 404) before any input is read,
-// then read the body or query (400/413/415), then call the one domain
-// function and answer its result. Permission logic lives in admin.Service
-// only.
+// shape: take the principal that Authenticate resolved from the credential
+// (401 before any shim runs), read the body or query, call the one domain
+// function and answer its result. The domain function authorizes the call,
+// once: the operation for the principal (403), then the resource of the
+// path (404), then the input (400) — the contract's order of checks. When
+// the input cannot even be read, the shim answers with refuse, which runs
+// the same domain checks first, so the order holds there too. Permission
+// logic lives in admin.Service only; REST and GraphQL call the same
+// functions.
 type adminAPI struct {
 	svc *admin.Service
 	now func() time.Time
@@ -155,16 +158,18 @@ func mountGraphQL(h http.Handler, log *slog.Logger) HandlerFunc {
 	}
 }
 
-// authorize performs the checks that come before any input is read: the
-// operation for the calling principal (403), then the resource of the path
-// (404). It returns the principal for the domain call.
-func (a *adminAPI) authorize(r *http.Request, op auth.Op, kind, id string) (context.Context, *auth.Principal, error) {
-	ctx := r.Context()
-	p := auth.From(ctx)
-	if err := a.svc.Authorize(ctx, p, op, admin.Ref{Kind: kind, ID: id}); err != nil {
-		return nil, nil, err
+// refuse answers a request whose input (body or query) could not be read
+// with err: after the checks that come before any input in the contract's
+// order, so that a caller who may not make the call learns nothing from
+// the input it sent. Those checks are the domain's own (admin.Service
+// Authorize: the operation for the principal, 403, then the resource of
+// the path, 404), run here only because the domain function is not called.
+// A request whose input reads is authorized once, by the domain function.
+func (a *adminAPI) refuse(r *http.Request, op auth.Op, kind, id string, err error) error {
+	if aerr := a.svc.Authorize(r.Context(), auth.From(r.Context()), op, admin.Ref{Kind: kind, ID: id}); aerr != nil {
+		return aerr
 	}
-	return ctx, p, nil
+	return err
 }
 
 // pageOf reads ?limit= and ?cursor=.

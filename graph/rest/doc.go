@@ -1,5 +1,6 @@
 // Package rest is the transport machinery of the /admin/v1/... REST shims:
-// a router over canonical paths, strict JSON decoding, the list and error
+// a router on http.ServeMux's method-and-pattern matching over canonical paths
+// (with 404 and 405 in the JSON error shape), strict JSON decoding, the list and error
 // response shapes, pagination and time-range query parameters, and the
 // authentication middleware.
 //
@@ -9,5 +10,6 @@
 // reaches the client.
 //
 // The resource handlers themselves live elsewhere and register here with
-// Router.Handle. They stay thin: authorise → domain → respond.
+// Router.Handle. They stay thin: principal → input → domain → respond; the
+// domain function authorizes the call, once.
 package rest

@@ -5,22 +5,10 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/page"
 )
-
-// Pagination bounds of CONTRACT §2.
-const (
-	DefaultLimit = 50
-	MaxLimit     = 1000
-	// MaxCursorLen bounds an opaque cursor; the store's cursors are far
-	// shorter, so a longer one is not ours.
-	MaxCursorLen = 512
-)
-
-// DefaultRange is the time range of a stats or log query that names none.
-const DefaultRange = 24 * time.Hour
 
 // query parses the query string strictly: url.Values drops malformed pairs
 // silently, which would turn a typo into a default.
@@ -44,7 +32,8 @@ func single(q url.Values, name string) (string, bool, error) {
 	return "", false, apierr.Invalid(name, "%s is given more than once", name)
 }
 
-// PageParams returns the ?limit= (default DefaultLimit, 1..MaxLimit) and
+// PageParams returns the ?limit= (default page.DefaultLimit; given, it must
+// be page.Valid, so an explicit 0 is refused) and
 // the opaque ?cursor= ("" for the first page) of a list request. Bad values
 // are 400 invalid_request naming the parameter.
 func PageParams(r *http.Request) (limit int, cursor string, err error) {
@@ -52,15 +41,15 @@ func PageParams(r *http.Request) (limit int, cursor string, err error) {
 	if err != nil {
 		return 0, "", err
 	}
-	limit = DefaultLimit
+	limit = page.DefaultLimit
 	s, ok, err := single(q, "limit")
 	if err != nil {
 		return 0, "", err
 	}
 	if ok {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxLimit {
-			return 0, "", apierr.Invalid("limit", "limit must be an integer from 1 to %d", MaxLimit)
+		if err != nil || !page.Valid(n) {
+			return 0, "", apierr.Invalid("limit", "limit must be an integer from 1 to %d", page.MaxLimit)
 		}
 		limit = n
 	}
@@ -68,38 +57,34 @@ func PageParams(r *http.Request) (limit int, cursor string, err error) {
 	if err != nil {
 		return 0, "", err
 	}
-	if len(cursor) > MaxCursorLen || !utf8.ValidString(cursor) {
+	if !page.CursorOK(cursor) {
 		return 0, "", apierr.Invalid("cursor", "cursor is not a cursor this server returned")
 	}
 	return limit, cursor, nil
 }
 
 // TimeRange returns the ?from= and ?to= of a query, RFC 3339 times, in UTC.
-// to defaults to now and from to DefaultRange before to; from must be
-// before to. Bad values are 400 invalid_request naming the parameter.
+// The defaults are page.Range's: to is now and from page.DefaultRange
+// before to; from must be before to. Bad values are 400 invalid_request
+// naming the parameter.
 func TimeRange(r *http.Request, now time.Time) (from, to time.Time, err error) {
 	q, err := query(r)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}
-	to, toSet, err := timeParam(q, "to")
+	to, _, err = timeParam(q, "to")
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}
-	if !toSet {
-		to = now
-	}
-	from, fromSet, err := timeParam(q, "from")
+	from, _, err = timeParam(q, "from")
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}
-	if !fromSet {
-		from = to.Add(-DefaultRange)
-	}
-	if !from.Before(to) {
+	from, to, ok := page.Range(from, to, now)
+	if !ok {
 		return time.Time{}, time.Time{}, apierr.Invalid("from", "from must be before to")
 	}
-	return from.UTC(), to.UTC(), nil
+	return from, to, nil
 }
 
 func timeParam(q url.Values, name string) (time.Time, bool, error) {

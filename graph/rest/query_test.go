@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sluicehq/sluice/internal/page"
 )
 
 func TestPageParams(t *testing.T) {
-	long := strings.Repeat("c", MaxCursorLen)
+	long := strings.Repeat("c", page.MaxCursorLen)
 	tests := []struct {
 		query      string
 		wantLimit  int

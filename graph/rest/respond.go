@@ -47,8 +47,8 @@ func NoContent(w http.ResponseWriter) error {
 	return nil
 }
 
-// page is the list shape of CONTRACT §2.
-type page[T any] struct {
+// listPage is the list shape of CONTRACT §2.
+type listPage[T any] struct {
 	Data       []T     `json:"data"`
 	NextCursor *string `json:"next_cursor"`
 }
@@ -60,21 +60,22 @@ func List[T any](w http.ResponseWriter, data []T, next *string) error {
 	if data == nil {
 		data = []T{}
 	}
-	return JSON(w, http.StatusOK, page[T]{Data: data, NextCursor: next})
+	return JSON(w, http.StatusOK, listPage[T]{Data: data, NextCursor: next})
 }
 
 // WriteError is the one place an error becomes a response. A *apierr.Error
 // (found with errors.As) is answered as it is, with Allow on a 405,
 // WWW-Authenticate on a 401 and Retry-After on a 429 or 503. Any other
-// error is logged with the request id and answered as admin.ClassifyError
-// maps it: 503 when the store cannot serve, else the generic 500; its text
-// never reaches the client.
+// error is answered as admin.ClassifyError maps it: the caller's error
+// (an analytics query the backend refused) as its 400, 503 when the store
+// cannot serve, else the generic 500, whose text never reaches the client;
+// the 5xx are logged with the request id.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	if _, ok := errors.AsType[*apierr.Error](err); !ok {
+	e, _ := apierr.From(admin.ClassifyError(err))
+	if _, ok := errors.AsType[*apierr.Error](err); !ok && e.Status >= http.StatusInternalServerError {
 		slog.ErrorContext(r.Context(), "admin request failed",
 			"request_id", requestID(r), "method", r.Method, "path", requestPath(r), "err", err)
 	}
-	e, _ := apierr.From(admin.ClassifyError(err))
 	setHeaders(w)
 	h := w.Header()
 	if e.Status == http.StatusMethodNotAllowed && e.Allow != "" {

@@ -2,12 +2,15 @@ package rest
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/apierr"
 )
 
@@ -127,5 +130,23 @@ func TestWriteError(t *testing.T) {
 				t.Errorf("headers (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestWriteErrorAnalyticsQuery: an analytics backend refuses a query with a
+// typed error (no HTTP status of its own); the answer is the 400 the
+// classifier maps it to, and it is the caller's error, not logged.
+func TestWriteErrorAnalyticsQuery(t *testing.T) {
+	log := captureLog(t)
+	rec := httptest.NewRecorder()
+	WriteError(rec, httptest.NewRequest("GET", "/admin/v1/logs?cursor=x", nil),
+		fmt.Errorf("read logs: %w", analytics.InvalidCursor()))
+	want := wantErr(400, "invalid_request", "cursor")
+	want.Message = "cursor is not valid"
+	if diff := diffError(readError(t, rec), want); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	if log.Len() != 0 {
+		t.Errorf("logged %q, want nothing for the caller's error", log)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -36,40 +37,53 @@ func (ps Params) Get(name string) string {
 	return ""
 }
 
-// Router dispatches requests by method and path. Patterns are whole paths
-// such as /admin/v1/gateways/{id}/keys/{provider}/{alias}; a segment {name}
-// matches one segment and a final {name...} matches the rest of the path
-// (one or more segments, e.g. a model id with slashes). Literal segments
-// beat wildcards, and a single-segment wildcard beats a rest capture.
+// Router dispatches requests by method and path on the standard library's
+// http.ServeMux, in its method-and-pattern form ("GET /admin/v1/x/{id}").
+// Patterns are whole paths such as /admin/v1/gateways/{id}/keys/{provider}/{alias};
+// a segment {name} matches one segment and a final {name...} matches the
+// rest of the path (one or more segments, e.g. a model id with slashes).
+// Literal segments beat wildcards, and a single-segment wildcard beats a
+// rest capture (ServeMux's "most specific pattern wins").
 //
-// Only canonical paths are routed (see splitPath); others are answered 400
-// invalid_path. An unknown path is a 404, a known path with another method
-// a 405 with Allow. HEAD and OPTIONS are not implied.
+// The Router keeps what ServeMux does not give: only canonical paths are
+// routed (see splitPath), others are answered 400 invalid_path; literals
+// are matched against the path exactly as sent (an escaped letter is
+// another path); an unknown path is a 404 and a known path with another
+// method a 405 with Allow, both in the contract's JSON error shape, where
+// ServeMux answers plain text; and HEAD is not implied by GET, nor OPTIONS
+// answered.
 //
 // Routes are registered before serving; Handle is not safe to call
 // concurrently with ServeHTTP.
 type Router struct {
-	root node
+	mux *http.ServeMux
+	// routes are the registered routes, for Routes.
+	routes []Route
+	// methods are the registered methods, sorted, for the Allow header.
+	methods []string
 }
 
-// node is one path segment of the route tree.
-type node struct {
-	literal map[string]*node
-	param   *node            // a {name} segment
-	rest    *node            // a final {name...} segment; a leaf
-	routes  map[string]route // by method; nil when no pattern ends here
-}
-
+// route is what the mux holds for one method and pattern. The mux is
+// used to match only: a route is never served by the mux itself (which
+// would answer its misses in plain text), so its ServeHTTP is not called.
 type route struct {
 	h       HandlerFunc
-	names   []string // the wildcard names, in order
+	method  string
 	pattern string
+	names   []string // the wildcard names, in order
+	segs    []string // the pattern's segments, to read the values of names
+}
+
+// ServeHTTP implements http.Handler for the mux; Router.ServeHTTP calls the
+// route's handler itself.
+func (*route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, r, apierr.Internal())
 }
 
 var _ http.Handler = (*Router)(nil)
 
 // NewRouter returns an empty router.
-func NewRouter() *Router { return &Router{} }
+func NewRouter() *Router { return &Router{mux: http.NewServeMux()} }
 
 // Handle registers h for method and pattern. It panics on a malformed
 // pattern or method, a nil handler, or a second registration of the same
@@ -81,38 +95,32 @@ func (rt *Router) Handle(method, pattern string, h HandlerFunc) {
 	if h == nil {
 		panic("rest: nil handler for " + method + " " + pattern)
 	}
-	n, names, err := rt.root.insert(pattern)
+	segs, names, err := checkPattern(pattern)
 	if err != nil {
 		panic(fmt.Sprintf("rest: pattern %q: %v", pattern, err))
 	}
-	if _, dup := n.routes[method]; dup {
-		panic(fmt.Sprintf("rest: %s %s is registered twice", method, pattern))
+	muxPattern := pattern
+	if pattern == "/" {
+		muxPattern = "/{$}" // the root only, not every path
 	}
-	if n.routes == nil {
-		n.routes = make(map[string]route)
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				panic(fmt.Sprintf("rest: %s %s: %v", method, pattern, v))
+			}
+		}()
+		rt.mux.Handle(method+" "+muxPattern, &route{h: h, method: method, pattern: pattern, names: names, segs: segs})
+	}()
+	rt.routes = append(rt.routes, Route{Method: method, Pattern: pattern})
+	if !slices.Contains(rt.methods, method) {
+		rt.methods = append(rt.methods, method)
+		slices.Sort(rt.methods)
 	}
-	n.routes[method] = route{h: h, names: names, pattern: pattern}
 }
 
 // list returns every route, sorted by pattern and method.
 func (rt *Router) list() []Route {
-	var out []Route
-	var visit func(n *node)
-	visit = func(n *node) {
-		for m, ro := range n.routes {
-			out = append(out, Route{Method: m, Pattern: ro.pattern})
-		}
-		for _, c := range n.literal {
-			visit(c)
-		}
-		if n.param != nil {
-			visit(n.param)
-		}
-		if n.rest != nil {
-			visit(n.rest)
-		}
-	}
-	visit(&rt.root)
+	out := slices.Clone(rt.routes)
 	slices.SortFunc(out, func(a, b Route) int {
 		if c := strings.Compare(a.Pattern, b.Pattern); c != 0 {
 			return c
@@ -125,44 +133,85 @@ func (rt *Router) list() []Route {
 // match returns the pattern a request for method and the raw path is
 // dispatched to, as ServeHTTP would.
 func (rt *Router) match(method, path string) (string, bool) {
-	raw, dec, err := splitPath(path)
-	if err != nil {
+	if _, _, err := splitPath(path); err != nil {
 		return "", false
 	}
-	var pattern string
-	rt.root.walk(raw, dec, nil, func(n *node, _ []string) bool {
-		if ro, ok := n.routes[method]; ok {
-			pattern = ro.pattern
-			return true
-		}
-		return false
-	})
-	return pattern, pattern != ""
+	if ro := rt.lookup(method, path); ro != nil {
+		return ro.pattern, true
+	}
+	return "", false
 }
 
-// insert walks (creating) the nodes of pattern and returns the last one and
-// the wildcard names.
-func (n *node) insert(pattern string) (*node, []string, error) {
+// lookup returns the route of method for the canonical raw path, or nil.
+//
+// The mux is given the raw path with every byte as sent: its segments are
+// unescaped once by the mux, so that %-escaped text reaches it as the
+// literal text the client sent ("%74enants" is not "tenants"), as
+// wildcard values are decoded by the router (see params). A route of
+// another method (the mux's GET patterns match HEAD too) is no match.
+func (rt *Router) lookup(method, raw string) *route {
+	return rt.lookupIn(&http.Request{Method: method, URL: &url.URL{Path: raw}, Host: "router"})
+}
+
+// lookupIn is lookup for a request built by lookup; allowed reuses one
+// for every method.
+func (rt *Router) lookupIn(r *http.Request) *route {
+	h, _ := rt.mux.Handler(r)
+	if ro, ok := h.(*route); ok && ro.method == r.Method {
+		return ro
+	}
+	return nil
+}
+
+// allowed returns the methods that have a route for the raw path.
+func (rt *Router) allowed(raw string) []string {
+	var allow []string
+	r := &http.Request{URL: &url.URL{Path: raw}, Host: "router"}
+	for _, m := range rt.methods {
+		r.Method = m
+		if rt.lookupIn(r) != nil {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
+// params returns the values of ro's wildcards in the decoded segments of
+// the path it matched. A rest capture joins decoded segments with "/",
+// which is unambiguous because a decoded segment never contains "/".
+func (ro *route) params(dec []string) Params {
+	ps := make(Params, 0, len(ro.names))
+	for i, s := range ro.segs {
+		if !strings.HasPrefix(s, "{") {
+			continue
+		}
+		name := ro.names[len(ps)]
+		if strings.HasSuffix(s, "...}") {
+			ps = append(ps, Param{Key: name, Value: strings.Join(dec[i:], "/")})
+			break
+		}
+		ps = append(ps, Param{Key: name, Value: dec[i]})
+	}
+	return ps
+}
+
+// checkPattern checks a pattern and returns its segments and wildcard
+// names: it must start with / and not end with one (except the root),
+// literal segments must be canonical, and wildcards are {name} or a final
+// {name...} with distinct names.
+func checkPattern(pattern string) (segs, names []string, err error) {
 	if pattern == "/" {
-		return n, nil, nil
+		return nil, nil, nil
 	}
 	if !strings.HasPrefix(pattern, "/") || strings.HasSuffix(pattern, "/") {
 		return nil, nil, fmt.Errorf("must start and must not end with /")
 	}
-	segs := strings.Split(pattern[1:], "/")
-	var names []string
+	segs = strings.Split(pattern[1:], "/")
 	for i, s := range segs {
 		if !strings.HasPrefix(s, "{") {
 			if err := checkLiteral(s); err != nil {
 				return nil, nil, err
 			}
-			if n.literal == nil {
-				n.literal = make(map[string]*node)
-			}
-			if n.literal[s] == nil {
-				n.literal[s] = &node{}
-			}
-			n = n.literal[s]
 			continue
 		}
 		name, ok := strings.CutSuffix(s, "}")
@@ -174,23 +223,12 @@ func (n *node) insert(pattern string) (*node, []string, error) {
 		if slices.Contains(names, name) {
 			return nil, nil, fmt.Errorf("wildcard %q appears twice", name)
 		}
+		if isRest && i != len(segs)-1 {
+			return nil, nil, fmt.Errorf("%q must be the last segment", s)
+		}
 		names = append(names, name)
-		if isRest {
-			if i != len(segs)-1 {
-				return nil, nil, fmt.Errorf("%q must be the last segment", s)
-			}
-			if n.rest == nil {
-				n.rest = &node{}
-			}
-			n = n.rest
-			continue
-		}
-		if n.param == nil {
-			n.param = &node{}
-		}
-		n = n.param
 	}
-	return n, names, nil
+	return segs, names, nil
 }
 
 func checkLiteral(s string) error {
@@ -215,66 +253,25 @@ func isIdent(s string) bool {
 	return true
 }
 
-// walk visits the nodes with routes that match the path, most specific
-// first, until visit returns true. Literals are matched against the raw
-// segments (no normalisation); wildcards take the decoded values. A rest
-// capture joins decoded segments with "/", which is unambiguous because a
-// decoded segment never contains "/".
-func (n *node) walk(raw, dec, vals []string, visit func(*node, []string) bool) bool {
-	if len(raw) == 0 {
-		return n.routes != nil && visit(n, vals)
-	}
-	if c := n.literal[raw[0]]; c != nil && c.walk(raw[1:], dec[1:], vals, visit) {
-		return true
-	}
-	if n.param != nil && n.param.walk(raw[1:], dec[1:], append(vals, dec[0]), visit) {
-		return true
-	}
-	if n.rest != nil && n.rest.routes != nil {
-		return visit(n.rest, append(vals, strings.Join(dec, "/")))
-	}
-	return false
-}
-
 // ServeHTTP routes the request and answers any error its handler returns.
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	raw, dec, err := splitPath(requestPath(r))
+	raw := requestPath(r)
+	_, dec, err := splitPath(raw)
 	if err != nil {
 		WriteError(w, r, err)
 		return
 	}
-	var (
-		found   *route
-		params  Params
-		matched bool
-		allow   []string
-	)
-	rt.root.walk(raw, dec, nil, func(n *node, vals []string) bool {
-		matched = true
-		if ro, ok := n.routes[r.Method]; ok {
-			found = &ro
-			params = make(Params, len(vals))
-			for i, v := range vals {
-				params[i] = Param{Key: ro.names[i], Value: v}
-			}
-			return true
+	found := rt.lookup(r.Method, raw)
+	if found == nil {
+		if allow := rt.allowed(raw); len(allow) > 0 {
+			WriteError(w, r, apierr.MethodNotAllowed(strings.Join(allow, ", ")))
+			return
 		}
-		for m := range n.routes {
-			allow = append(allow, m)
-		}
-		return false
-	})
-	switch {
-	case found != nil:
-	case matched:
-		slices.Sort(allow)
-		WriteError(w, r, apierr.MethodNotAllowed(strings.Join(slices.Compact(allow), ", ")))
-		return
-	default:
 		WriteError(w, r, apierr.New(http.StatusNotFound, apierr.CodeNotFound, "no resource at this path"))
 		return
 	}
+	params := found.params(dec)
 
 	if r.Body != nil && r.Body != http.NoBody {
 		// Every handler is bounded, whether it uses DecodeJSON or not; with w

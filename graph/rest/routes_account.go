@@ -20,45 +20,33 @@ func (a *adminAPI) accountRoutes(rt *Router) {
 }
 
 func (a *adminAPI) me(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpMeRead, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	u, err := a.svc.Me(ctx, p)
 	return writeObject(w, http.StatusOK, u, err)
 }
 
 func (a *adminAPI) listMyTokens(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpMeTokenList, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpMeTokenList, refNone, "", err)
 	}
 	l, err := a.svc.ListMyTokens(ctx, p, pg)
 	return writeList(w, l, err)
 }
 
 func (a *adminAPI) createMyToken(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpMeTokenCreate, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.TokenInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpMeTokenCreate, refNone, "", err)
 	}
 	t, err := a.svc.CreateMyToken(ctx, p, in)
 	return writeObject(w, http.StatusCreated, t, err)
 }
 
 func (a *adminAPI) deleteMyToken(w http.ResponseWriter, r *http.Request, ps Params) error {
-	ctx, p, err := a.authorize(r, auth.OpMeTokenDelete, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteMyToken(ctx, p, ps.Get("token")))
 }
 

@@ -38,17 +38,14 @@ func (a *adminAPI) figureRoutes(rt *Router) {
 // stats answers the usage figures. ?tenant= chooses a tenant for the
 // Administrator; the service applies the scope rule for every other role.
 func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpStats, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	tenant, err := queryParam(r, "tenant")
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpStats, refNone, "", err)
 	}
 	rg, err := a.rangeOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpStats, refNone, "", err)
 	}
 	s, err := a.svc.Stats(ctx, p, tenant, rg)
 	return writeObject(w, http.StatusOK, s, err)
@@ -57,21 +54,18 @@ func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error
 // timeseries answers the usage figures per ?interval= (the domain picks
 // hour, or day for ranges over 90 days, when it is absent).
 func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpStatsTimeseries, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	tenant, err := queryParam(r, "tenant")
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpStatsTimeseries, refNone, "", err)
 	}
 	interval, err := queryParam(r, "interval")
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpStatsTimeseries, refNone, "", err)
 	}
 	rg, err := a.rangeOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpStatsTimeseries, refNone, "", err)
 	}
 	ts, err := a.svc.Timeseries(ctx, p, tenant, interval, rg)
 	return writeObject(w, http.StatusOK, ts, err)
@@ -80,21 +74,18 @@ func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) 
 // analysis answers the figures grouped by ?group_by= (default model, set
 // by the domain).
 func (a *adminAPI) analysis(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpStatsAnalytics, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	tenant, err := queryParam(r, "tenant")
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpStatsAnalytics, refNone, "", err)
 	}
 	groupBy, err := queryParam(r, "group_by")
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpStatsAnalytics, refNone, "", err)
 	}
 	rg, err := a.rangeOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpStatsAnalytics, refNone, "", err)
 	}
 	an, err := a.svc.Analysis(ctx, p, tenant, groupBy, rg)
 	return writeObject(w, http.StatusOK, an, err)
@@ -102,13 +93,10 @@ func (a *adminAPI) analysis(w http.ResponseWriter, r *http.Request, _ Params) er
 
 func (a *adminAPI) gatewaySpend(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewaySpend, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	rg, err := a.rangeOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpGatewaySpend, refGateway, id, err)
 	}
 	s, err := a.svc.GatewaySpend(ctx, p, id, rg)
 	return writeObject(w, http.StatusOK, s, err)
@@ -116,13 +104,10 @@ func (a *adminAPI) gatewaySpend(w http.ResponseWriter, r *http.Request, ps Param
 
 func (a *adminAPI) tenantSpend(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpTenantSpend, refTenant, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	rg, err := a.rangeOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpTenantSpend, refTenant, id, err)
 	}
 	s, err := a.svc.TenantSpend(ctx, p, id, rg)
 	return writeObject(w, http.StatusOK, s, err)
@@ -130,13 +115,10 @@ func (a *adminAPI) tenantSpend(w http.ResponseWriter, r *http.Request, ps Params
 
 func (a *adminAPI) tenantAnalysis(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpTenantAnalytics, refTenant, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	rg, err := a.rangeOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpTenantAnalytics, refTenant, id, err)
 	}
 	an, err := a.svc.TenantAnalysis(ctx, p, id, rg)
 	return writeObject(w, http.StatusOK, an, err)
@@ -144,13 +126,10 @@ func (a *adminAPI) tenantAnalysis(w http.ResponseWriter, r *http.Request, ps Par
 
 // logs lists request logs, filtered by the query parameters of CONTRACT §8.
 func (a *adminAPI) logs(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpLogList, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	lq, err := a.logQuery(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpLogList, refNone, "", err)
 	}
 	l, err := a.svc.Logs(ctx, p, lq)
 	return writeList(w, l, err)
@@ -216,50 +195,38 @@ func metadataFilter(pairs []string) (map[string]string, error) {
 }
 
 func (a *adminAPI) log(w http.ResponseWriter, r *http.Request, ps Params) error {
-	ctx, p, err := a.authorize(r, auth.OpLogRead, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	rec, err := a.svc.Log(ctx, p, ps.Get("id"))
 	return writeObject(w, http.StatusOK, rec, err)
 }
 
 func (a *adminAPI) gatewayTraces(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpTraceList, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	rg, err := a.rangeOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpTraceList, refGateway, id, err)
 	}
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpTraceList, refGateway, id, err)
 	}
 	l, err := a.svc.GatewayTraces(ctx, p, id, rg, pg)
 	return writeList(w, l, err)
 }
 
 func (a *adminAPI) trace(w http.ResponseWriter, r *http.Request, ps Params) error {
-	ctx, p, err := a.authorize(r, auth.OpTraceRead, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	t, err := a.svc.Trace(ctx, p, ps.Get("id"))
 	return writeObject(w, http.StatusOK, t, err)
 }
 
 func (a *adminAPI) guardrailStats(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGuardrailStats, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	rg, err := a.rangeOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpGuardrailStats, refGateway, id, err)
 	}
 	s, err := a.svc.GuardrailStats(ctx, p, id, rg)
 	return writeObject(w, http.StatusOK, s, err)
@@ -267,17 +234,14 @@ func (a *adminAPI) guardrailStats(w http.ResponseWriter, r *http.Request, ps Par
 
 func (a *adminAPI) guardrailEvents(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGuardrailEvents, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	rg, err := a.rangeOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpGuardrailEvents, refGateway, id, err)
 	}
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpGuardrailEvents, refGateway, id, err)
 	}
 	l, err := a.svc.GuardrailEvents(ctx, p, id, rg, pg)
 	return writeList(w, l, err)
@@ -291,10 +255,7 @@ type breakerStates struct {
 
 func (a *adminAPI) circuitBreaker(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpCircuitBreaker, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	l, err := a.svc.CircuitBreaker(ctx, p, id)
 	if err != nil {
 		return err

@@ -27,23 +27,17 @@ func (a *adminAPI) gatewayRoutes(rt *Router) {
 
 func (a *adminAPI) listKeys(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpKeyList, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	l, err := a.svc.ListKeys(ctx, p, id)
 	return writeList(w, l, err)
 }
 
 func (a *adminAPI) createKey(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpKeyCreate, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.KeyInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpKeyCreate, refGateway, id, err)
 	}
 	k, err := a.svc.CreateKey(ctx, p, id, in)
 	return writeObject(w, http.StatusCreated, k, err)
@@ -51,32 +45,23 @@ func (a *adminAPI) createKey(w http.ResponseWriter, r *http.Request, ps Params) 
 
 func (a *adminAPI) deleteKey(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpKeyDelete, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteKey(ctx, p, id, ps.Get("provider"), ps.Get("alias")))
 }
 
 func (a *adminAPI) listRules(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpRuleList, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	l, err := a.svc.ListRules(ctx, p, id)
 	return writeList(w, l, err)
 }
 
 func (a *adminAPI) createRule(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpRuleCreate, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.RuleInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpRuleCreate, refGateway, id, err)
 	}
 	rule, err := a.svc.CreateRule(ctx, p, id, in)
 	return writeObject(w, http.StatusCreated, rule, err)
@@ -85,13 +70,10 @@ func (a *adminAPI) createRule(w http.ResponseWriter, r *http.Request, ps Params)
 // updateRule changes the rule whose id is in the body (CONTRACT §7).
 func (a *adminAPI) updateRule(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpRuleUpdate, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.RulePatch
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpRuleUpdate, refGateway, id, err)
 	}
 	rule, err := a.svc.UpdateRule(ctx, p, id, in)
 	return writeObject(w, http.StatusOK, rule, err)
@@ -100,26 +82,20 @@ func (a *adminAPI) updateRule(w http.ResponseWriter, r *http.Request, ps Params)
 // deleteRule deletes the rule named by ?id= (CONTRACT §7).
 func (a *adminAPI) deleteRule(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpRuleDelete, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	ruleID, err := requiredParam(r, "id")
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpRuleDelete, refGateway, id, err)
 	}
 	return writeNoContent(w, a.svc.DeleteRule(ctx, p, id, ruleID))
 }
 
 func (a *adminAPI) listGatewayTokens(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayTokenList, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpGatewayTokenList, refGateway, id, err)
 	}
 	l, err := a.svc.ListGatewayTokens(ctx, p, id, pg)
 	return writeList(w, l, err)
@@ -127,13 +103,10 @@ func (a *adminAPI) listGatewayTokens(w http.ResponseWriter, r *http.Request, ps 
 
 func (a *adminAPI) createGatewayToken(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayTokenCreate, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.TokenInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpGatewayTokenCreate, refGateway, id, err)
 	}
 	t, err := a.svc.CreateGatewayToken(ctx, p, id, in)
 	return writeObject(w, http.StatusCreated, t, err)
@@ -141,13 +114,10 @@ func (a *adminAPI) createGatewayToken(w http.ResponseWriter, r *http.Request, ps
 
 func (a *adminAPI) updateGatewayToken(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayTokenUpdate, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.TokenPatch
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpGatewayTokenUpdate, refGateway, id, err)
 	}
 	t, err := a.svc.UpdateGatewayToken(ctx, p, id, ps.Get("token"), in)
 	return writeObject(w, http.StatusOK, t, err)
@@ -155,9 +125,6 @@ func (a *adminAPI) updateGatewayToken(w http.ResponseWriter, r *http.Request, ps
 
 func (a *adminAPI) deleteGatewayToken(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayTokenDelete, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteGatewayToken(ctx, p, id, ps.Get("token")))
 }

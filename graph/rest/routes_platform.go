@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/page"
 )
 
 // platformRoutes registers what is not under a tenant: the playground,
@@ -40,13 +41,10 @@ type playgroundTokenInput struct {
 // gateway. The gateway is named in the body, so the service checks it
 // after the body is read.
 func (a *adminAPI) playgroundToken(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpPlaygroundToken, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in playgroundTokenInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpPlaygroundToken, refNone, "", err)
 	}
 	t, err := a.svc.CreatePlaygroundToken(ctx, p, in.GatewayID)
 	return writeObject(w, http.StatusCreated, t, err)
@@ -55,44 +53,35 @@ func (a *adminAPI) playgroundToken(w http.ResponseWriter, r *http.Request, _ Par
 // playgroundSearch lists the models the caller can reach, matching ?q=.
 // ?limit= absent is 0: the service's default.
 func (a *adminAPI) playgroundSearch(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpPlaygroundSearch, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	q, err := queryParam(r, "q")
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpPlaygroundSearch, refNone, "", err)
 	}
-	limit, err := intParam(r, "limit", 1, MaxLimit)
+	limit, err := intParam(r, "limit", 1, page.MaxLimit)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpPlaygroundSearch, refNone, "", err)
 	}
 	l, err := a.svc.SearchPlayground(ctx, p, q, limit)
 	return writeList(w, l, err)
 }
 
 func (a *adminAPI) playgroundTrace(w http.ResponseWriter, r *http.Request, ps Params) error {
-	ctx, p, err := a.authorize(r, auth.OpPlaygroundTrace, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	t, err := a.svc.PlaygroundTrace(ctx, p, ps.Get("id"))
 	return writeObject(w, http.StatusOK, t, err)
 }
 
 // listModelPrices lists prices, of one provider with ?provider=.
 func (a *adminAPI) listModelPrices(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpModelPriceList, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	provider, err := queryParam(r, "provider")
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpModelPriceList, refNone, "", err)
 	}
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpModelPriceList, refNone, "", err)
 	}
 	l, err := a.svc.ListModelPrices(ctx, p, provider, pg)
 	return writeList(w, l, err)
@@ -101,40 +90,28 @@ func (a *adminAPI) listModelPrices(w http.ResponseWriter, r *http.Request, _ Par
 // putModelPrices upserts a bare JSON array of prices (CONTRACT §11) and
 // answers 200 with the prices written.
 func (a *adminAPI) putModelPrices(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpModelPricePut, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in []admin.PriceInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpModelPricePut, refNone, "", err)
 	}
 	l, err := a.svc.PutModelPrices(ctx, p, in)
 	return writeList(w, l, err)
 }
 
 func (a *adminAPI) deleteModelPrice(w http.ResponseWriter, r *http.Request, ps Params) error {
-	ctx, p, err := a.authorize(r, auth.OpModelPriceDelete, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteModelPrice(ctx, p, ps.Get("provider"), ps.Get("model")))
 }
 
 func (a *adminAPI) listProviders(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpProviderList, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	l, err := a.svc.ListProviders(ctx, p)
 	return writeList(w, l, err)
 }
 
 func (a *adminAPI) listModels(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpModelList, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	l, err := a.svc.ListModels(ctx, p)
 	return writeList(w, l, err)
 }
@@ -143,17 +120,14 @@ func (a *adminAPI) listModels(w http.ResponseWriter, r *http.Request, _ Params) 
 // ?resource_type= and, only when given, ?from= and ?to=: the audit log has
 // no default window.
 func (a *adminAPI) listAudit(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpAuditLog, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	f, err := auditFilter(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpAuditLog, refNone, "", err)
 	}
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpAuditLog, refNone, "", err)
 	}
 	l, err := a.svc.ListAudit(ctx, p, f, pg)
 	return writeList(w, l, err)
@@ -193,26 +167,20 @@ func auditFilter(r *http.Request) (admin.AuditFilter, error) {
 
 // reportClientError accepts an error report of the dashboard: 202 {"id"}.
 func (a *adminAPI) reportClientError(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpClientErrorCreate, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.ClientErrorInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpClientErrorCreate, refNone, "", err)
 	}
 	acc, err := a.svc.ReportClientError(ctx, p, in)
 	return writeObject(w, http.StatusAccepted, acc, err)
 }
 
 func (a *adminAPI) listClientErrors(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpClientErrorList, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpClientErrorList, refNone, "", err)
 	}
 	l, err := a.svc.ListClientErrors(ctx, p, pg)
 	return writeList(w, l, err)

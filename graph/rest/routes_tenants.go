@@ -24,26 +24,20 @@ func (a *adminAPI) tenantRoutes(rt *Router) {
 }
 
 func (a *adminAPI) listTenants(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpTenantList, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpTenantList, refNone, "", err)
 	}
 	l, err := a.svc.ListTenants(ctx, p, pg)
 	return writeList(w, l, err)
 }
 
 func (a *adminAPI) createTenant(w http.ResponseWriter, r *http.Request, _ Params) error {
-	ctx, p, err := a.authorize(r, auth.OpTenantCreate, refNone, "")
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.TenantInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpTenantCreate, refNone, "", err)
 	}
 	t, err := a.svc.CreateTenant(ctx, p, in)
 	return writeObject(w, http.StatusCreated, t, err)
@@ -51,23 +45,17 @@ func (a *adminAPI) createTenant(w http.ResponseWriter, r *http.Request, _ Params
 
 func (a *adminAPI) getTenant(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpTenantRead, refTenant, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	t, err := a.svc.GetTenant(ctx, p, id)
 	return writeObject(w, http.StatusOK, t, err)
 }
 
 func (a *adminAPI) updateTenant(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpTenantUpdate, refTenant, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.TenantPatch
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpTenantUpdate, refTenant, id, err)
 	}
 	t, err := a.svc.UpdateTenant(ctx, p, id, in)
 	return writeObject(w, http.StatusOK, t, err)
@@ -77,13 +65,10 @@ func (a *adminAPI) updateTenant(w http.ResponseWriter, r *http.Request, ps Param
 // with ?purge=true, which needs the Purge tenants permission as well.
 func (a *adminAPI) deleteTenant(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpTenantDelete, refTenant, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	purge, err := boolParam(r, "purge")
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpTenantDelete, refTenant, id, err)
 	}
 	if purge {
 		if err := a.svc.Authorize(ctx, p, auth.OpTenantPurge, admin.Ref{Kind: refTenant, ID: id}); err != nil {
@@ -95,13 +80,10 @@ func (a *adminAPI) deleteTenant(w http.ResponseWriter, r *http.Request, ps Param
 
 func (a *adminAPI) listGateways(w http.ResponseWriter, r *http.Request, ps Params) error {
 	tenantID := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayList, refTenant, tenantID)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpGatewayList, refTenant, tenantID, err)
 	}
 	l, err := a.svc.ListGateways(ctx, p, tenantID, pg)
 	return writeList(w, l, err)
@@ -109,13 +91,10 @@ func (a *adminAPI) listGateways(w http.ResponseWriter, r *http.Request, ps Param
 
 func (a *adminAPI) createGateway(w http.ResponseWriter, r *http.Request, ps Params) error {
 	tenantID := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayCreate, refTenant, tenantID)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.GatewayInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpGatewayCreate, refTenant, tenantID, err)
 	}
 	g, err := a.svc.CreateGateway(ctx, p, tenantID, in)
 	return writeObject(w, http.StatusCreated, g, err)
@@ -123,23 +102,17 @@ func (a *adminAPI) createGateway(w http.ResponseWriter, r *http.Request, ps Para
 
 func (a *adminAPI) getGateway(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayRead, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	g, err := a.svc.GetGateway(ctx, p, id)
 	return writeObject(w, http.StatusOK, g, err)
 }
 
 func (a *adminAPI) updateGateway(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayUpdate, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.GatewaySettings
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpGatewayUpdate, refGateway, id, err)
 	}
 	g, err := a.svc.UpdateGateway(ctx, p, id, in)
 	return writeObject(w, http.StatusOK, g, err)
@@ -147,18 +120,12 @@ func (a *adminAPI) updateGateway(w http.ResponseWriter, r *http.Request, ps Para
 
 func (a *adminAPI) deleteGateway(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayDelete, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteGateway(ctx, p, id))
 }
 
 func (a *adminAPI) deleteGatewayBudget(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpGatewayBudgetDelete, refGateway, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteGatewayBudget(ctx, p, id))
 }

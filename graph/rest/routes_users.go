@@ -29,13 +29,10 @@ func (a *adminAPI) userRoutes(rt *Router) {
 
 func (a *adminAPI) listUsers(w http.ResponseWriter, r *http.Request, ps Params) error {
 	tenantID := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserList, refTenant, tenantID)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpUserList, refTenant, tenantID, err)
 	}
 	l, err := a.svc.ListUsers(ctx, p, tenantID, pg)
 	return writeList(w, l, err)
@@ -43,13 +40,10 @@ func (a *adminAPI) listUsers(w http.ResponseWriter, r *http.Request, ps Params) 
 
 func (a *adminAPI) createUser(w http.ResponseWriter, r *http.Request, ps Params) error {
 	tenantID := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserCreate, refTenant, tenantID)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.UserInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpUserCreate, refTenant, tenantID, err)
 	}
 	u, err := a.svc.CreateUser(ctx, p, tenantID, in)
 	return writeObject(w, http.StatusCreated, u, err)
@@ -57,23 +51,17 @@ func (a *adminAPI) createUser(w http.ResponseWriter, r *http.Request, ps Params)
 
 func (a *adminAPI) getUser(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserRead, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	u, err := a.svc.GetUser(ctx, p, id)
 	return writeObject(w, http.StatusOK, u, err)
 }
 
 func (a *adminAPI) updateUser(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserUpdate, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.UserPatch
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpUserUpdate, refUser, id, err)
 	}
 	u, err := a.svc.UpdateUser(ctx, p, id, in)
 	return writeObject(w, http.StatusOK, u, err)
@@ -81,31 +69,22 @@ func (a *adminAPI) updateUser(w http.ResponseWriter, r *http.Request, ps Params)
 
 func (a *adminAPI) deleteUser(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserDelete, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteUser(ctx, p, id))
 }
 
 func (a *adminAPI) deleteUserBudget(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserBudgetDelete, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteUserBudget(ctx, p, id))
 }
 
 func (a *adminAPI) listUserTokens(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserTokenList, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	pg, err := pageOf(r)
 	if err != nil {
-		return err
+		return a.refuse(r, auth.OpUserTokenList, refUser, id, err)
 	}
 	l, err := a.svc.ListUserTokens(ctx, p, id, pg)
 	return writeList(w, l, err)
@@ -113,13 +92,10 @@ func (a *adminAPI) listUserTokens(w http.ResponseWriter, r *http.Request, ps Par
 
 func (a *adminAPI) createUserToken(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserTokenCreate, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.TokenInput
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpUserTokenCreate, refUser, id, err)
 	}
 	t, err := a.svc.CreateUserToken(ctx, p, id, in)
 	return writeObject(w, http.StatusCreated, t, err)
@@ -129,13 +105,10 @@ func (a *adminAPI) createUserToken(w http.ResponseWriter, r *http.Request, ps Pa
 // §9 gives user tokens a PATCH): an administrator can revoke a user's token.
 func (a *adminAPI) updateUserToken(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserTokenUpdate, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	var in admin.TokenPatch
 	if err := DecodeJSON(r, &in); err != nil {
-		return err
+		return a.refuse(r, auth.OpUserTokenUpdate, refUser, id, err)
 	}
 	t, err := a.svc.UpdateUserToken(ctx, p, id, ps.Get("token"), in)
 	return writeObject(w, http.StatusOK, t, err)
@@ -143,19 +116,13 @@ func (a *adminAPI) updateUserToken(w http.ResponseWriter, r *http.Request, ps Pa
 
 func (a *adminAPI) deleteUserToken(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserTokenDelete, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteUserToken(ctx, p, id, ps.Get("token")))
 }
 
 func (a *adminAPI) listUserGateways(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserGatewayList, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	l, err := a.svc.ListUserGateways(ctx, p, id)
 	return writeList(w, l, err)
 }
@@ -163,18 +130,12 @@ func (a *adminAPI) listUserGateways(w http.ResponseWriter, r *http.Request, ps P
 // assignGateway assigns the gateway (its id, CONTRACT §2) to the user.
 func (a *adminAPI) assignGateway(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserGatewayAssign, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.AssignGateway(ctx, p, id, ps.Get("gateway")))
 }
 
 func (a *adminAPI) unassignGateway(w http.ResponseWriter, r *http.Request, ps Params) error {
 	id := ps.Get("id")
-	ctx, p, err := a.authorize(r, auth.OpUserGatewayUnassign, refUser, id)
-	if err != nil {
-		return err
-	}
+	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.UnassignGateway(ctx, p, id, ps.Get("gateway")))
 }

@@ -115,7 +115,7 @@ func TestLocalUpstreamKeys(t *testing.T) {
 				t.Fatalf("%s key %q: %v", in.Provider, in.Key, err)
 			}
 		}
-		keys, err := s.ProviderKeys(ctx)
+		keys, err := providerKeys(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,8 +12,6 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/uptrace/bun"
 
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
@@ -66,17 +63,12 @@ func (s *Service) ReportClientError(ctx context.Context, p *auth.Principal, in C
 	// Two attempts: a concurrent first report of the same fingerprint makes
 	// the insert fail as a duplicate, and the second round counts it up.
 	for range 2 {
-		var id string
-		err := s.db.NewUpdate().Table("client_errors").
-			Set("? = ? + 1", bun.Ident("count"), bun.Ident("count")).
-			Set("last_seen_at = ?", now).
-			Where("fingerprint = ?", ce.Fingerprint).
-			Returning("id").Scan(ctx, &id)
-		if err == nil {
-			return &Accepted{ID: id}, nil
+		id, found, err := store.CountClientError(ctx, s.db, ce.Fingerprint, now)
+		if err != nil {
+			return nil, err
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("count client error: %w", err)
+		if found {
+			return &Accepted{ID: id}, nil
 		}
 		ce.ID, ce.TS, ce.LastSeenAt, ce.Count = ids.New("cerr"), now, now, 1
 		err = store.Insert(ctx, s.db, ce)
@@ -151,7 +143,9 @@ func (s *Service) ListClientErrors(ctx context.Context, p *auth.Principal, pg Pa
 	if err != nil {
 		return nil, err
 	}
-	var rows []store.ClientError
-	q := s.db.NewSelect().Model(&rows)
-	return listNewestFirst(ctx, "client errors", q, &rows, pg, func(e *store.ClientError) string { return e.ID })
+	rows, next, err := store.ListClientErrors(ctx, s.db, pg)
+	if err != nil {
+		return nil, err
+	}
+	return &List[store.ClientError]{Data: rows, NextCursor: next}, nil
 }

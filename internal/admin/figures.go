@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/page"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -54,16 +55,11 @@ var groupBys = map[string]bool{"model": true, "provider": true, "gateway": true,
 
 // checkRange fills the defaults of r and validates it.
 func (s *Service) checkRange(r Range) (Range, error) {
-	if r.To.IsZero() {
-		r.To = s.now()
-	}
-	if r.From.IsZero() {
-		r.From = r.To.Add(-24 * time.Hour)
-	}
-	r.From, r.To = r.From.UTC(), r.To.UTC()
-	if !r.From.Before(r.To) {
+	from, to, ok := page.Range(r.From, r.To, s.now())
+	if !ok {
 		return r, apierr.Invalid("from", "from must be before to")
 	}
+	r.From, r.To = from, to
 	if r.To.Sub(r.From) > maxRange {
 		return r, apierr.Invalid("from", "a range spans at most 400 days")
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/sluicehq/sluice/internal/auth"
 	"github.com/sluicehq/sluice/internal/catalog"
 	"github.com/sluicehq/sluice/internal/ids"
-	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -28,13 +27,6 @@ type KeyInput struct {
 	Weight   *int              `json:"weight"`
 	Models   []string          `json:"models"`
 	Options  *store.KeyOptions `json:"options"`
-}
-
-// ResolvedKey is a provider key with its decrypted secret, for the proxy's
-// configuration snapshot only. Secret prints as [REDACTED].
-type ResolvedKey struct {
-	store.ProviderKey
-	Secret secret.Value
 }
 
 const (
@@ -205,29 +197,6 @@ func (s *Service) DeleteKey(ctx context.Context, p *auth.Principal, gatewayID, p
 		}
 		return err
 	})
-}
-
-// ProviderKeys returns the decrypted keys of every gateway, keyed by
-// gateway id — for the proxy's configuration snapshot only, never for a
-// response. A key that does not open with the master key (corrupt, or
-// sealed with another master key) is left out and logged by id, so that
-// one bad row does not take every other key out of service.
-func (s *Service) ProviderKeys(ctx context.Context) (map[string][]ResolvedKey, error) {
-	rows, err := store.All[store.ProviderKey](ctx, s.db, "id")
-	if err != nil {
-		return nil, fmt.Errorf("read provider keys: %w", err)
-	}
-	out := make(map[string][]ResolvedKey)
-	for _, k := range rows {
-		v, err := s.cfg.Box.Open(k.SealedKey)
-		if err != nil {
-			s.log.ErrorContext(ctx, "provider key does not open; left out of the snapshot",
-				"key_id", k.ID, "gateway_id", k.GatewayID, "provider", k.Provider, "alias", k.Alias, "err", err)
-			continue
-		}
-		out[k.GatewayID] = append(out[k.GatewayID], ResolvedKey{ProviderKey: k, Secret: v})
-	}
-	return out, nil
 }
 
 // anyKeyProviders are the providers that may run without a real key:

@@ -9,8 +9,32 @@ import (
 
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
 )
+
+// openedKey is a stored provider key with its secret opened.
+type openedKey struct {
+	store.ProviderKey
+	Secret secret.Value
+}
+
+// providerKeys opens every stored provider key with the service's box, by
+// gateway id, leaving out the keys that do not open: what the proxy's
+// snapshot serves (proxy/snapshot reads and opens the keys itself).
+func providerKeys(ctx context.Context, s *Service) (map[string][]openedKey, error) {
+	rows, err := store.All[store.ProviderKey](ctx, s.db, "id")
+	if err != nil {
+		return nil, fmt.Errorf("read provider keys: %w", err)
+	}
+	out := make(map[string][]openedKey)
+	for _, k := range rows {
+		if v, err := s.cfg.Box.Open(k.SealedKey); err == nil {
+			out[k.GatewayID] = append(out[k.GatewayID], openedKey{ProviderKey: k, Secret: v})
+		}
+	}
+	return out, nil
+}
 
 // mkGateway creates tenant tenantID (unless it is "platform") and a gateway
 // "prod" in it.
@@ -113,7 +137,7 @@ func TestProviderKeys(t *testing.T) {
 			t.Fatalf("list: %v %+v", err, list)
 		}
 
-		resolved, err := s.ProviderKeys(ctx)
+		resolved, err := providerKeys(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -87,10 +87,8 @@ func (s *Service) CreatePlaygroundToken(ctx context.Context, p *auth.Principal, 
 		}
 		// Expired playground tokens are of no use to anyone: drop the
 		// caller's here, so that the table does not grow with every mint.
-		_, err := tx.NewDelete().Model((*store.Token)(nil)).
-			Where("user_id = ?", p.UserID).Where("kind = ?", store.TokenPlayground).Where("expires_at <= ?", now).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("delete expired playground tokens: %w", err)
+		if err := store.DeleteExpiredTokens(ctx, tx, p.UserID, store.TokenPlayground, now, false); err != nil {
+			return err
 		}
 		n, err := store.Count[store.Token](ctx, tx, store.Eq("user_id", p.UserID), store.Eq("kind", store.TokenPlayground))
 		if err != nil {
@@ -116,19 +114,16 @@ func (s *Service) CreatePlaygroundToken(ctx context.Context, p *auth.Principal, 
 // playground: every gateway of an active tenant for the Administrator, its
 // tenant's for a Tenant Administrator, its assigned ones for a Member.
 func (s *Service) usableGateways(ctx context.Context, p *auth.Principal) ([]store.Gateway, error) {
-	var rows []store.Gateway
-	q := s.db.NewSelect().Model(&rows).
-		Where("tenant_id IN (?)", s.db.NewSelect().Table("tenants").Column("id").Where("status <> ?", store.TenantDeleted)).
-		OrderExpr("id ASC")
+	var scope store.GatewayScope
 	switch p.Role {
 	case auth.Administrator:
 	case auth.TenantAdministrator:
-		q = q.Where("tenant_id = ?", p.TenantID)
+		scope.TenantID = p.TenantID
 	default:
-		q = q.Where("tenant_id = ?", p.TenantID).
-			Where("id IN (?)", s.db.NewSelect().Table("user_gateways").Column("gateway_id").Where("user_id = ?", p.UserID))
+		scope.TenantID, scope.AssignedTo = p.TenantID, p.UserID
 	}
-	if err := q.Scan(ctx); err != nil && !isNoRows(err) {
+	rows, err := store.UsableGateways(ctx, s.db, scope)
+	if err != nil {
 		return nil, fmt.Errorf("list playground gateways: %w", err)
 	}
 	return rows, nil

@@ -2,8 +2,8 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -52,32 +52,14 @@ func (s *Service) ListModelPrices(ctx context.Context, p *auth.Principal, provid
 	if err != nil {
 		return nil, err
 	}
-	var rows []store.ModelPrice
-	q := s.db.NewSelect().Model(&rows).OrderExpr("provider ASC, model ASC").Limit(int64(pg.Limit + 1))
-	if provider != "" {
-		q = q.Where("provider = ?", provider)
+	rows, next, err := store.ListModelPrices(ctx, s.db, provider, pg)
+	if errors.Is(err, store.ErrBadCursor) {
+		return nil, apierr.Invalid("cursor", "cursor is not valid")
 	}
-	if pg.Cursor != "" {
-		key, _ := store.DecodeCursor(pg.Cursor) // checked by checkPage
-		prov, model, ok := strings.Cut(key, "\x00")
-		if !ok {
-			return nil, apierr.Invalid("cursor", "cursor is not valid")
-		}
-		q = q.Where("(provider > ? OR (provider = ? AND model > ?))", prov, prov, model)
+	if err != nil {
+		return nil, err
 	}
-	if err := q.Scan(ctx); err != nil && !isNoRows(err) {
-		return nil, fmt.Errorf("list model prices: %w", err)
-	}
-	if rows == nil {
-		rows = []store.ModelPrice{}
-	}
-	out := &List[store.ModelPrice]{Data: rows}
-	if len(rows) > pg.Limit {
-		out.Data = rows[:pg.Limit]
-		last := out.Data[pg.Limit-1]
-		c := store.EncodeCursor(last.Provider + "\x00" + last.Model)
-		out.NextCursor = &c
-	}
+	out := &List[store.ModelPrice]{Data: rows, NextCursor: next}
 	return out, nil
 }
 
@@ -146,20 +128,7 @@ func (s *Service) PutModelPrices(ctx context.Context, p *auth.Principal, in []Pr
 	}
 	c := &change{Action: "model_price.put", ResourceType: "model_price", Config: true, Changes: store.Changes{"prices": pairs}}
 	err := s.write(ctx, p, c, func(tx bun.Tx) error {
-		_, err := tx.NewInsert().Model(&rows).
-			On("CONFLICT (provider, model) DO UPDATE").
-			Set("input_per_mtok = EXCLUDED.input_per_mtok").
-			Set("output_per_mtok = EXCLUDED.output_per_mtok").
-			Set("cached_input_per_mtok = EXCLUDED.cached_input_per_mtok").
-			Set("deprecated_at = EXCLUDED.deprecated_at").
-			Set("sunset_at = EXCLUDED.sunset_at").
-			Set("source = EXCLUDED.source").
-			Set("updated_at = EXCLUDED.updated_at").
-			Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("upsert %d model prices: %w", len(rows), err)
-		}
-		return nil
+		return store.UpsertModelPrices(ctx, tx, rows)
 	})
 	if err != nil {
 		return nil, err
@@ -211,12 +180,11 @@ func (s *Service) SeedPrices(ctx context.Context) (int, error) {
 			})
 		}
 		if len(rows) > 0 {
-			res, err := tx.NewInsert().Model(&rows).On("CONFLICT (provider, model) DO NOTHING").Exec(ctx)
+			n, err := store.InsertMissingModelPrices(ctx, tx, rows)
 			if err != nil {
-				return fmt.Errorf("insert %d seed prices: %w", len(rows), err)
+				return err
 			}
-			n, _ := res.RowsAffected()
-			inserted = int(n)
+			inserted = n
 		}
 		if err := s.st.SetMeta(ctx, tx, metaPricesSeeded, now.Format(time.RFC3339)); err != nil {
 			return fmt.Errorf("mark prices seeded: %w", err)

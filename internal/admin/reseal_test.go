@@ -132,7 +132,7 @@ func TestMasterKeyRotation(t *testing.T) {
 			}
 			opens := func(s *Service) {
 				t.Helper()
-				got, err := s.ProviderKeys(ctx)
+				got, err := providerKeys(ctx, s)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -150,7 +150,7 @@ func TestMasterKeyRotation(t *testing.T) {
 
 			// The new key alone opens nothing; with the old one as previous,
 			// everything.
-			if got, _ := svc(newBox).ProviderKeys(ctx); len(got[g.ID]) != 0 {
+			if got, _ := providerKeys(ctx, svc(newBox)); len(got[g.ID]) != 0 {
 				t.Fatalf("the new key alone opened %d keys sealed with the old one", len(got[g.ID]))
 			}
 			rotating := svc(mustBox(t, 2).WithPrevious(mustBox(t, 1)))
@@ -198,7 +198,7 @@ func TestMasterKeyRotation(t *testing.T) {
 				t.Fatalf("second reseal %+v, want nothing resealed", again)
 			}
 			opens(svc(newBox)) // the old key can go
-			if got, _ := svc(oldBox).ProviderKeys(ctx); len(got[g.ID]) != 0 {
+			if got, _ := providerKeys(ctx, svc(oldBox)); len(got[g.ID]) != 0 {
 				t.Fatalf("the old key still opens %d keys", len(got[g.ID]))
 			}
 

@@ -15,9 +15,11 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
 	"github.com/sluicehq/sluice/internal/ids"
+	"github.com/sluicehq/sluice/internal/page"
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -175,15 +177,21 @@ func errStoreUnavailable() *apierr.Error {
 
 // ClassifyError is the admin API's one mapping of errors to the wire,
 // shared by the REST shims and the GraphQL resolvers: a *apierr.Error
-// answers as it is, an error of a store that cannot serve now (by its
-// type, store.Unavailable) answers 503 unavailable, and any other error is
-// returned unchanged, for the transport to log and answer 500.
+// answers as it is, an analytics query the backend refused for what the
+// caller asked (*analytics.QueryError) answers 400 invalid_request naming
+// its parameter, an error of a store that cannot serve now (by its type,
+// store.Unavailable) answers 503 unavailable, and any other error is
+// returned unchanged, for the transport to log and answer 500. The storage
+// layers return typed errors; only here do they get an HTTP status.
 func ClassifyError(err error) error {
 	if err == nil {
 		return nil
 	}
 	if _, ok := errors.AsType[*apierr.Error](err); ok {
 		return err
+	}
+	if qe, ok := errors.AsType[*analytics.QueryError](err); ok {
+		return apierr.Invalid(qe.Param, "%s", qe.Reason)
 	}
 	if store.Unavailable(err) {
 		return errStoreUnavailable()
@@ -211,13 +219,15 @@ type List[T any] struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
+// checkPage applies the pagination policy (package page) to pg: a limit
+// of 0 is the default, one out of range is a 400, and a cursor must be
+// one the store made.
 func checkPage(pg Page) (Page, error) {
-	if pg.Limit == 0 {
-		pg.Limit = 50
+	limit, ok := page.Limit(pg.Limit)
+	if !ok {
+		return pg, apierr.Invalid("limit", "limit must be between 1 and %d", page.MaxLimit)
 	}
-	if pg.Limit < 1 || pg.Limit > 1000 {
-		return pg, apierr.Invalid("limit", "limit must be between 1 and 1000")
-	}
+	pg.Limit = limit
 	if pg.Cursor != "" {
 		if _, err := store.DecodeCursor(pg.Cursor); err != nil {
 			return pg, apierr.Invalid("cursor", "cursor is not valid")
@@ -259,23 +269,3 @@ func (s *Service) Authorize(ctx context.Context, p *auth.Principal, op auth.Op, 
 	}
 	return err
 }
-
-// Store returns the service's store.
-func (s *Service) Store() *store.Store { return s.st }
-
-// SetBreakerStates sets the source of circuit-breaker state once the
-// in-process proxy exists. Call it before serving.
-func (s *Service) SetBreakerStates(b BreakerStates) { s.cfg.Breakers = b }
-
-// SetAnalytics sets the analytics backend that answers the figures (nil:
-// empty figures). Call it before serving.
-func (s *Service) SetAnalytics(a Analytics) {
-	if a == nil {
-		a = noAnalytics{}
-	}
-	s.cfg.Analytics = a
-}
-
-// SetBudgets sets the source of budget spend (nil: zero spend). Call it
-// before serving.
-func (s *Service) SetBudgets(b BudgetSpend) { s.cfg.Budgets = b }

@@ -90,10 +90,8 @@ func (s *Service) CreateSession(ctx context.Context, email, password, ip string)
 	err = s.write(ctx, p, c, func(tx bun.Tx) error {
 		// Expired sessions of the user are of no use to anyone: drop them
 		// here, so that the table does not grow with every sign-in.
-		_, err := tx.NewDelete().Model((*store.Token)(nil)).
-			Where("user_id = ?", u.ID).Where("kind = ?", store.TokenSession).Where("expires_at < ?", now).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("delete expired sessions: %w", err)
+		if err := store.DeleteExpiredTokens(ctx, tx, u.ID, store.TokenSession, now, true); err != nil {
+			return err
 		}
 		if err := store.Insert(ctx, tx, t); err != nil {
 			return err

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/uptrace/bun"
 
@@ -147,7 +148,7 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 	}
 	if in.Status != nil {
 		if p.Role != auth.Administrator {
-			return nil, apierr.New(403, apierr.CodeForbidden, "only the Administrator may change a tenant's status")
+			return nil, apierr.New(http.StatusForbidden, apierr.CodeForbidden, "only the Administrator may change a tenant's status")
 		}
 		if *in.Status != store.TenantActive && *in.Status != store.TenantSuspended {
 			return nil, apierr.Invalid("status", "status must be active or suspended (DELETE deletes a tenant)")
@@ -161,7 +162,7 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 		// The tenant's in-flight cap protects the other tenants of the
 		// process: only the platform's Administrator may move it.
 		if p.Role != auth.Administrator && !sameInt(in.Settings.MaxInFlight, t.Settings.MaxInFlight) {
-			return nil, apierr.New(403, apierr.CodeForbidden, "only the Administrator may change a tenant's settings.max_in_flight")
+			return nil, apierr.New(http.StatusForbidden, apierr.CodeForbidden, "only the Administrator may change a tenant's settings.max_in_flight")
 		}
 		t.Settings, changes["settings"], cols = *in.Settings, *in.Settings, append(cols, "settings")
 	}

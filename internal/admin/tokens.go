@@ -190,7 +190,7 @@ func (in *TokenPatch) apply(t *store.Token, now time.Time, owner *store.RateLimi
 }
 
 func roleCannotHoldTokens(r auth.Role) error {
-	return apierr.New(400, apierr.CodeRoleCannotHoldTokens, "users with the %s role cannot hold API tokens", r)
+	return apierr.New(http.StatusBadRequest, apierr.CodeRoleCannotHoldTokens, "users with the %s role cannot hold API tokens", r)
 }
 
 // listTokens lists the API tokens matching conds, oldest first (ids are

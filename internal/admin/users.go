@@ -124,7 +124,7 @@ func (s *Service) checkGrant(ctx context.Context, p *auth.Principal, op auth.Op,
 	if !p.Role.CanGrant(role) {
 		s.recordDenied(ctx, p, &change{Action: string(op), ResourceType: "user", ResourceID: userID, TenantID: p.TenantID,
 			Changes: store.Changes{"reason": "grant", "role": role}})
-		return apierr.New(403, apierr.CodeForbidden, "the %s role may not grant the %s role", p.Role, role)
+		return apierr.New(http.StatusForbidden, apierr.CodeForbidden, "the %s role may not grant the %s role", p.Role, role)
 	}
 	return nil
 }
@@ -279,7 +279,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *auth.Principal, id string, 
 		if self {
 			s.recordDenied(ctx, p, &change{Action: string(auth.OpUserUpdate), ResourceType: "user", ResourceID: u.ID, TenantID: u.TenantID,
 				Changes: store.Changes{"reason": "own_role", "role": *in.Role}})
-			return nil, apierr.New(403, apierr.CodeForbidden, "you cannot change your own role")
+			return nil, apierr.New(http.StatusForbidden, apierr.CodeForbidden, "you cannot change your own role")
 		}
 		if err := s.checkGrant(ctx, p, auth.OpUserUpdate, u.ID, *in.Role); err != nil {
 			return nil, err
@@ -452,10 +452,7 @@ func (s *Service) AssignGateway(ctx context.Context, p *auth.Principal, userID, 
 	c := &change{Action: "user_gateway.assign", ResourceType: "user", ResourceID: u.ID, TenantID: u.TenantID, Config: true,
 		Changes: store.Changes{"gateway_id": g.ID}}
 	return s.write(ctx, p, c, func(tx bun.Tx) error {
-		if _, err := tx.NewInsert().Model(ug).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
-			return fmt.Errorf("assign gateway %s to user %s: %w", g.ID, u.ID, err)
-		}
-		return nil
+		return store.AssignGateway(ctx, tx, ug)
 	})
 }
 

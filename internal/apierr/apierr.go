@@ -83,7 +83,7 @@ func typeFor(status int) string {
 	case http.StatusTooManyRequests:
 		return TypeRateLimit
 	}
-	if status >= 500 {
+	if status >= http.StatusInternalServerError {
 		return TypeAPI
 	}
 	return TypeInvalidRequest

@@ -1,6 +1,10 @@
 package auth
 
-import "github.com/sluicehq/sluice/internal/apierr"
+import (
+	"net/http"
+
+	"github.com/sluicehq/sluice/internal/apierr"
+)
 
 // Op is one admin operation. Every REST shim and GraphQL field maps to
 // exactly one Op, and admin.Service checks it before doing anything.
@@ -214,5 +218,5 @@ func Check(r Role, op Op) error {
 	if ru.perm != "" && !r.Has(ru.perm) {
 		return apierr.Forbidden(string(ru.perm))
 	}
-	return apierr.New(403, apierr.CodeForbidden, "the %s role may not perform %s", r, op)
+	return apierr.New(http.StatusForbidden, apierr.CodeForbidden, "the %s role may not perform %s", r, op)
 }

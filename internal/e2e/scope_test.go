@@ -44,19 +44,18 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := admin.New(admin.Config{Store: st, Box: box, AllowPrivateBaseURLs: true})
+	an, err := embedded.Open(ctx, filepath.Join(t.TempDir(), "analytics.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = an.Close() })
+	svc, err := admin.New(admin.Config{Store: st, Box: box, AllowPrivateBaseURLs: true, Analytics: an})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := svc.Bootstrap(ctx, adminToken); err != nil {
 		t.Fatal(err)
 	}
-	an, err := embedded.Open(ctx, filepath.Join(t.TempDir(), "analytics.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = an.Close() })
-	svc.SetAnalytics(an)
 	h := rest.NewAdmin(svc, rest.AdminOptions{GraphQL: graph.NewHandler(svc, graph.Options{})})
 	e := &scopeEnv{t: t, srv: httptest.NewServer(h), backend: an, creds: map[string]string{"admin": adminToken},
 		users: map[string]string{}, tokens: map[string]string{}, gws: map[string]string{}}

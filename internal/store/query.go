@@ -8,6 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/sluicehq/sluice/internal/page"
 )
 
 // Cond is one equality condition of a query; values are always bound as
@@ -41,7 +43,7 @@ func where[Q interface {
 
 // Page selects a slice of a listing ordered by a unique key.
 type Page struct {
-	Limit  int    // 1..1000; 0 means 50
+	Limit  int    // 1..page.MaxLimit; 0 means page.DefaultLimit
 	Cursor string // opaque, from a previous page's next cursor
 }
 
@@ -81,15 +83,15 @@ func Count[T any](ctx context.Context, db bun.IDB, conds ...Cond) (int, error) {
 
 // List returns one page of rows of type T matching every condition, ordered
 // by keyCol ascending, and the cursor of the next page (nil at the end).
-func List[T any](ctx context.Context, db bun.IDB, keyCol string, key func(*T) string, page Page, conds ...Cond) ([]T, *string, error) {
-	limit := page.Limit
+func List[T any](ctx context.Context, db bun.IDB, keyCol string, key func(*T) string, pg Page, conds ...Cond) ([]T, *string, error) {
+	limit := pg.Limit
 	if limit <= 0 {
-		limit = 50
+		limit = page.DefaultLimit
 	}
 	var rows []T
 	q := where(db.NewSelect().Model(&rows), conds).OrderExpr("? ASC", bun.Ident(keyCol)).Limit(int64(limit + 1))
-	if page.Cursor != "" {
-		after, err := DecodeCursor(page.Cursor)
+	if pg.Cursor != "" {
+		after, err := DecodeCursor(pg.Cursor)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -16,40 +16,40 @@ import (
 // translation needs its structure, and the answer they build. The
 // OpenAI-wire adapter never decodes a body this way; it passes raw bytes.
 
-// openAIChatRequest is the part of an OpenAI chat completion request that
+// OpenAIChatRequest is the part of an OpenAI chat completion request that
 // translating adapters read. Numbers that are only passed on are kept as
 // raw JSON so that their text is not changed.
-type openAIChatRequest struct {
+type OpenAIChatRequest struct {
 	Model               string                `json:"model"`
-	Messages            []openAIChatMessage   `json:"messages"`
+	Messages            []OpenAIChatMessage   `json:"messages"`
 	MaxTokens           *int64                `json:"max_tokens"`
 	MaxCompletionTokens *int64                `json:"max_completion_tokens"`
 	Temperature         json.RawMessage       `json:"temperature"`
 	TopP                json.RawMessage       `json:"top_p"`
 	Stop                openAIStop            `json:"stop"`
 	User                string                `json:"user"`
-	Tools               []openAITool          `json:"tools"`
+	Tools               []OpenAITool          `json:"tools"`
 	ToolChoice          json.RawMessage       `json:"tool_choice"`
 	ParallelToolCalls   *bool                 `json:"parallel_tool_calls"`
 	ResponseFormat      *openAIResponseFormat `json:"response_format"`
 	Stream              bool                  `json:"stream"`
 }
 
-// openAIChatMessage is one message of a chat request.
-type openAIChatMessage struct {
+// OpenAIChatMessage is one message of a chat request.
+type OpenAIChatMessage struct {
 	Role       string           `json:"role"`
-	Content    openAIContent    `json:"content"`
+	Content    OpenAIContent    `json:"content"`
 	Name       string           `json:"name"`
-	ToolCalls  []openAIToolCall `json:"tool_calls"`
+	ToolCalls  []OpenAIToolCall `json:"tool_calls"`
 	ToolCallID string           `json:"tool_call_id"`
 }
 
-// openAIContent is a message's content as parts: a string content is one
+// OpenAIContent is a message's content as parts: a string content is one
 // text part, null or absent is none.
-type openAIContent []openAIPart
+type OpenAIContent []openAIPart
 
 // UnmarshalJSON accepts a string, an array of content parts or null.
-func (c *openAIContent) UnmarshalJSON(b []byte) error {
+func (c *OpenAIContent) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) == 0 || string(b) == "null":
@@ -60,7 +60,7 @@ func (c *openAIContent) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		*c = openAIContent{{Type: "text", Text: s}}
+		*c = OpenAIContent{{Type: "text", Text: s}}
 		return nil
 	case b[0] == '[':
 		var parts []openAIPart
@@ -102,8 +102,8 @@ func (u *openAIImageURL) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*plain)(u))
 }
 
-// openAITool is one entry of "tools".
-type openAITool struct {
+// OpenAITool is one entry of "tools".
+type OpenAITool struct {
 	Type     string `json:"type"`
 	Function struct {
 		Name        string          `json:"name"`
@@ -112,16 +112,16 @@ type openAITool struct {
 	} `json:"function"`
 }
 
-// openAIToolCall is a tool call of an assistant message, in a request or
+// OpenAIToolCall is a tool call of an assistant message, in a request or
 // an answer. Arguments is the JSON text of the arguments.
-type openAIToolCall struct {
+type OpenAIToolCall struct {
 	ID       string             `json:"id"`
 	Type     string             `json:"type"`
-	Function openAIFunctionCall `json:"function"`
+	Function OpenAIFunctionCall `json:"function"`
 }
 
-// openAIFunctionCall is the function of a tool call.
-type openAIFunctionCall struct {
+// OpenAIFunctionCall is the function of a tool call.
+type OpenAIFunctionCall struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }
@@ -158,25 +158,31 @@ func (s *openAIStop) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeOpenAIChat decodes a chat request body. A body that does not fit
+// DecodeOpenAIChat decodes a chat request body. A body that does not fit
 // the schema is an *Error with status 400 naming the provider, since the
 // gateway has only checked that it is JSON.
-func decodeOpenAIChat(provider string, body []byte) (*openAIChatRequest, error) {
-	var r openAIChatRequest
+func DecodeOpenAIChat(provider string, body []byte) (*OpenAIChatRequest, error) {
+	var r OpenAIChatRequest
 	if err := json.Unmarshal(body, &r); err != nil {
-		msg := err.Error()
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			msg = "the field " + te.Field + " has the wrong type"
-		}
-		return nil, &Error{Status: http.StatusBadRequest,
-			Message: provider + ": the request does not fit the chat completions schema: " + msg}
+		return nil, &Error{Status: http.StatusBadRequest, Message: provider + ": " + (&llm.SchemaError{Err: err}).Error()}
 	}
 	return &r, nil
 }
 
-// rawNumber returns raw unless it is absent or JSON null.
-func rawNumber(raw json.RawMessage) json.RawMessage {
+// DecodeChat decodes a chat request body into the neutral model
+// (llm.DecodeOpenAIChat), for a translating codec to encode from. A body
+// that does not fit the schema is an *Error with status 400 naming the
+// provider, since the gateway has only checked that it is JSON.
+func DecodeChat(provider string, body []byte) (*llm.Request, error) {
+	r, err := llm.DecodeOpenAIChat(body)
+	if err != nil {
+		return nil, &Error{Status: http.StatusBadRequest, Message: provider + ": " + err.Error()}
+	}
+	return r, nil
+}
+
+// RawNumber returns raw unless it is absent or JSON null.
+func RawNumber(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -184,9 +190,9 @@ func rawNumber(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// parseDataURL splits a base64 data URL ("data:image/png;base64,…") into
+// ParseDataURL splits a base64 data URL ("data:image/png;base64,…") into
 // its media type and data; ok is false for anything else.
-func parseDataURL(u string) (mediaType, data string, ok bool) {
+func ParseDataURL(u string) (mediaType, data string, ok bool) {
 	rest, found := strings.CutPrefix(u, "data:")
 	if !found {
 		return "", "", false
@@ -202,33 +208,33 @@ func parseDataURL(u string) (mediaType, data string, ok bool) {
 	return mediaType, data, true
 }
 
-// openAIChatCompletion is a chat.completion answer as translating
+// OpenAIChatCompletion is a chat.completion answer as translating
 // adapters build it; encoded with encoding/json, its fields keep this
 // order.
-type openAIChatCompletion struct {
+type OpenAIChatCompletion struct {
 	ID      string             `json:"id"`
 	Object  string             `json:"object"`
 	Created int64              `json:"created"`
 	Model   string             `json:"model"`
-	Choices []openAIChatChoice `json:"choices"`
+	Choices []OpenAIChatChoice `json:"choices"`
 	Usage   *openAIUsageJSON   `json:"usage,omitempty"`
 }
 
-// openAIChatChoice is one choice of an answer.
-type openAIChatChoice struct {
+// OpenAIChatChoice is one choice of an answer.
+type OpenAIChatChoice struct {
 	Index        int                 `json:"index"`
-	Message      openAIAnswerMessage `json:"message"`
+	Message      OpenAIAnswerMessage `json:"message"`
 	Logprobs     json.RawMessage     `json:"logprobs"`
 	FinishReason string              `json:"finish_reason"`
 }
 
-// openAIAnswerMessage is the assistant message of a choice; Content is
+// OpenAIAnswerMessage is the assistant message of a choice; Content is
 // null when the answer is only tool calls.
-type openAIAnswerMessage struct {
+type OpenAIAnswerMessage struct {
 	Role      string           `json:"role"`
 	Content   *string          `json:"content"`
 	Refusal   *string          `json:"refusal"`
-	ToolCalls []openAIToolCall `json:"tool_calls,omitempty"`
+	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
 }
 
 // openAIUsageJSON is the usage object of an answer or of the final
@@ -242,16 +248,16 @@ type openAIUsageJSON struct {
 	} `json:"prompt_tokens_details"`
 }
 
-// usageJSON returns u as OpenAI's usage object.
-func usageJSON(u llm.Usage) *openAIUsageJSON {
+// UsageJSON returns u as OpenAI's usage object.
+func UsageJSON(u llm.Usage) *openAIUsageJSON {
 	j := &openAIUsageJSON{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	j.PromptTokensDetails.CachedTokens = u.CachedTokens
 	return j
 }
 
-// appendUsageJSON appends u as OpenAI's usage object, for chunks built by
+// AppendUsageJSON appends u as OpenAI's usage object, for chunks built by
 // appending.
-func appendUsageJSON(dst []byte, u llm.Usage) []byte {
+func AppendUsageJSON(dst []byte, u llm.Usage) []byte {
 	dst = append(dst, `{"prompt_tokens":`...)
 	dst = strconv.AppendInt(dst, u.PromptTokens, 10)
 	dst = append(dst, `,"completion_tokens":`...)
@@ -263,10 +269,10 @@ func appendUsageJSON(dst []byte, u llm.Usage) []byte {
 	return append(dst, "}}"...)
 }
 
-// marshalJSON encodes v without escaping <, > and & (answers carry code
+// MarshalJSON encodes v without escaping <, > and & (answers carry code
 // and HTML, and OpenAI does not escape them either) and without the
 // trailing newline of json.Encoder.
-func marshalJSON(v any) ([]byte, error) {
+func MarshalJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

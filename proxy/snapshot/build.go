@@ -10,17 +10,18 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
-// KeySource returns the decrypted provider keys of every gateway, keyed by
-// gateway id. *admin.Service satisfies it.
-type KeySource interface {
-	ProviderKeys(ctx context.Context) (map[string][]admin.ResolvedKey, error)
+// Opener opens sealed provider keys. *secret.Box implements it; a box
+// given the previous master key (secret.Box.WithPrevious) also opens the
+// keys sealed with it, during a master-key rotation.
+type Opener interface {
+	Open(sealed string) (secret.Value, error)
 }
 
-var _ KeySource = (*admin.Service)(nil)
+var _ Opener = (*secret.Box)(nil)
 
 // rows is everything Build reads from the store in one transaction.
 type rows struct {
@@ -32,40 +33,68 @@ type rows struct {
 	assigned []store.UserGateway
 	tokens   []store.Token
 	prices   []store.ModelPrice
+	keys     []store.ProviderKey
+}
+
+// openedKey is a provider key with its opened secret.
+type openedKey struct {
+	store.ProviderKey
+	Secret secret.Value
+}
+
+// UnopenedKey is a provider key that did not open with the master key
+// (corrupt, or sealed with another master key). It is left out of the
+// snapshot, so that one bad row does not take every other key out of
+// service; the Holder logs it by id.
+type UnopenedKey struct {
+	ID, GatewayID, Provider, Alias string
+	Err                            error
 }
 
 // Build reads the configuration from st in one read-only transaction
 // (REPEATABLE READ on PostgreSQL; SQLite's WAL read transactions see one
-// snapshot) and the decrypted provider keys from keys, and assembles a
-// snapshot. Tokens that expired more than a day ago are left out.
-//
-// The keys are read after the transaction, so they are at least as new as
-// the rest: a key added in between belongs to a change with a higher version
-// than Snapshot.Version, which the Holder sees and rebuilds for.
+// snapshot), opens the provider keys with box and assembles a snapshot.
+// The keys are read in the same transaction as the rest, so they belong
+// to the same configuration version. Tokens that expired more than a day
+// ago are left out, and so are keys that do not open (Snapshot.Unopened).
 //
 // The snapshot's in-flight counters are new; BuildWith keeps them across
 // builds.
-func Build(ctx context.Context, st *store.Store, keys KeySource, now time.Time) (*Snapshot, error) {
-	return BuildWith(ctx, st, keys, now, nil)
+func Build(ctx context.Context, st *store.Store, box Opener, now time.Time) (*Snapshot, error) {
+	return BuildWith(ctx, st, box, now, nil)
 }
 
 // BuildWith is Build with the in-flight counters taken from counters: an
 // object that was in the previous snapshot built with them gets the same
 // counter, so requests in flight stay counted across rebuilds. Nil counters
 // means new ones.
-func BuildWith(ctx context.Context, st *store.Store, keys KeySource, now time.Time, counters *Counters) (*Snapshot, error) {
+func BuildWith(ctx context.Context, st *store.Store, box Opener, now time.Time, counters *Counters) (*Snapshot, error) {
 	r, err := read(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	resolved, err := keys.ProviderKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read provider keys: %w", err)
-	}
+	keys, unopened := open(r.keys, box)
 	if counters == nil {
 		counters = NewCounters()
 	}
-	return assemble(r, resolved, now, counters), nil
+	s := assemble(r, keys, now, counters)
+	s.unopened = unopened
+	return s, nil
+}
+
+// open opens the sealed provider keys with box, by gateway id. A key that
+// does not open is returned in unopened instead.
+func open(rows []store.ProviderKey, box Opener) (keys map[string][]openedKey, unopened []UnopenedKey) {
+	keys = make(map[string][]openedKey)
+	for _, k := range rows {
+		v, err := box.Open(k.SealedKey)
+		if err != nil {
+			unopened = append(unopened, UnopenedKey{ID: k.ID, GatewayID: k.GatewayID, Provider: k.Provider, Alias: k.Alias, Err: err})
+			continue
+		}
+		keys[k.GatewayID] = append(keys[k.GatewayID], openedKey{ProviderKey: k, Secret: v})
+	}
+	return keys, unopened
 }
 
 func read(ctx context.Context, st *store.Store) (*rows, error) {
@@ -115,6 +144,7 @@ func read(ctx context.Context, st *store.Store) (*rows, error) {
 			return err
 		}},
 		{"model prices", func() (err error) { r.prices, err = store.All[store.ModelPrice](ctx, tx, "provider"); return err }},
+		{"provider keys", func() (err error) { r.keys, err = store.All[store.ProviderKey](ctx, tx, "id"); return err }},
 	}
 	for _, s := range steps {
 		if err := s.load(); err != nil {
@@ -127,7 +157,7 @@ func read(ctx context.Context, st *store.Store) (*rows, error) {
 // assemble links the rows into a snapshot. It leaves out what the proxy must
 // not serve: gateways of deleted tenants, disabled rules, revoked and
 // long-expired tokens, tokens of users not active and of gateways not served.
-func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time, counters *Counters) *Snapshot {
+func assemble(r *rows, keys map[string][]openedKey, now time.Time, counters *Counters) *Snapshot {
 	cb := counters.begin()
 	defer cb.done()
 	s := &Snapshot{
@@ -169,7 +199,7 @@ func assemble(r *rows, keys map[string][]admin.ResolvedKey, now time.Time, count
 			}
 			key := &Key{
 				ID: k.ID, Provider: k.Provider, Alias: k.Alias, BaseURL: k.BaseURL, Weight: k.Weight,
-				Models: []string(k.Models), Options: k.Options, Secret: k.Secret,
+				Models: []string(k.Models), Options: keyOptions(k.Options), Secret: k.Secret,
 			}
 			key.Upstream = cb.get("upstream", g.TenantID+" "+upstreamID(key))
 			g.Keys[k.Provider] = append(g.Keys[k.Provider], key)

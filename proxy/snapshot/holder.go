@@ -31,7 +31,8 @@ const (
 // HolderConfig configures a Holder.
 type HolderConfig struct {
 	Store *store.Store
-	Keys  KeySource
+	// Box opens the provider keys the store holds sealed.
+	Box Opener
 	// Poll is the period of the configuration-version check (default 500 ms,
 	// so that a change reaches every proxy well within the 2 s the contract
 	// promises; the check reads one row).
@@ -133,8 +134,14 @@ func (h *Holder) Load() *Snapshot { return h.cur.Load() }
 // after the call is in service, or ctx ends. The in-process admin calls it
 // after each write, so that what an admin request just wrote (a playground
 // token, a key) is served by the next inference request: read-your-writes
-// within one process. Other processes learn of it within 2 s.
+// within one process. Other processes learn of it within 2 s. A holder
+// that is not running returns at once: its first build, when Run starts,
+// reads everything committed before it (cmd/sluice bootstraps the store
+// before the holder runs).
 func (h *Holder) Sync(ctx context.Context) error {
+	if !h.running.Load() {
+		return nil
+	}
 	h.mu.Lock()
 	after := h.startSeq
 	h.mu.Unlock()
@@ -199,8 +206,8 @@ func (h *Holder) Stats() HolderStats {
 // returns nil when ctx ends; it returns an error only for a configuration
 // it cannot run with.
 func (h *Holder) Run(ctx context.Context) error {
-	if h.cfg.Store == nil || h.cfg.Keys == nil {
-		return errors.New("snapshot: a store and a key source are required")
+	if h.cfg.Store == nil || h.cfg.Box == nil {
+		return errors.New("snapshot: a store and a box are required")
 	}
 	if !h.running.CompareAndSwap(false, true) {
 		return errors.New("snapshot: the holder is already running")
@@ -286,12 +293,16 @@ func (h *Holder) rebuild(ctx context.Context) error {
 	}
 	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
-	s, err := BuildWith(bctx, h.cfg.Store, h.cfg.Keys, h.cfg.Now(), h.counters)
+	s, err := BuildWith(bctx, h.cfg.Store, h.cfg.Box, h.cfg.Now(), h.counters)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.fail("build configuration snapshot", err)
 		}
 		return err
+	}
+	for _, k := range s.Unopened() {
+		h.log.ErrorContext(ctx, "provider key does not open; left out of the snapshot",
+			"key_id", k.ID, "gateway_id", k.GatewayID, "provider", k.Provider, "alias", k.Alias, "err", k.Err)
 	}
 	prev := h.cur.Swap(s)
 	h.mu.Lock()

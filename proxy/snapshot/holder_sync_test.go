@@ -27,7 +27,7 @@ func TestSyncReadYourWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewHolder(HolderConfig{Store: st, Keys: svc, Poll: time.Hour})
+	h := NewHolder(HolderConfig{Store: st, Box: box, Poll: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
@@ -46,5 +46,21 @@ func TestSyncReadYourWrites(t *testing.T) {
 		if _, ok := h.Load().Gateway("platform", slug); !ok {
 			t.Fatalf("gateway %s written before Sync is not in the snapshot", slug)
 		}
+	}
+}
+
+// TestSyncNotRunning: a holder that is not running answers Sync at once
+// (its first build will read the write), so that writes made before the
+// proxy starts, such as the bootstrap's, do not wait out their timeout.
+func TestSyncNotRunning(t *testing.T) {
+	h := NewHolder(HolderConfig{Store: testenv.Store(t, testenv.SQLite), Box: try(secret.NewBox(make([]byte, 32))).must(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := h.Sync(ctx); err != nil {
+		t.Fatalf("Sync on a holder not running: %v, want nil", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Sync on a holder not running took %s, want at once", d)
 	}
 }

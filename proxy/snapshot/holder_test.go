@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 
@@ -108,7 +109,7 @@ func propagates(t *testing.T, e *env, h *Holder) {
 
 func TestHolderPollsVersion(t *testing.T) {
 	e := newEnv(t, testenv.SQLite, nil)
-	h := NewHolder(HolderConfig{Store: e.st, Keys: e.svc, Logger: quiet}) // Poll defaults to 1 s
+	h := NewHolder(HolderConfig{Store: e.st, Box: e.box, Logger: quiet}) // Poll defaults to 1 s
 	start(t, h)
 	ready(t, h)
 	propagates(t, e, h)
@@ -117,7 +118,7 @@ func TestHolderPollsVersion(t *testing.T) {
 func TestHolderListensOnPostgres(t *testing.T) {
 	e := newEnv(t, testenv.Postgres, nil)
 	// With a one-minute poll, only the notification can deliver in time.
-	h := NewHolder(HolderConfig{Store: e.st, Keys: e.svc, Poll: time.Minute, Logger: quiet})
+	h := NewHolder(HolderConfig{Store: e.st, Box: e.box, Poll: time.Minute, Logger: quiet})
 	start(t, h)
 	ready(t, h)
 	waitFor(t, 10*time.Second, "LISTEN connection", func() bool { return h.Stats().Listening })
@@ -133,7 +134,7 @@ func TestHolderRefreshIsImmediate(t *testing.T) {
 			h.Refresh()
 		}
 	})
-	h = NewHolder(HolderConfig{Store: e.st, Keys: e.svc, Poll: time.Minute, Logger: quiet})
+	h = NewHolder(HolderConfig{Store: e.st, Box: e.box, Poll: time.Minute, Logger: quiet})
 	start(t, h)
 	ready(t, h)
 	e.gateway(t, "platform", "now")
@@ -165,7 +166,7 @@ func TestHolderKeepsServingWhenStoreIsDown(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b testenv.Backend) {
 		e := newEnv(t, b, nil)
 		var logs syncBuffer
-		h := NewHolder(HolderConfig{Store: e.st, Keys: e.svc, Poll: 50 * time.Millisecond,
+		h := NewHolder(HolderConfig{Store: e.st, Box: e.box, Poll: 50 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		done := start(t, h)
 		s := ready(t, h)
@@ -200,7 +201,7 @@ func TestHolderRetriesFirstBuild(t *testing.T) {
 	if err := e.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	h := NewHolder(HolderConfig{Store: e.st, Keys: e.svc, Logger: quiet})
+	h := NewHolder(HolderConfig{Store: e.st, Box: e.box, Logger: quiet})
 	start(t, h)
 	waitFor(t, 5*time.Second, "retries", func() bool { return h.Stats().Failures >= 3 })
 	if h.Ready() || h.Load() != nil {
@@ -211,31 +212,31 @@ func TestHolderRetriesFirstBuild(t *testing.T) {
 	}
 }
 
-// gatedKeys blocks ProviderKeys while armed, so that a test can hold a
-// rebuild in flight.
-type gatedKeys struct {
-	KeySource
+// gatedBox blocks Open while armed, so that a test can hold a rebuild in
+// flight (the store must hold a provider key for a rebuild to open one).
+type gatedBox struct {
+	Opener
 	armed   atomic.Bool
 	started chan struct{} // size 1: the test waits for one start at a time
 	release chan struct{}
 }
 
-func (g *gatedKeys) ProviderKeys(ctx context.Context) (map[string][]admin.ResolvedKey, error) {
+func (g *gatedBox) Open(sealed string) (secret.Value, error) {
 	if g.armed.Load() {
 		signal(g.started)
-		select {
-		case <-g.release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		<-g.release
 	}
-	return g.KeySource.ProviderKeys(ctx)
+	return g.Opener.Open(sealed)
 }
 
 func TestHolderCoalescesRefreshes(t *testing.T) {
 	e := newEnv(t, testenv.SQLite, nil)
-	keys := &gatedKeys{KeySource: e.svc, started: make(chan struct{}, 1), release: make(chan struct{})}
-	h := NewHolder(HolderConfig{Store: e.st, Keys: keys, Poll: time.Minute, Logger: quiet})
+	e.tenant(t, "acme")
+	g := e.gateway(t, "acme", "prod")
+	try(e.svc.CreateKey(context.Background(), e.admin, g.ID,
+		admin.KeyInput{Provider: "openai", Alias: "main", Key: "sk-test-1234567890abcdef"})).must(t)
+	keys := &gatedBox{Opener: e.box, started: make(chan struct{}, 1), release: make(chan struct{})}
+	h := NewHolder(HolderConfig{Store: e.st, Box: keys, Poll: time.Minute, Logger: quiet})
 	start(t, h)
 	ready(t, h)
 	base := h.Stats().Rebuilds
@@ -273,7 +274,7 @@ func TestHolderCoalescesRefreshes(t *testing.T) {
 
 func TestHolderRunTwice(t *testing.T) {
 	e := newEnv(t, testenv.SQLite, nil)
-	h := NewHolder(HolderConfig{Store: e.st, Keys: e.svc, Logger: quiet})
+	h := NewHolder(HolderConfig{Store: e.st, Box: e.box, Logger: quiet})
 	start(t, h)
 	ready(t, h)
 	if err := h.Run(context.Background()); err == nil {

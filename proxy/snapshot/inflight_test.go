@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/auth"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -26,7 +25,7 @@ func inFlightRows(withUser bool) *rows {
 	return r
 }
 
-var inFlightKeys = map[string][]admin.ResolvedKey{"gw_1": {
+var inFlightKeys = map[string][]openedKey{"gw_1": {
 	{ProviderKey: store.ProviderKey{TenantID: "acme", ID: "pk_1", Provider: "openai", Alias: "a"}},
 	{ProviderKey: store.ProviderKey{TenantID: "acme", ID: "pk_2", Provider: "openai", Alias: "b", BaseURL: "https://API.openai.com/v1/"}},
 	{ProviderKey: store.ProviderKey{TenantID: "acme", ID: "pk_3", Provider: "openai-compatible", Alias: "c", BaseURL: "http://10.0.0.5:8000/v1"}},

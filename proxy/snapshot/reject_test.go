@@ -63,7 +63,7 @@ func TestCheckSizeCountsWhatASnapshotLoads(t *testing.T) {
 // rejecting runs a holder with logs in logs and MaxRows maxRows.
 func rejecting(t *testing.T, e *env, maxRows int, logs *syncBuffer) *Holder {
 	t.Helper()
-	h := NewHolder(HolderConfig{Store: e.st, Keys: e.svc, Poll: 20 * time.Millisecond, MaxRows: maxRows,
+	h := NewHolder(HolderConfig{Store: e.st, Box: e.box, Poll: 20 * time.Millisecond, MaxRows: maxRows,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	start(t, h)
 	ready(t, h)

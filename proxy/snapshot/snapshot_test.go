@@ -21,7 +21,10 @@ import (
 
 // env is a real store with an admin service and its Administrator.
 type env struct {
-	st    *store.Store
+	st *store.Store
+	// box seals the provider keys the service writes and opens them for
+	// the snapshot.
+	box   *secret.Box
 	svc   *admin.Service
 	admin *auth.Principal
 	// adminToken is the bootstrap user token of the Administrator.
@@ -51,7 +54,7 @@ func newEnv(t *testing.T, b testenv.Backend, onChange func()) *env {
 	if err != nil {
 		t.Fatalf("Authenticate(bootstrap token): %v", err)
 	}
-	return &env{st: st, svc: svc, admin: p, adminToken: tok}
+	return &env{st: st, box: box, svc: svc, admin: p, adminToken: tok}
 }
 
 func forEachBackend(t *testing.T, fn func(t *testing.T, b testenv.Backend)) {
@@ -109,7 +112,7 @@ func (e *env) gatewayToken(t *testing.T, gatewayID string, in admin.TokenInput) 
 
 func (e *env) build(t *testing.T, now time.Time) *Snapshot {
 	t.Helper()
-	return try(Build(context.Background(), e.st, e.svc, now)).must(t)
+	return try(Build(context.Background(), e.st, e.box, now)).must(t)
 }
 
 func TestBuild(t *testing.T) {

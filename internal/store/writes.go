@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// CountClientError counts one more report of the client error with
+// fingerprint, seen at now, and returns its id; found is false when no
+// such error is stored yet (the caller inserts it).
+func CountClientError(ctx context.Context, db bun.IDB, fingerprint string, now time.Time) (id string, found bool, err error) {
+	err = db.NewUpdate().Table("client_errors").
+		Set("? = ? + 1", bun.Ident("count"), bun.Ident("count")).
+		Set("last_seen_at = ?", now).
+		Where("fingerprint = ?", fingerprint).
+		Returning("id").Scan(ctx, &id)
+	switch {
+	case err == nil:
+		return id, true, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	}
+	return "", false, fmt.Errorf("count client error: %w", err)
+}
+
+// DeleteExpiredTokens deletes the tokens of kind held by userID that
+// expired at or before now; with strict, only those that expired before
+// now.
+func DeleteExpiredTokens(ctx context.Context, db bun.IDB, userID, kind string, now time.Time, strict bool) error {
+	op := "expires_at <= ?"
+	if strict {
+		op = "expires_at < ?"
+	}
+	_, err := db.NewDelete().Model((*Token)(nil)).
+		Where("user_id = ?", userID).Where("kind = ?", kind).Where(op, now).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("delete expired %s tokens: %w", kind, err)
+	}
+	return nil
+}
+
+// AssignGateway inserts ug unless the user already has the gateway: it is
+// idempotent.
+func AssignGateway(ctx context.Context, db bun.IDB, ug *UserGateway) error {
+	if _, err := db.NewInsert().Model(ug).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+		return fmt.Errorf("assign gateway %s to user %s: %w", ug.GatewayID, ug.UserID, err)
+	}
+	return nil
+}
+
+// UpsertModelPrices writes rows, replacing every priced column of a price
+// already stored for the same provider and model.
+func UpsertModelPrices(ctx context.Context, db bun.IDB, rows []ModelPrice) error {
+	_, err := db.NewInsert().Model(&rows).
+		On("CONFLICT (provider, model) DO UPDATE").
+		Set("input_per_mtok = EXCLUDED.input_per_mtok").
+		Set("output_per_mtok = EXCLUDED.output_per_mtok").
+		Set("cached_input_per_mtok = EXCLUDED.cached_input_per_mtok").
+		Set("deprecated_at = EXCLUDED.deprecated_at").
+		Set("sunset_at = EXCLUDED.sunset_at").
+		Set("source = EXCLUDED.source").
+		Set("updated_at = EXCLUDED.updated_at").
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("upsert %d model prices: %w", len(rows), err)
+	}
+	return nil
+}
+
+// InsertMissingModelPrices inserts the rows whose provider and model have
+// no price yet, keeping those stored, and returns how many it inserted.
+func InsertMissingModelPrices(ctx context.Context, db bun.IDB, rows []ModelPrice) (int, error) {
+	res, err := db.NewInsert().Model(&rows).On("CONFLICT (provider, model) DO NOTHING").Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("insert %d model prices: %w", len(rows), err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
