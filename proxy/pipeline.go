@@ -18,24 +18,27 @@ import (
 // Handle runs one request through five steps, in the contract's order of
 // checks:
 //
-//	prepare   credential (401) → role (403) → gateway (404) → method,
-//	          path (405/400/404) → content type (415) → x-sluice-*
-//	          headers (400) → body (400)                    proxy/prepare.go
-//	plan      the targets: model, allow-lists, capabilities, keys,
-//	          sunset (400/403/404/410)                      proxy/plan.go
+//	prepare   configuration loaded (503) → credential (401) → method
+//	          (405) → path (400/404; picks the door) → role (403) →
+//	          gateway (404/403) → content type (415) → x-sluice-*
+//	          headers (400) → body, decoded by the door (400)
+//	                                                       proxy/prepare.go
+//	plan      the targets: model or route, allow-lists, capabilities,
+//	          keys, sunset (400/403/404/410)                 proxy/plan.go
 //	policies  request rules (400) → response cache (a hit answers) →
-//	          in-flight limits (429) → rate limits and budgets
-//	          (429/503)                            this file, rules.go,
-//	                                   cache.go, inflight.go, limits.go
-//	attempts  the routing plan's attempts, with a cancellable backoff
-//	          between them (502/503/504)       proxy/attempts.go, relay.go
+//	          in-flight limits (429) → rate limits and budgets (429/503)
+//	          this file; rules.go, cache.go, inflight.go, limits.go
+//	attempts  the routing plan's candidates, with a cancellable backoff
+//	          between them (502/503/504/429)  proxy/attempts.go, relay.go
 //	finish    answer an error, settle the reservations, price, record,
-//	          close the spans                                 this file
+//	          close the root span                              this file
 //
 // Every step is a method func (h *Inference) step(c *call) *apierr.Error:
-// nil lets the request go on, an error is its answer. finish is deferred
-// by Handle and is the one place that records a request; a stream's
-// writer, which outlives the handler, calls it when the stream ends.
+// nil lets the request go on, an error is its answer. Nothing is counted
+// before policies. finish is the one place that records a request: the
+// handler's deferred finishHandler calls it, or hands a stream that
+// opened to the stream's writer, which calls it when the stream ends.
+// What the client reads and writes is the door's (proxy/door.go).
 
 // call is the state of one inference request, owned by one goroutine at a
 // time: the handler, then (for a stream that started) the stream's

@@ -30,7 +30,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	if req.Stream {
 		return h.attemptStream(c, prov, req)
 	}
-	ctx := c.upctx // set by forward: ends at the deadline, the hard stop or when the client goes away
+	ctx := c.upctx // set by startAttempts: ends at the deadline, the hard stop or when the client goes away
 	var resp *providers.Response
 	switch req.Op {
 	case llm.OpChat:
