@@ -125,13 +125,10 @@ func (h *Inference) try(c *call, sk *seenKey, cand routing.Candidate, retried bo
 		ClientWantsUsage: c.in.includeUsage, Header: c.trace, Deadline: c.deadline, MaxOutputTokens: c.lim.capOut,
 		Cred: providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 	c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, n
-	c.try = attemptInfo{start: h.cfg.Now(), cand: cand, key: key, n: n}
+	c.try = attemptInfo{start: h.cfg.Now(), key: key, n: n}
 	rb := h.cfg.Breakers.RetryBudget(c.gw.ID, cand.Target.Provider)
 	done, err := h.countedAttempt(rb, retried, c, prov, req)
-	c.releaseUpstream() // a stream that started took its slot along
-	if c.relayGo != nil {
-		close(c.relayGo) // the stream's relay may use c from now on
-	}
+	c.releaseUpstream() // a stream that opened took its slot along
 	if err == nil {
 		h.cfg.Breakers.Get(c.gw.ID, key.ID, c.keys.bs).Success(sk.probe)
 	}
@@ -172,10 +169,10 @@ func (h *Inference) noAnswer(c *call, last error, attempts int) *apierr.Error {
 	return h.exhausted(c, last, attempts)
 }
 
-// attemptInfo is the attempt in progress, for its span.
+// attemptInfo is the attempt in progress, for its span; its provider and
+// model are the record's (try sets them).
 type attemptInfo struct {
 	start time.Time
-	cand  routing.Candidate
 	key   *snapshot.Key
 	n     int
 }
@@ -379,7 +376,7 @@ func (h *Inference) exhausted(c *call, last error, attempts int) *apierr.Error {
 // end, as a span under the request's root span. It is recorded as soon as
 // the upstream answered, before the record may be handed to the sink.
 func (c *call) attemptSpan(end time.Time, err error) {
-	start, cand, alias, n := c.try.start, c.try.cand, c.try.key.Alias, c.try.n
+	start, provider, model, alias, n := c.try.start, c.rec.Provider, c.rec.Model, c.try.key.Alias, c.try.n
 	status, code := "ok", "200"
 	if err != nil {
 		status, code = "error", "0"
@@ -389,14 +386,14 @@ func (c *call) attemptSpan(end time.Time, err error) {
 	}
 	c.rec.Spans = append(c.rec.Spans, analytics.Span{
 		TraceID: c.rec.TraceID, SpanID: newSpanID(), ParentID: c.rootSpan,
-		Name: "upstream " + cand.Target.Provider, Start: start.UTC(), DurationMS: float64(end.Sub(start).Microseconds()) / 1000,
+		Name: "upstream " + provider, Start: start.UTC(), DurationMS: float64(end.Sub(start).Microseconds()) / 1000,
 		Status: status,
-		Attributes: map[string]string{"provider": cand.Target.Provider, "model": cand.Target.Model,
+		Attributes: map[string]string{"provider": provider, "model": model,
 			"key_alias": alias, "attempt": strconv.Itoa(n), "upstream_status": code},
 	})
 }
 
-// rootSpan closes the request's root span once its outcome is known.
+// closeRootSpan closes the request's root span once its outcome is known.
 func (c *call) closeRootSpan(end time.Time) {
 	if c.rec.TraceID == "" {
 		return

@@ -15,7 +15,7 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/breaker"
-	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 )
 
 // The gateway's cost per request is BenchmarkInferenceChat against
@@ -64,7 +64,7 @@ func benchRequests(b *testing.B, c *fasthttp.Client, url, auth, body string) {
 func BenchmarkInferenceChat(b *testing.B) {
 	h := newHarness(b, harnessConfig{})
 	inf := NewInference(InferenceConfig{
-		Snapshots: &h.snaps, Providers: providers.NewRegistry(h.client), Breakers: breaker.NewSet(time.Now),
+		Snapshots: &h.snaps, Providers: registry.New(h.client), Breakers: breaker.NewSet(time.Now),
 		Sink: discardSink{}, Logger: slog.New(slog.DiscardHandler),
 	})
 	srv, err := New(Options{Inference: inf.Handle, EndStreams: inf.EndStreams, Logger: slog.New(slog.DiscardHandler)})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/rules"
 	"github.com/sluicehq/sluice/proxy/providers"
@@ -124,6 +125,7 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 		ctx.Response.Header.Set("Cache-Control", "no-cache")
 	} else {
 		ctx.SetContentType("application/json")
+		body = c.door.answer(body)
 	}
 	ctx.SetBody(body)
 	c.out = outcome{status: http.StatusOK, billed: true, answered: true, respBody: body}
@@ -403,7 +405,7 @@ func replay(body []byte, op llm.Operation, wantUsage bool) []byte {
 	var p fastjson.Parser
 	v, err := p.ParseBytes(body)
 	if err != nil {
-		return append(sse.AppendError(nil, "api_error", "cache_error", "the stored answer could not be replayed"), sse.Done...)
+		return append(sse.AppendError(nil, apierr.TypeAPI, apierr.CodeCacheError, "the stored answer could not be replayed"), sse.Done...)
 	}
 	completions := op == llm.OpCompletions
 	head := envelope(v, completions)

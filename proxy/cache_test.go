@@ -20,8 +20,8 @@ import (
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/proxy/breaker"
-	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 	"github.com/sluicehq/sluice/proxy/respcache"
 )
 
@@ -398,7 +398,7 @@ func TestCacheHitPassesResponseRules(t *testing.T) {
 func (h *harness) replica(tb testing.TB, store respcache.Store) string {
 	tb.Helper()
 	discard := canary.Logger(tb) // checked for canary secrets, then discarded
-	inf := NewInference(InferenceConfig{Snapshots: &h.snaps, Providers: providers.NewRegistry(h.client),
+	inf := NewInference(InferenceConfig{Snapshots: &h.snaps, Providers: registry.New(h.client),
 		Breakers: breaker.NewSet(time.Now), Sink: h.sink, Logger: discard, Cache: store})
 	srv, err := New(Options{Config: Config{Listen: "127.0.0.1:0"}, Inference: inf.Handle, EndStreams: inf.EndStreams, Logger: discard})
 	must(tb, err)
@@ -488,7 +488,7 @@ func TestCacheRedisDown(t *testing.T) {
 // discarding sink on an in-memory listener, as BenchmarkInferenceChat does.
 func benchClient(b *testing.B, h *harness) *fasthttp.Client {
 	inf := NewInference(InferenceConfig{
-		Snapshots: &h.snaps, Providers: providers.NewRegistry(h.client), Breakers: breaker.NewSet(time.Now),
+		Snapshots: &h.snaps, Providers: registry.New(h.client), Breakers: breaker.NewSet(time.Now),
 		Sink: discardSink{}, Logger: slog.New(slog.DiscardHandler),
 	})
 	srv, err := New(Options{Inference: inf.Handle, EndStreams: inf.EndStreams, Logger: slog.New(slog.DiscardHandler)})

@@ -210,7 +210,7 @@ func (s *streamWriter) disarm() {
 // failed: the client went away, or did not read within the timeout.
 func (s *streamWriter) clientStatus() (int, string) {
 	if s.timedOut.Load() {
-		return 499, apierr.CodeClientWriteTimeout
+		return statusClientClosed, apierr.CodeClientWriteTimeout
 	}
-	return 499, apierr.CodeClientClosed
+	return statusClientClosed, apierr.CodeClientClosed
 }

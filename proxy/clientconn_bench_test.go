@@ -10,7 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/sluicehq/sluice/proxy/breaker"
-	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 )
 
 // BenchmarkInferenceChatLoopback is BenchmarkInferenceChat over a TCP
@@ -20,7 +20,7 @@ import (
 func BenchmarkInferenceChatLoopback(b *testing.B) {
 	h := newHarness(b, harnessConfig{})
 	inf := NewInference(InferenceConfig{
-		Snapshots: &h.snaps, Providers: providers.NewRegistry(h.client), Breakers: breaker.NewSet(time.Now),
+		Snapshots: &h.snaps, Providers: registry.New(h.client), Breakers: breaker.NewSet(time.Now),
 		Sink: discardSink{}, Logger: slog.New(slog.DiscardHandler),
 	})
 	srv, err := New(Options{Inference: inf.Handle, EndStreams: inf.EndStreams, Logger: slog.New(slog.DiscardHandler)})

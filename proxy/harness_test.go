@@ -26,6 +26,7 @@ import (
 	"github.com/sluicehq/sluice/proxy/breaker"
 	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 	"github.com/sluicehq/sluice/proxy/snapshot"
 	"github.com/sluicehq/sluice/proxy/tokenize"
 )
@@ -144,7 +145,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 	icfg := InferenceConfig{
 		Tokenizer:  testTokenizer,
 		Snapshots:  &h.snaps,
-		Providers:  providers.NewRegistry(h.client),
+		Providers:  registry.New(h.client),
 		Breakers:   breaker.NewSet(time.Now),
 		Sink:       h.sink,
 		Logger:     discard,

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/apierr"
@@ -98,7 +99,7 @@ func (h *Inference) acquireSlots(c *call) *apierr.Error {
 		if !s.f.Acquire(s.limit) {
 			c.slots.release()
 			c.retryAfter = "1"
-			return apierr.New(429, apierr.CodeConcurrencyLimitExceeded,
+			return apierr.New(http.StatusTooManyRequests, apierr.CodeConcurrencyLimitExceeded,
 				"too many requests in flight: this %s allows %d at once; retry after 1 s", s.name, s.limit)
 		}
 		c.slots.held[c.slots.n] = s.f
@@ -149,7 +150,7 @@ func releaseSlot(f *snapshot.InFlight) {
 // over because the tenant's share of its upstream was used up.
 func (h *Inference) shareRefusal(c *call) *apierr.Error {
 	c.retryAfter = "1"
-	return apierr.New(429, apierr.CodeConcurrencyLimitExceeded,
+	return apierr.New(http.StatusTooManyRequests, apierr.CodeConcurrencyLimitExceeded,
 		"too many requests in flight: this tenant allows %d at once to the upstream of provider %s (its share of the gateway's connections to it); retry after 1 s",
 		h.cfg.UpstreamShare, c.shareFull)
 }

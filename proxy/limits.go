@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -16,10 +17,11 @@ import (
 )
 
 // Rate limits and budgets (docs/governance.md, "Rate limits" and
-// "Budgets"). admit is the one choke point: forward calls it for every
-// request that is about to reach a provider, whatever the path (compat,
-// provider, chat, completions, embeddings) and whatever the credential
-// (gateway, user, playground token; an Administrator's too).
+// "Budgets"). admit is the one choke point: the pipeline's policies step
+// calls it for every request that is about to reach a provider, whatever
+// the path (compat, provider, chat, completions, embeddings) and whatever
+// the credential (gateway, user, playground token; an Administrator's
+// too).
 
 // defaultMaxTokens is the completion tokens a chat request without
 // max_tokens reserves per choice (proxy/reserve.go). Under a hard budget
@@ -109,7 +111,7 @@ func (h *Inference) admit(c *call) *apierr.Error {
 			h.takeBackTokens(ctx, c)
 			h.peekRequests(ctx, c, scopes[:n], now)
 			c.retryAfter = retryAfterSeconds(d.RetryAfter)
-			return apierr.New(429, apierr.CodeRateLimitExceeded, "rate limit reached: this %s allows %d tokens per minute; retry after %s s",
+			return apierr.New(http.StatusTooManyRequests, apierr.CodeRateLimitExceeded, "rate limit reached: this %s allows %d tokens per minute; retry after %s s",
 				s.name, limit, c.retryAfter)
 		}
 		c.lim.tpm = append(c.lim.tpm, tpmHold{key, cost})
@@ -131,7 +133,7 @@ func (h *Inference) admit(c *call) *apierr.Error {
 			h.refund(ctx, counted[:nc], now)
 			h.takeBackTokens(ctx, c)
 			c.retryAfter = retryAfterSeconds(d.RetryAfter)
-			return apierr.New(429, apierr.CodeRateLimitExceeded, "rate limit reached: this %s allows %d requests per minute; retry after %s s",
+			return apierr.New(http.StatusTooManyRequests, apierr.CodeRateLimitExceeded, "rate limit reached: this %s allows %d requests per minute; retry after %s s",
 				s.name, limit, c.retryAfter)
 		}
 		counted[nc] = key
@@ -245,7 +247,7 @@ func budgetExceeded(c *call, ref *budget.Refusal) *apierr.Error {
 	if ref.ResetsAt != nil {
 		resets = "it resets at " + ref.ResetsAt.UTC().Format(time.RFC3339)
 	}
-	e := apierr.New(429, apierr.CodeBudgetExceeded, "the %s budget of $%s per %s period has not enough left for this request (spent $%s, in flight $%s); %s",
+	e := apierr.New(http.StatusTooManyRequests, apierr.CodeBudgetExceeded, "the %s budget of $%s per %s period has not enough left for this request (spent $%s, in flight $%s); %s",
 		what, ref.Limit.Amount, periodName(ref.Limit.Period), ref.Spent, ref.Reserved, resets)
 	e.Type = apierr.TypeInsufficientQuota
 	return e

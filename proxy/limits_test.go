@@ -28,8 +28,8 @@ import (
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/proxy/breaker"
-	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 	"github.com/sluicehq/sluice/proxy/ratelimit"
 	"github.com/sluicehq/sluice/proxy/routing"
 	"github.com/sluicehq/sluice/proxy/tokenize"
@@ -68,7 +68,7 @@ func (h *harness) limitReplica(t *testing.T, lim ratelimit.Limiter, b *budget.Ma
 	discard := slog.New(slog.DiscardHandler)
 	inf := NewInference(InferenceConfig{
 		Snapshots: &h.snaps,
-		Providers: providers.NewRegistry(h.client),
+		Providers: registry.New(h.client),
 		Breakers:  breaker.NewSet(time.Now),
 		Sink:      h.sink,
 		Logger:    discard,

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"net"
+	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -62,7 +63,7 @@ func (l *lingerListener) Accept() (net.Conn, error) {
 
 // connLimitAnswer is the whole answer to a connection past the cap.
 var connLimitAnswer = func() []byte {
-	body := apierr.New(503, apierr.CodeUnavailable, "the gateway is serving as many connections as it allows; retry shortly").Body()
+	body := apierr.New(http.StatusServiceUnavailable, apierr.CodeUnavailable, "the gateway is serving as many connections as it allows; retry shortly").Body()
 	return append([]byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"+
 		"Connection: close\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"), body...)
 }()

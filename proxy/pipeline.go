@@ -18,24 +18,27 @@ import (
 // Handle runs one request through five steps, in the contract's order of
 // checks:
 //
-//	prepare   credential (401) → role (403) → gateway (404) → method,
-//	          path (405/400/404) → content type (415) → x-sluice-*
-//	          headers (400) → body (400)                    proxy/prepare.go
-//	plan      the targets: model, allow-lists, capabilities, keys,
-//	          sunset (400/403/404/410)                      proxy/plan.go
+//	prepare   configuration loaded (503) → credential (401) → method
+//	          (405) → path (400/404; picks the door) → role (403) →
+//	          gateway (404/403) → content type (415) → x-sluice-*
+//	          headers (400) → body, decoded by the door (400)
+//	                                                       proxy/prepare.go
+//	plan      the targets: model or route, allow-lists, capabilities,
+//	          keys, sunset (400/403/404/410)                 proxy/plan.go
 //	policies  request rules (400) → response cache (a hit answers) →
-//	          in-flight limits (429) → rate limits and budgets
-//	          (429/503)                            this file, rules.go,
-//	                                   cache.go, inflight.go, limits.go
-//	attempts  the routing plan's attempts, with a cancellable backoff
-//	          between them (502/503/504)       proxy/attempts.go, relay.go
+//	          in-flight limits (429) → rate limits and budgets (429/503)
+//	          this file; rules.go, cache.go, inflight.go, limits.go
+//	attempts  the routing plan's candidates, with a cancellable backoff
+//	          between them (502/503/504/429)  proxy/attempts.go, relay.go
 //	finish    answer an error, settle the reservations, price, record,
-//	          close the spans                                 this file
+//	          close the root span                              this file
 //
 // Every step is a method func (h *Inference) step(c *call) *apierr.Error:
-// nil lets the request go on, an error is its answer. finish is deferred
-// by Handle and is the one place that records a request; a stream's
-// writer, which outlives the handler, calls it when the stream ends.
+// nil lets the request go on, an error is its answer. Nothing is counted
+// before policies. finish is the one place that records a request: the
+// handler's deferred finishHandler calls it, or hands a stream that
+// opened to the stream's writer, which calls it when the stream ends.
+// What the client reads and writes is the door's (proxy/door.go).
 
 // call is the state of one inference request, owned by one goroutine at a
 // time: the handler, then (for a stream that started) the stream's
@@ -46,6 +49,9 @@ type call struct {
 	start time.Time
 	rec   *analytics.Record
 	snap  *snapshot.Snapshot
+	// door is the front door the client speaks (proxy/door.go): the
+	// OpenAI shape until prepare has read the path.
+	door door
 
 	// prepare: who asks, on which gateway, for what.
 	tok   *snapshot.Token
@@ -104,9 +110,9 @@ type call struct {
 	// retryRefused is true once the retry budget refused a retry (the
 	// record is flagged once).
 	retryRefused bool
-	// relayGo is made by attemptStream and closed by attempts once it has
-	// recorded the attempt; the stream's writer goroutine waits for it.
-	relayGo chan struct{}
+	// stream is the upstream stream an attempt opened: the handler hands
+	// it to the stream's writer as its last act (startStream).
+	stream openStream
 
 	// finish.
 	// err is the answer of a request refused or failed; nil for one
@@ -146,13 +152,11 @@ type outcome struct {
 
 // Handle serves one inference request through the pipeline.
 func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
-	c := &call{ctx: ctx, start: h.cfg.Now()}
+	c := &call{ctx: ctx, start: h.cfg.Now(), door: defaultDoor}
 	c.rec = &analytics.Record{ID: string(RequestID(ctx)), TS: c.start.UTC(),
 		ClientIP: ctx.RemoteIP().String(), UserAgent: string(ctx.UserAgent())}
 	defer h.finishHandler(c)
-	if e := h.run(c); e != nil {
-		c.err = e
-	}
+	c.err = h.run(c)
 }
 
 // run is the pipeline: each step refuses the request or lets it go on.
@@ -191,24 +195,26 @@ func (h *Inference) policies(c *call) *apierr.Error {
 	return nil
 }
 
-// finishHandler is deferred by Handle. A request whose stream started is
-// left to the stream's writer, which finishes it; any other is finished
-// here. When the handler panics, it records the request (500) and gives
-// back what the call holds, unless a stream's writer already owns the
-// call, and lets the panic go on to the server, which answers 500.
+// finishHandler is deferred by Handle. A request whose stream opened is
+// handed to the stream's writer, which finishes it; any other is finished
+// here. When the handler panics, it closes a stream it opened, records
+// the request (500), gives back what the call holds and lets the panic go
+// on to the server, which answers 500.
 func (h *Inference) finishHandler(c *call) {
 	if v := recover(); v != nil {
-		if c.relayGo == nil {
-			c.releaseUpstream()
-			if !c.recorded {
-				c.err, c.out = apierr.Internal(), outcome{}
-				h.finish(c)
-			}
-			h.release(c, llmUsageZero)
+		if c.stream.st != nil {
+			c.stream.close()
 		}
+		c.releaseUpstream()
+		if !c.recorded {
+			c.err, c.out = apierr.Internal(), outcome{}
+			h.finish(c)
+		}
+		h.release(c, llmUsageZero)
 		panic(v)
 	}
-	if c.relayGo != nil {
+	if c.stream.st != nil {
+		h.startStream(c)
 		return
 	}
 	h.finish(c)
@@ -282,5 +288,5 @@ func (h *Inference) reply(c *call, e *apierr.Error) {
 		ctx.Response.Header.Set("x-should-retry", "false")
 	}
 	c.lim.headers.write(&ctx.Response.Header)
-	ctx.SetBody(e.Body())
+	ctx.SetBody(c.door.errorBody(e))
 }

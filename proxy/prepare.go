@@ -31,7 +31,7 @@ func (h *Inference) prepare(c *call) *apierr.Error {
 	if !ok {
 		return pathError(raw)
 	}
-	c.route = r
+	c.route, c.door = r, doorFor(r)
 	if e := h.authorize(c); e != nil {
 		return e
 	}
@@ -104,7 +104,7 @@ func (h *Inference) readBody(c *call) *apierr.Error {
 	p := h.parsers.Get()
 	defer h.parsers.Put(p)
 	c.body = c.ctx.Request.Body()
-	in, e := parseBody(p, c.body, c.route.op)
+	in, e := c.door.decode(p, c.body, c.route.op)
 	if e != nil {
 		return e
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,7 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
-	"github.com/sluicehq/sluice/proxy/sse"
+	"github.com/sluicehq/sluice/proxy/snapshot"
 )
 
 // attempt makes one upstream call. On success it has answered the client
@@ -29,7 +30,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	if req.Stream {
 		return h.attemptStream(c, prov, req)
 	}
-	ctx := c.upctx // set by forward: ends at the deadline, the hard stop or when the client goes away
+	ctx := c.upctx // set by startAttempts: ends at the deadline, the hard stop or when the client goes away
 	var resp *providers.Response
 	switch req.Op {
 	case llm.OpChat:
@@ -54,7 +55,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	h.success(c, req)
 	c.ctx.SetStatusCode(http.StatusOK)
 	c.ctx.SetContentType("application/json")
-	c.ctx.SetBody(body)
+	c.ctx.SetBody(c.door.answer(body))
 	h.cacheStore(c, body)
 	c.out = outcome{status: http.StatusOK, usage: h.estimate(c, resp.Usage, resp.Body, nil), billed: true, answered: true, respBody: body}
 	return true, nil
@@ -101,38 +102,66 @@ func (h *Inference) attemptStream(c *call, prov providers.Provider, req *provide
 		return false, err
 	}
 	h.success(c, req)
-	ctx2 := c.ctx
-	ctx2.SetStatusCode(http.StatusOK)
-	ctx2.SetContentType("text/event-stream")
-	ctx2.Response.Header.Set("Cache-Control", "no-cache")
-	ctx2.Response.Header.Set("X-Accel-Buffering", "no")
+	c.stream = openStream{st: st, cancel: cancel, sc: newStreamCopy(c.body)} // sc: for a usage estimate (proxy/estimate.go)
+	// The stream holds the attempt's upstream slot until it ends.
+	c.stream.up, c.upstream = c.upstream, nil
+	return true, nil
+}
+
+// openStream is an upstream stream that answered: the handler opened it,
+// and its writer relays it once the handler is done (startStream).
+type openStream struct {
+	st     providers.Stream
+	cancel context.CancelFunc
+	// up is the attempt's slot of the tenant's share of its upstream.
+	up *snapshot.InFlight
+	sc *streamCopy
+}
+
+// close ends a stream that is not relayed: the handler panicked after
+// it was opened.
+func (s *openStream) close() {
+	_ = s.st.Close()
+	s.cancel()
+	releaseSlot(s.up)
+	s.sc.release()
+}
+
+// startStream hands the call over to the stream's writer. finishHandler
+// calls it as the handler's last act: fasthttp starts the writer at once,
+// in its own goroutine, which owns the call from then on and is the only
+// one to write to the client (relay).
+func (h *Inference) startStream(c *call) {
+	ctx := c.ctx
+	ctx.SetStatusCode(http.StatusOK)
+	ctx.SetContentType("text/event-stream")
+	ctx.Response.Header.Set("Cache-Control", "no-cache")
+	ctx.Response.Header.Set("X-Accel-Buffering", "no")
 	if c.gw.LogBodies {
 		// Copied now: the stream outlives the handler, and the request's
 		// buffer is not ours once the client is gone.
 		c.rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
 	}
 	h.streams.Add(1)
-	// fasthttp starts the writer at once, while forward still records the
-	// attempt in c.rec: the writer waits for that before touching c.
-	c.relayGo = make(chan struct{})
-	sc := newStreamCopy(c.body) // for a usage estimate (proxy/estimate.go)
-	// The stream holds the attempt's upstream slot until it ends, and
-	// watches its client's writes (proxy/clientconn.go).
-	up := c.upstream
-	c.upstream = nil
-	conn := ctx2.Conn()
-	ctx2.SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer h.streams.Done()
-		defer releaseSlot(up)
-		defer cancel()
-		defer st.Close()
-		<-c.relayGo
-		sw := newStreamWriter(w, conn, h.cfg.StreamWriteTimeout)
-		defer sw.disarm()
-		defer h.recoverStream(c, st, sw)
-		h.relay(c, st, sw, sc)
-	})
-	return true, nil
+	// The writer watches its client's writes (proxy/clientconn.go)
+	// through the connection, read here: the RequestCtx is not the
+	// writer's to touch.
+	conn := ctx.Conn()
+	ctx.SetBodyStreamWriter(func(w *bufio.Writer) { h.writeStream(c, w, conn) })
+}
+
+// writeStream is a stream's writer: it relays the stream to its client
+// and finishes the call.
+func (h *Inference) writeStream(c *call, w *bufio.Writer, conn net.Conn) {
+	s := &c.stream
+	defer h.streams.Done()
+	defer releaseSlot(s.up)
+	defer s.cancel()
+	defer s.st.Close()
+	sw := newStreamWriter(w, conn, h.cfg.StreamWriteTimeout)
+	defer sw.disarm()
+	defer h.recoverStream(c, s.st, sw)
+	h.relay(c, s.st, sw, s.sc)
 }
 
 // recoverStream is deferred by a stream's writer: fasthttp runs the writer
@@ -145,7 +174,8 @@ func (h *Inference) recoverStream(c *call, st providers.Stream, sw *streamWriter
 		return
 	}
 	h.log.Error("stream relay panicked", "request_id", c.rec.ID, "panic", v)
-	_, _ = sw.Write(sse.AppendError(nil, "api_error", apierr.CodeInternal, "the gateway failed while relaying the stream"))
+	_, _ = sw.Write(c.door.appendEnd(nil, &apierr.Error{Type: apierr.TypeAPI, Code: apierr.CodeInternal,
+		Message: "the gateway failed while relaying the stream"}))
 	_ = sw.Flush()
 	if !c.recorded {
 		c.out = outcome{status: http.StatusInternalServerError, code: apierr.CodeInternal, usage: st.Usage(), billed: true, answered: true}
@@ -157,128 +187,115 @@ func (h *Inference) recoverStream(c *call, st providers.Stream, sw *streamWriter
 // relay copies chunks to the client as they arrive, flushing each. It ends
 // with [DONE] only after a clean upstream end; a broken upstream, a
 // shutdown or a gone client end it with an SSE error event (or nothing,
-// when nobody is listening) and no [DONE].
+// when nobody is listening) and no [DONE]. Every byte goes through out,
+// the stream's one write path.
 func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *streamCopy) {
-	buf := make([]byte, 0, 1024)
-	var kept []byte // the response body for the log, bounded
-	limit := 0
+	out := streamOut{c: c, w: w, buf: make([]byte, 0, 1024), first: true}
 	if c.gw.LogBodies {
-		limit = c.gw.BodyLogLimitBytes
+		out.limit = c.gw.BodyLogLimitBytes
 	}
-	status, code := 200, ""
-	first := true
+	status, code := http.StatusOK, ""
 	filter := h.newStreamFilter(c)
+	var one [1][]byte
 	for {
 		chunk, err := st.Next()
-		if err == nil {
-			sc.add(chunk)
-		}
-		if err == nil && filter != nil {
-			outs, blocked := filter.Push(chunk)
-			if blocked != nil {
-				status, code = blocked.Status, blocked.Code
-				buf = sse.AppendError(buf[:0], blocked.Type, blocked.Code, blocked.Message)
-				_, _ = w.Write(buf)
-				_ = w.Flush()
-				break
-			}
-			if !h.writeChunks(c, w, outs, &buf, &kept, limit, &first) {
-				status, code = w.clientStatus()
-				break
-			}
-			continue
-		}
-		if errors.Is(err, io.EOF) && filter != nil {
-			if !h.writeChunks(c, w, filter.Flush(), &buf, &kept, limit, &first) {
-				status, code = w.clientStatus()
-				break
-			}
-		}
 		if err != nil {
-			switch {
-			case errors.Is(err, io.EOF):
-				buf = append(buf[:0], sse.Done...)
-			case h.hardStop.Err() != nil:
-				status, code = 503, apierr.CodeShuttingDown
-				buf = sse.AppendError(buf[:0], "api_error", code, "the gateway is shutting down; the stream was cut")
-			default:
-				status, code = 502, apierr.CodeUpstreamError
-				msg := "provider " + c.rec.Provider + " broke off the stream"
-				if pe := providers.AsError(err); pe != nil && pe.Timeout {
-					status, code, msg = 504, apierr.CodeUpstreamTimeout, "provider "+c.rec.Provider+" stopped sending within the idle timeout"
-					if !h.cfg.Now().Before(c.deadline) {
-						msg = "the request timeout ended the stream: provider " + c.rec.Provider + " was still sending"
-					}
-				}
-				buf = sse.AppendError(buf[:0], "api_error", code, msg)
-			}
-			_, _ = w.Write(buf)
-			_ = w.Flush()
+			status, code = h.endStream(c, &out, filter, err)
 			break
 		}
-		if first {
-			c.rec.TTFBMS = since(c.start)
-			first = false
-		}
-		if len(kept) < limit {
-			kept = append(kept, chunk[:min(len(chunk), limit-len(kept))]...)
-		}
-		buf = appendEvent(buf[:0], chunk)
-		if _, err := w.Write(buf); err == nil {
-			err = w.Flush()
-			if err == nil {
-				continue
+		sc.add(chunk)
+		one[0] = chunk
+		outs := one[:]
+		if filter != nil {
+			var blocked *apierr.Error
+			if outs, blocked = filter.Push(chunk); blocked != nil {
+				status, code = blocked.Status, blocked.Code
+				out.end(blocked)
+				break
 			}
 		}
-		// The client went away, or did not read within the stream write
-		// timeout: closing the stream cancels the upstream.
-		status, code = w.clientStatus()
-		break
+		if !out.chunks(outs) {
+			// The client went away, or did not read within the stream
+			// write timeout: closing the stream cancels the upstream.
+			status, code = w.clientStatus()
+			break
+		}
 	}
 	// Closing first cancels a stream cut short at once: the estimate
 	// below may take a while, and the upstream must not generate (and
 	// bill) meanwhile. Close is idempotent; the writer closes it again.
 	_ = st.Close()
-	c.out = outcome{status: status, code: code, usage: h.estimate(c, st.Usage(), nil, sc), billed: true, answered: true, respBody: kept}
+	c.out = outcome{status: status, code: code, usage: h.estimate(c, st.Usage(), nil, sc), billed: true, answered: true, respBody: out.kept}
 	h.finish(c)
 	sc.release()
 }
 
-// writeChunks sends chunks as SSE data events, flushing after each; it
+// endStream writes the end of a stream whose upstream ended with err:
+// what the filter held back and [DONE] after a clean end (io.EOF), an
+// error event otherwise. It returns the status and code to record.
+func (h *Inference) endStream(c *call, out *streamOut, filter streamFilter, err error) (int, string) {
+	if errors.Is(err, io.EOF) {
+		if filter != nil && !out.chunks(filter.Flush()) {
+			return out.w.clientStatus()
+		}
+		out.end(nil)
+		return http.StatusOK, ""
+	}
+	if h.hardStop.Err() != nil {
+		out.end(&apierr.Error{Type: apierr.TypeAPI, Code: apierr.CodeShuttingDown, Message: "the gateway is shutting down; the stream was cut"})
+		return http.StatusServiceUnavailable, apierr.CodeShuttingDown
+	}
+	status, code := http.StatusBadGateway, apierr.CodeUpstreamError
+	msg := "provider " + c.rec.Provider + " broke off the stream"
+	if pe := providers.AsError(err); pe != nil && pe.Timeout {
+		status, code, msg = http.StatusGatewayTimeout, apierr.CodeUpstreamTimeout, "provider "+c.rec.Provider+" stopped sending within the idle timeout"
+		if !h.cfg.Now().Before(c.deadline) {
+			msg = "the request timeout ended the stream: provider " + c.rec.Provider + " was still sending"
+		}
+	}
+	out.end(&apierr.Error{Type: apierr.TypeAPI, Code: code, Message: msg})
+	return status, code
+}
+
+// streamOut is a stream's one write path to its client: data events,
+// then one closing event. It keeps the start of the answer for the log
+// (up to limit bytes) and the time to the first byte.
+type streamOut struct {
+	c     *call
+	w     *streamWriter
+	buf   []byte // the event being written, reused
+	kept  []byte // the response body for the log, bounded
+	limit int
+	first bool
+}
+
+// chunks sends chunks as SSE data events, flushing after each; it
 // returns false when the client is gone.
-func (h *Inference) writeChunks(c *call, w *streamWriter, chunks [][]byte, buf, kept *[]byte, limit int, first *bool) bool {
+func (o *streamOut) chunks(chunks [][]byte) bool {
 	for _, chunk := range chunks {
-		if *first {
-			c.rec.TTFBMS = since(c.start)
-			*first = false
+		if o.first {
+			o.c.rec.TTFBMS = since(o.c.start)
+			o.first = false
 		}
-		if len(*kept) < limit {
-			*kept = append(*kept, chunk[:min(len(chunk), limit-len(*kept))]...)
+		if len(o.kept) < o.limit {
+			o.kept = append(o.kept, chunk[:min(len(chunk), o.limit-len(o.kept))]...)
 		}
-		*buf = appendEvent((*buf)[:0], chunk)
-		if _, err := w.Write(*buf); err != nil {
+		o.buf = o.c.door.appendChunk(o.buf[:0], chunk)
+		if _, err := o.w.Write(o.buf); err != nil {
 			return false
 		}
-		if err := w.Flush(); err != nil {
+		if err := o.w.Flush(); err != nil {
 			return false
 		}
 	}
 	return true
 }
 
-// appendEvent appends chunk as one SSE data event. An upstream may split
-// an event's data over several "data:" lines, which the SSE reader joins
-// with LF; relayed as is, the line breaks would cut the client's event
-// apart. The chunk is JSON, where a raw CR or LF can only be whitespace
-// between tokens, so they become spaces.
-func appendEvent(dst, chunk []byte) []byte {
-	start := len(dst)
-	dst = sse.AppendData(dst, chunk)
-	data := dst[start+len("data: ") : len(dst)-len("\n\n")]
-	for i, c := range data {
-		if c == '\r' || c == '\n' {
-			data[i] = ' '
-		}
-	}
-	return dst
+// end writes the closing event — the clean end when e is nil, else the
+// error e — flushing it; the client may be gone already, which ends the
+// stream as well.
+func (o *streamOut) end(e *apierr.Error) {
+	o.buf = o.c.door.appendEnd(o.buf[:0], e)
+	_, _ = o.w.Write(o.buf)
+	_ = o.w.Flush()
 }

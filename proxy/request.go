@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -33,38 +34,38 @@ var forbiddenFields = []string{"api_base", "base_url", "custom_host", "api_key",
 func parseBody(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *apierr.Error) {
 	var in inbound
 	if len(body) == 0 {
-		return in, apierr.New(400, apierr.CodeInvalidJSON, "request body is empty")
+		return in, apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body is empty")
 	}
 	if !utf8.Valid(body) {
-		return in, apierr.New(400, apierr.CodeInvalidRequest, "request body is not valid UTF-8")
+		return in, apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest, "request body is not valid UTF-8")
 	}
 	if tooDeep(body, maxDepth) {
 		// Checked before fastjson, which builds an error string per level
 		// when it gives up at its own limit (4.5 MB for a 600-byte body).
-		return in, apierr.New(400, apierr.CodeInvalidJSON, "request body nests arrays and objects deeper than %d levels", maxDepth)
+		return in, apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body nests arrays and objects deeper than %d levels", maxDepth)
 	}
 	v, err := p.ParseBytes(body)
 	if err != nil {
-		return in, apierr.New(400, apierr.CodeInvalidJSON, "request body is not valid JSON: %s", shortErr(err))
+		return in, apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body is not valid JSON: %s", shortErr(err))
 	}
 	// fastjson is lenient: it takes raw control characters in strings and
 	// unknown escapes ("\x"), which strict parsers refuse or read
 	// differently (a key "api_b\ase"). Only JSON that a strict parser
 	// reads the same way goes on; the parse above has bounded the depth.
 	if !json.Valid(body) {
-		return in, apierr.New(400, apierr.CodeInvalidJSON, "request body is not valid JSON: a string holds a control character or an invalid escape")
+		return in, apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body is not valid JSON: a string holds a control character or an invalid escape")
 	}
 	if loneSurrogate(body) {
 		// Parsers disagree on these: U+FFFD, kept as is, or an error.
-		return in, apierr.New(400, apierr.CodeInvalidRequest, "request body has a \\u escape of a lone UTF-16 surrogate")
+		return in, apierr.New(http.StatusBadRequest, apierr.CodeInvalidRequest, "request body has a \\u escape of a lone UTF-16 surrogate")
 	}
 	obj, err := v.Object()
 	if err != nil {
-		return in, apierr.New(400, apierr.CodeInvalidJSON, "request body must be a JSON object")
+		return in, apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body must be a JSON object")
 	}
 	nonFinite := false
 	if key, dup := duplicateKey(v, 0, &nonFinite); dup {
-		return in, apierr.New(400, apierr.CodeInvalidJSON, "request body has the key %q more than once", key)
+		return in, apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "request body has the key %q more than once", key)
 	}
 	if e := checkNumbers(obj, op, nonFinite); e != nil {
 		return in, e

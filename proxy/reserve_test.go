@@ -20,8 +20,8 @@ import (
 	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy/breaker"
-	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 	"github.com/sluicehq/sluice/proxy/routing"
 	"github.com/sluicehq/sluice/proxy/tokenize"
 )
@@ -360,7 +360,7 @@ func BenchmarkInferenceChatLimited(b *testing.B) {
 	h.update(admin.GatewaySettings{RateLimit: &store.RateLimit{TokensPerMinute: ptr(1_000_000_000)},
 		Budget: graphql.OmittableOf(&store.Budget{AmountUSD: money.FromFloat(1e6), Period: "monthly", Hard: true})})
 	inf := NewInference(InferenceConfig{
-		Snapshots: &h.snaps, Providers: providers.NewRegistry(h.client), Breakers: breaker.NewSet(time.Now),
+		Snapshots: &h.snaps, Providers: registry.New(h.client), Breakers: breaker.NewSet(time.Now),
 		Sink: discardSink{}, Logger: slog.New(slog.DiscardHandler),
 	})
 	srv, err := New(Options{Inference: inf.Handle, EndStreams: inf.EndStreams, Logger: slog.New(slog.DiscardHandler)})

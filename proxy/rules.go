@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -120,7 +121,7 @@ func (h *Inference) requestRules(c *call) *apierr.Error {
 	if err != nil {
 		// parseBody accepted the body, so this does not happen; a body the
 		// rules cannot read is not forwarded unchecked.
-		return apierr.New(400, apierr.CodeInvalidJSON, "the request body could not be read for the gateway's content rules")
+		return apierr.New(http.StatusBadRequest, apierr.CodeInvalidJSON, "the request body could not be read for the gateway's content rules")
 	}
 	out, e := h.applyRules(c, set, rules.Request, c.body, doc)
 	if e == nil {
@@ -155,7 +156,7 @@ func (h *Inference) logprobsAllowed(c *call, set *rules.Set) *apierr.Error {
 				continue
 			}
 		}
-		return apierr.New(400, apierr.CodeUnsupportedFeature,
+		return apierr.New(http.StatusBadRequest, apierr.CodeUnsupportedFeature,
 			"%s cannot be used on this gateway: its content rules redact or block answers, which token log probabilities would reveal", f).WithParam(f)
 	}
 	return nil
@@ -172,7 +173,7 @@ func (h *Inference) responseRules(c *call, body []byte) ([]byte, *apierr.Error) 
 	if err != nil {
 		// The adapter built this body; it is JSON. Nothing unchecked goes
 		// out if it is not.
-		return nil, apierr.New(502, apierr.CodeUpstreamError, "provider %s answered a body the gateway's content rules cannot read", c.rec.Provider)
+		return nil, apierr.New(http.StatusBadGateway, apierr.CodeUpstreamError, "provider %s answered a body the gateway's content rules cannot read", c.rec.Provider)
 	}
 	out, e := h.applyRules(c, set, rules.Response, body, doc)
 	if e != nil {
@@ -247,7 +248,7 @@ func replaceTexts(body []byte, doc *rules.Doc, hits [][]rules.Hit, f func(string
 }
 
 func blocked(dir string, r *rules.Rule) *apierr.Error {
-	return apierr.New(400, apierr.CodeContentBlocked, "the %s was blocked by the content rule %q", dir, r.Name)
+	return apierr.New(http.StatusBadRequest, apierr.CodeContentBlocked, "the %s was blocked by the content rule %q", dir, r.Name)
 }
 
 // unchecked applies the fail mode of the rules whose scan did not finish:
@@ -273,9 +274,9 @@ func (h *Inference) unchecked(c *call, dir string, rs []*rules.Rule, truncated b
 		return nil
 	}
 	if truncated {
-		return apierr.New(400, apierr.CodeContentBlocked, "the %s has more than %d bytes of text, more than the gateway's content rules check", dir, rules.MaxScanBytes)
+		return apierr.New(http.StatusBadRequest, apierr.CodeContentBlocked, "the %s has more than %d bytes of text, more than the gateway's content rules check", dir, rules.MaxScanBytes)
 	}
-	return apierr.New(400, apierr.CodeContentBlocked, "the %s could not be checked by the content rule %q within the gateway's matching time budget", dir, closed.Name)
+	return apierr.New(http.StatusBadRequest, apierr.CodeContentBlocked, "the %s could not be checked by the content rule %q within the gateway's matching time budget", dir, closed.Name)
 }
 
 // recordUnchecked records an unchecked rule once per request and

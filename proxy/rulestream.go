@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -188,7 +189,7 @@ func (f *ruleStream) Push(chunk []byte) ([][]byte, *apierr.Error) {
 }
 
 func (f *ruleStream) unreadable() *apierr.Error {
-	return apierr.New(502, apierr.CodeUpstreamError, "provider %s sent a stream chunk the gateway's content rules cannot read", f.c.rec.Provider)
+	return apierr.New(http.StatusBadGateway, apierr.CodeUpstreamError, "provider %s sent a stream chunk the gateway's content rules cannot read", f.c.rec.Provider)
 }
 
 // key returns the stream of text t of a chunk; ok is false for a string

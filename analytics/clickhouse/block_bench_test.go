@@ -18,7 +18,7 @@ import (
 func BenchmarkLogBlock(b *testing.B) {
 	recs := analyticstest.Generate(7, blockRows)
 	cols := driverColumns(b)
-	k := new(logBlock)
+	k := newLogBlock()
 	b.ReportAllocs()
 	start := time.Now()
 	for b.Loop() {
@@ -43,10 +43,10 @@ func BenchmarkLogBlock(b *testing.B) {
 func driverColumns(b *testing.B) []benchColumn {
 	b.Helper()
 	var out []benchColumn
-	for _, c := range logColumnTypes() {
-		col, err := column.Type(c[1]).Column(c[0], &column.ServerContext{Timezone: time.UTC})
+	for _, c := range logColumns {
+		col, err := column.Type(c.chType).Column(c.name, &column.ServerContext{Timezone: time.UTC})
 		if err != nil {
-			b.Fatalf("column %s %s: %v", c[0], c[1], err)
+			b.Fatalf("column %s %s: %v", c.name, c.chType, err)
 		}
 		out = append(out, benchColumn{col})
 	}
@@ -63,20 +63,3 @@ func (c benchColumn) Append(v any) error {
 }
 
 var _ driver.BatchColumn = benchColumn{}
-
-// logColumnTypes are request_logs' columns in insert order (logColumns)
-// with their types (the migrations).
-func logColumnTypes() [][2]string {
-	return [][2]string{
-		{"tenant_id", "String"}, {"ts", "DateTime('UTC')"}, {"ts_ms", "UInt16"}, {"id", "String"},
-		{"gateway_id", "String"}, {"token_id", "String"}, {"user_id", "String"}, {"provider", "String"},
-		{"model", "String"}, {"route", "String"}, {"status", "Int32"}, {"error_code", "String"},
-		{"latency_ms", "Int64"}, {"ttfb_ms", "Int64"}, {"tokens_in", "Int64"}, {"tokens_out", "Int64"},
-		{"cached_tokens", "Int64"}, {"cost_usd", "Int64"}, {"cache", "String"}, {"attempts", "Int32"},
-		{"rule_hits", "Array(String)"}, {"metadata_keys", "Array(String)"}, {"metadata_values", "Array(String)"},
-		{"trace_id", "String"}, {"client_ip", "String"}, {"user_agent", "String"}, {"request_body", "String"},
-		{"response_body", "String"}, {"flags", "Array(String)"}, {"cache_saved_usd", "Int64"}, {"batch_id", "String"},
-		{"span_count", "UInt32"}, {"trace_root", "UInt8"}, {"root_start_us", "Int64"}, {"root_duration_us", "UInt64"},
-		{"spans", "String"},
-	}
-}

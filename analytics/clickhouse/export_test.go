@@ -28,8 +28,8 @@ func (s *Store) URL() string { return s.url }
 // make the server's outcome depend on how much of it arrived (a partial
 // block that happens to parse, then a closed connection).
 func (s *Store) InsertLogsFailingAt(ctx context.Context, recs []*analytics.Record, from int) error {
-	k := new(logBlock)
-	return s.insertBlocks(ctx, "request_logs", logColumns, len(recs), func(lo, hi int) []any {
+	k := newLogBlock()
+	return s.insertBlocks(ctx, "request_logs", logInsertColumns(), len(recs), func(lo, hi int) []any {
 		k.reset()
 		for _, r := range recs[lo:hi] {
 			k.add(r, "b-failed")

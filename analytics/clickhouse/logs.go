@@ -9,11 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/page"
 )
 
@@ -66,11 +64,6 @@ func (c *cond) before(tc timeCols, keyExpr string, cursor string) error {
 	c.add("("+combined+" < ? OR ("+combined+" = ? AND "+keyExpr+" < ?))", units, units, id)
 	return nil
 }
-
-// listColumns are the columns of a listed log (no bodies).
-const listColumns = "ts, ts_ms, id, tenant_id, gateway_id, token_id, user_id, provider, model, route, status, " +
-	"error_code, latency_ms, ttfb_ms, tokens_in, tokens_out, cached_tokens, cost_usd, cache, attempts, " +
-	"rule_hits, metadata_keys, metadata_values, trace_id, client_ip, user_agent, flags, cache_saved_usd"
 
 // Logs lists the logs matching f, newest first by (ts, id), without bodies.
 //
@@ -156,14 +149,15 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 	pc.add("ts >= toDateTime(?)", floorDiv(oldest, 1000))
 	pc.add("ts <= toDateTime(?)", floorDiv(newest, 1000))
 	pc.in("id", ids)
-	rows, err := s.conn.Query(ctx, "SELECT "+listColumns+" FROM request_logs "+pc.sql(), pc.args...)
+	lr := newLogReader(false)
+	rows, err := s.conn.Query(ctx, "SELECT "+lr.cols+" FROM request_logs "+pc.sql(), pc.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list logs: %w", err)
 	}
 	defer rows.Close()
 	byID := make(map[string]analytics.Record, len(page))
 	for rows.Next() {
-		r, err := scanRecord(rows, false)
+		r, err := lr.scan(rows)
 		if err != nil {
 			return nil, nil, fmt.Errorf("list logs: %w", err)
 		}
@@ -203,7 +197,8 @@ func (s *Store) Log(ctx context.Context, id string) (*analytics.Record, error) {
 }
 
 func (s *Store) readLog(ctx context.Context, c *cond) (*analytics.Record, error) {
-	rows, err := s.conn.Query(ctx, "SELECT "+listColumns+", request_body, response_body FROM request_logs "+c.sql()+" LIMIT 1", c.args...)
+	lr := newLogReader(true)
+	rows, err := s.conn.Query(ctx, "SELECT "+lr.cols+" FROM request_logs "+c.sql()+" LIMIT 1", c.args...)
 	if err != nil {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
@@ -214,7 +209,7 @@ func (s *Store) readLog(ctx context.Context, c *cond) (*analytics.Record, error)
 		}
 		return nil, nil
 	}
-	r, err := scanRecord(rows, true)
+	r, err := lr.scan(rows)
 	if err != nil {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
@@ -233,33 +228,6 @@ func uuidV7Time(id string) (time.Time, bool) {
 		ms = ms<<8 | int64(b)
 	}
 	return time.UnixMilli(ms).UTC(), true
-}
-
-// scanRecord reads a row of listColumns (and the bodies with bodies).
-func scanRecord(rows driver.Rows, bodies bool) (analytics.Record, error) {
-	var (
-		r                analytics.Record
-		ts               time.Time
-		ms               uint16
-		status, attempts int32
-		cost, saved      int64
-		mdKeys, mdValues []string
-	)
-	dest := []any{&ts, &ms, &r.ID, &r.TenantID, &r.GatewayID, &r.TokenID, &r.UserID, &r.Provider, &r.Model, &r.Route, &status,
-		&r.ErrorCode, &r.LatencyMS, &r.TTFBMS, &r.TokensIn, &r.TokensOut, &r.CachedTokens, &cost, &r.Cache, &attempts,
-		&r.RuleHits, &mdKeys, &mdValues, &r.TraceID, &r.ClientIP, &r.UserAgent, &r.Flags, &saved}
-	if bodies {
-		dest = append(dest, &r.RequestBody, &r.ResponseBody)
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return r, err
-	}
-	r.TS = time.UnixMilli(ts.Unix()*1000 + int64(ms)).UTC()
-	r.Status, r.Attempts = int(status), int(attempts)
-	r.CostUSD, r.CacheSavedUSD = money.USD(cost), money.USD(saved)
-	r.Metadata = joinMap(mdKeys, mdValues)
-	r.RuleHits, r.Flags = nonNil(r.RuleHits), nonNil(r.Flags)
-	return r, nil
 }
 
 // joinMap rebuilds a map from parallel key and value arrays.

@@ -23,8 +23,9 @@ const createSchemaMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
 var databaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Migrate creates the database when it is missing and applies the
-// migrations not yet applied, in version order. It returns the names of
-// those it applied.
+// migrations not yet applied, in version order, then checks that
+// request_logs fits the writer (CheckSchema). It returns the names of the
+// migrations it applied.
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	if err := s.ensureDatabase(ctx); err != nil {
 		return nil, err
@@ -68,6 +69,9 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 			return done, fmt.Errorf("record migration %s: %w", m.Name, err)
 		}
 		done = append(done, m.Name)
+	}
+	if err := s.CheckSchema(ctx); err != nil {
+		return done, err
 	}
 	return done, nil
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
@@ -291,13 +290,6 @@ func missing[T any](ctx context.Context, s *Store, p presence, rows []T, key fun
 	return out, nil
 }
 
-// logColumns are request_logs' columns in insert order. An explicit list:
-// 18.16 needs one for PrepareBatch.
-const logColumns = "tenant_id, ts, ts_ms, id, gateway_id, token_id, user_id, provider, model, route, " +
-	"status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out, cached_tokens, cost_usd, cache, attempts, " +
-	"rule_hits, metadata_keys, metadata_values, trace_id, client_ip, user_agent, request_body, response_body, " +
-	"flags, cache_saved_usd, batch_id, span_count, trace_root, root_start_us, root_duration_us, spans"
-
 // blockRows is how many rows the writer appends before it sends them as one
 // block of the INSERT. The server gathers an INSERT's blocks into one part
 // (min_insert_block_size_rows), so a batch still makes one part per table;
@@ -306,76 +298,72 @@ const logColumns = "tenant_id, ts, ts_ms, id, gateway_id, token_id, user_id, pro
 const blockRows = 8192
 
 // logBlock holds the column values of up to blockRows request_logs rows,
-// reused from block to block and from batch to batch (Store.blocks).
+// one buffer per entry of logColumns, reused from block to block and from
+// batch to batch (Store.blocks).
 type logBlock struct {
-	tenant, id, gateway, token, user, provider, model, route      []string
-	errCode, cache, trace, ip, ua, reqBody, respBody, batch       []string
-	spans                                                         []string
-	ts, latency, ttfb, tin, tout, tcached, cost, saved, rootStart []int64
-	tsMS                                                          []uint16
-	status, attempts                                              []int32
-	spanCount                                                     []uint32
-	traceRoot                                                     []uint8
-	rootDur                                                       []uint64
-	ruleHits, mdKeys, mdValues, flags                             [][]string
+	cols []columnBuffer // in the order of logColumns
+	// strs, ints and others partition cols: add appends the plain string
+	// and int64 fields itself, the others through columnBuffer.add.
+	strs   []*fieldBuffer[string]
+	ints   []*fieldBuffer[int64]
+	others []columnBuffer
 	// kv backs the metadata keys and values of the block's rows.
-	kv []string
-	// spanText backs the spans strings of the block's rows: the block
-	// appends them to the batch (which copies them) before reusing it.
-	spanText []byte
-	spanEnd  []int
-	enc      spanEncoder
+	kv   []string
+	in   rowInput
+	vals []any
 }
 
-// reset empties the block, keeping its buffers.
+func newLogBlock() *logBlock {
+	k := &logBlock{cols: make([]columnBuffer, len(logColumns)), vals: make([]any, 0, len(logColumns))}
+	for i, c := range logColumns {
+		k.cols[i] = c.buffer()
+		switch b := k.cols[i].(type) {
+		case *fieldBuffer[string]:
+			k.strs = append(k.strs, b)
+		case *fieldBuffer[int64]:
+			k.ints = append(k.ints, b)
+		default:
+			k.others = append(k.others, b)
+		}
+	}
+	return k
+}
+
+// reset empties the block, keeping its buffers and dropping its references
+// to the last batch's records.
 func (k *logBlock) reset() {
-	for _, c := range []*[]string{&k.tenant, &k.id, &k.gateway, &k.token, &k.user, &k.provider, &k.model, &k.route,
-		&k.errCode, &k.cache, &k.trace, &k.ip, &k.ua, &k.reqBody, &k.respBody, &k.batch, &k.spans, &k.kv} {
-		clear(*c) // drop the references to the last batch's records
-		*c = (*c)[:0]
+	for _, c := range k.cols {
+		c.reset()
 	}
-	for _, c := range []*[]int64{&k.ts, &k.latency, &k.ttfb, &k.tin, &k.tout, &k.tcached, &k.cost, &k.saved, &k.rootStart} {
-		*c = (*c)[:0]
-	}
-	for _, c := range []*[][]string{&k.ruleHits, &k.mdKeys, &k.mdValues, &k.flags} {
-		clear(*c)
-		*c = (*c)[:0]
-	}
-	k.tsMS, k.status, k.attempts, k.spanCount, k.traceRoot, k.rootDur = k.tsMS[:0], k.status[:0], k.attempts[:0],
-		k.spanCount[:0], k.traceRoot[:0], k.rootDur[:0]
-	k.spanText, k.spanEnd = k.spanText[:0], k.spanEnd[:0]
+	clear(k.kv)
+	k.kv = k.kv[:0]
+	clear(k.vals)
+	k.vals = k.vals[:0]
+	k.in = rowInput{}
 }
 
-// add appends a record's row.
+// add appends a record's row: what several columns share is computed once
+// (rowInput), then each column takes its value.
 func (k *logBlock) add(r *analytics.Record, batchID string) {
-	k.tenant, k.id, k.gateway, k.token, k.user = append(k.tenant, r.TenantID), append(k.id, r.ID),
-		append(k.gateway, r.GatewayID), append(k.token, r.TokenID), append(k.user, r.UserID)
-	k.provider, k.model, k.route, k.errCode, k.cache = append(k.provider, r.Provider), append(k.model, r.Model),
-		append(k.route, r.Route), append(k.errCode, r.ErrorCode), append(k.cache, r.Cache)
-	k.trace, k.ip, k.ua, k.reqBody, k.respBody, k.batch = append(k.trace, r.TraceID), append(k.ip, r.ClientIP),
-		append(k.ua, r.UserAgent), append(k.reqBody, r.RequestBody), append(k.respBody, r.ResponseBody), append(k.batch, batchID)
-	sec, ms := splitMS(r.TS)
-	k.ts, k.tsMS = append(k.ts, sec), append(k.tsMS, ms)
-	k.status, k.attempts = append(k.status, int32(r.Status)), append(k.attempts, int32(r.Attempts))
-	k.latency, k.ttfb, k.tin, k.tout, k.tcached = append(k.latency, r.LatencyMS), append(k.ttfb, r.TTFBMS),
-		append(k.tin, r.TokensIn), append(k.tout, r.TokensOut), append(k.tcached, r.CachedTokens)
-	k.cost, k.saved = append(k.cost, int64(r.CostUSD)), append(k.saved, int64(r.CacheSavedUSD))
-	k.ruleHits, k.flags = append(k.ruleHits, nonNil(r.RuleHits)), append(k.flags, nonNil(r.Flags))
-	keys, values := k.splitMap(r.Metadata)
-	k.mdKeys, k.mdValues = append(k.mdKeys, keys), append(k.mdValues, values)
-	k.spanCount = append(k.spanCount, uint32(len(r.Spans)))
-	var (
-		hasRoot uint8
-		dur     uint64
-	)
+	in := &k.in
+	in.r, in.batchID = r, batchID
+	in.sec, in.ms = splitMS(r.TS)
+	in.mdKeys, in.mdValues = k.splitMap(r.Metadata)
 	root := rootSpan(r.Spans)
-	row := rowOf(r, root)
+	in.row = rowOf(r, root)
+	in.hasRoot, in.rootDur = 0, 0
 	if root != nil {
-		hasRoot, dur = 1, durationUS(root.DurationMS)
+		in.hasRoot, in.rootDur = 1, durationUS(root.DurationMS)
 	}
-	k.traceRoot, k.rootStart, k.rootDur = append(k.traceRoot, hasRoot), append(k.rootStart, row.rootStart), append(k.rootDur, dur)
-	k.spanText = k.enc.appendSpans(k.spanText, r.Spans, row)
-	k.spanEnd = append(k.spanEnd, len(k.spanText))
+	for _, c := range k.strs {
+		c.vals = append(c.vals, *fieldAt[string](r, c.off))
+	}
+	for _, c := range k.ints {
+		c.vals = append(c.vals, *fieldAt[int64](r, c.off))
+	}
+	for _, c := range k.others {
+		c.add(in)
+	}
 }
 
 // splitMap returns a map as parallel key and value arrays, keys sorted, so
@@ -399,23 +387,15 @@ func (k *logBlock) splitMap(m map[string]string) (keys, values []string) {
 	return keys, values
 }
 
-// columns returns the block's columns in the order of logColumns. The
-// spans strings point into spanText, which must not change until the
-// columns are appended.
+// columns returns the block's columns in the order of logColumns, valid
+// until the next reset (the spans strings point into the block's buffer).
+// Call it once per block.
 func (k *logBlock) columns() []any {
-	prev := 0
-	for _, end := range k.spanEnd {
-		text := ""
-		if end > prev {
-			text = unsafe.String(&k.spanText[prev], end-prev)
-		}
-		k.spans = append(k.spans, text)
-		prev = end
+	k.vals = k.vals[:0]
+	for _, c := range k.cols {
+		k.vals = append(k.vals, c.values())
 	}
-	return []any{k.tenant, k.ts, k.tsMS, k.id, k.gateway, k.token, k.user, k.provider, k.model, k.route,
-		k.status, k.errCode, k.latency, k.ttfb, k.tin, k.tout, k.tcached, k.cost, k.cache, k.attempts,
-		k.ruleHits, k.mdKeys, k.mdValues, k.trace, k.ip, k.ua, k.reqBody, k.respBody, k.flags, k.saved, k.batch,
-		k.spanCount, k.traceRoot, k.rootStart, k.rootDur, k.spans}
+	return k.vals
 }
 
 // insertLogs inserts records with their spans in one INSERT, block by
@@ -426,13 +406,13 @@ func (s *Store) insertLogs(ctx context.Context, batchID string, recs []*analytic
 	}
 	k, _ := s.blocks.Get().(*logBlock)
 	if k == nil {
-		k = new(logBlock)
+		k = newLogBlock()
 	}
 	defer func() {
 		k.reset()
 		s.blocks.Put(k)
 	}()
-	return s.insertBlocks(ctx, "request_logs", logColumns, len(recs), func(from, to int) []any {
+	return s.insertBlocks(ctx, "request_logs", logInsertColumns(), len(recs), func(from, to int) []any {
 		k.reset()
 		for _, r := range recs[from:to] {
 			k.add(r, batchID)

@@ -23,6 +23,7 @@ import (
 	"github.com/sluicehq/sluice/proxy"
 	"github.com/sluicehq/sluice/proxy/breaker"
 	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/registry"
 	"github.com/sluicehq/sluice/proxy/ratelimit"
 	"github.com/sluicehq/sluice/proxy/respcache"
 	"github.com/sluicehq/sluice/proxy/snapshot"
@@ -199,7 +200,7 @@ func newDataPlane(c *config, log *slog.Logger, d dataPlaneDeps) (*dataPlane, err
 	tok := tokenize.New()
 	inf := proxy.NewInference(proxy.InferenceConfig{
 		Snapshots:  holder,
-		Providers:  providers.NewRegistry(client),
+		Providers:  registry.New(client),
 		Breakers:   breaker.NewSet(time.Now),
 		Sink:       pipe,
 		Logger:     log,

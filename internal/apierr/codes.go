@@ -52,4 +52,7 @@ const (
 	CodeUnavailable     = "unavailable"
 	CodeShuttingDown    = "shutting_down"
 	CodeUpstreamTimeout = "upstream_timeout"
+	// CodeCacheError ends a stream replayed from the response cache whose
+	// stored answer could not be replayed (an SSE error event only).
+	CodeCacheError = "cache_error"
 )

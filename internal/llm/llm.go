@@ -1,8 +1,11 @@
-// Package llm holds the neutral wire vocabulary of the inference API: the
-// OpenAI schema that clients speak, as far as the gateway itself needs to
-// understand it. Request bodies are kept as raw bytes and only the fields
-// the gateway acts on are read, so that an OpenAI-family upstream receives
-// exactly the object that was validated, priced and authorised.
+// Package llm holds the neutral vocabulary of the inference API: the
+// operations, the token usage, and the neutral request and answer model
+// (request.go, response.go) between the front doors and the translating
+// codecs. Request bodies are kept as raw bytes (Request.Raw) and only the
+// fields the gateway acts on are read, so that a same-wire upstream
+// receives exactly the object that was validated, priced and authorised;
+// the neutral fields are decoded only for a translating codec
+// (DecodeOpenAIChat is the one decoder of today's front door).
 package llm
 
 // Operation is one of the inference operations.
@@ -37,9 +40,15 @@ type Usage struct {
 	// cache (OpenAI prompt_tokens_details.cached_tokens, Anthropic
 	// cache_read_input_tokens); they are included in PromptTokens.
 	CachedTokens int64 `json:"cached_tokens"`
-	// CacheCreationTokens are prompt tokens written to the provider's cache
-	// (Anthropic cache_creation_input_tokens).
+	// CacheCreationTokens are prompt tokens written to the provider's
+	// cache, the cache-write count (Anthropic cache_creation_input_tokens,
+	// Bedrock cacheWriteInputTokens); they are included in PromptTokens.
 	CacheCreationTokens int64 `json:"cache_creation_tokens"`
+	// ReasoningTokens are output tokens the model spent reasoning (OpenAI
+	// completion_tokens_details.reasoning_tokens, Gemini
+	// thoughtsTokenCount); they are included in CompletionTokens. No codec
+	// fills it yet.
+	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 	// Estimated is true when the provider reported no usage and the
 	// gateway counted the tokens itself.
 	Estimated bool `json:"-"`

@@ -1,28 +1,21 @@
 package providers
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/sluicehq/sluice/internal/secret"
-	"github.com/sluicehq/sluice/internal/ssrf"
 )
 
 // Sizes and durations of the client that are not worth a setting.
@@ -31,13 +24,13 @@ const (
 	// provider's JSON error, small enough that a hostile upstream cannot
 	// make the gateway buffer much.
 	maxErrorBody = 64 << 10
-	// maxMessage is the length an upstream message is cut to.
-	maxMessage = 500
+	// MaxMessage is the length an upstream message is cut to.
+	MaxMessage = 500
 	// defaultCallTimeout bounds a call that has neither a deadline nor a
 	// context deadline, so that no call can hang forever.
 	defaultCallTimeout = 10 * time.Minute
-	// maxRetryAfter caps an upstream's Retry-After.
-	maxRetryAfter = time.Hour
+	// MaxRetryAfter caps an upstream's Retry-After.
+	MaxRetryAfter = time.Hour
 	// drainWait and drainMax bound Finish: after the last event, what is
 	// left of the body (usually just the chunked terminator, already
 	// buffered) is read so the connection can be reused.
@@ -172,6 +165,10 @@ func NewClient(cfg ClientConfig) *Client {
 	}
 	return c
 }
+
+// MaxResponseBytes is the most a non-streamed answer may hold; a codec
+// that reads a streamed body whole holds it to the same bound.
+func (c *Client) MaxResponseBytes() int { return c.cfg.MaxResponseBytes }
 
 // CloseIdleConnections closes pooled keep-alive connections, e.g. at
 // shutdown.
@@ -351,7 +348,7 @@ func (s *StreamResponse) Header(name string) []byte { return s.resp.Header.Peek(
 // Read reads the body. Errors other than io.EOF are *Error.
 func (s *StreamResponse) Read(p []byte) (int, error) {
 	if s.closed {
-		return 0, &Error{Err: errStreamClosed}
+		return 0, &Error{Err: ErrStreamClosed}
 	}
 	if s.eof {
 		return 0, io.EOF
@@ -378,7 +375,7 @@ func (s *StreamResponse) Read(p []byte) (int, error) {
 		}
 		return n, &Error{Timeout: true, Err: ErrStreamIdle}
 	}
-	return n, &Error{Err: scrubError(err, s.key)}
+	return n, &Error{Err: ScrubError(err, s.key)}
 }
 
 // Close ends the stream. Unless the body was read to its end, it closes
@@ -396,7 +393,7 @@ func (s *StreamResponse) Close() error {
 		// fasthttp pools a connection whose body reported io.EOF, and a
 		// chunked body cut at a chunk boundary reports just that; so
 		// unless Finish saw a clean end, discard the connection.
-		_ = s.body.CloseWithError(errStreamClosed)
+		_ = s.body.CloseWithError(ErrStreamClosed)
 	}
 	fasthttp.ReleaseResponse(s.resp) // pools the connection, if still open
 	return nil
@@ -419,7 +416,9 @@ func (s *StreamResponse) Finish() error {
 // silent for longer than IdleTimeout.
 var ErrStreamIdle = errors.New("upstream stream idle for too long")
 
-var errStreamClosed = errors.New("stream already closed")
+// ErrStreamClosed is the Err of the *Error returned when a stream is read
+// after Close.
+var ErrStreamClosed = errors.New("stream already closed")
 
 // callDeadline is the earlier of the call's and ctx's deadlines, or
 // defaultCallTimeout from now when neither has one.
@@ -538,287 +537,4 @@ func validFieldValue[T string | []byte](v T) bool {
 		}
 	}
 	return true
-}
-
-// trackedConn is every connection the client dials. Its LocalAddr leads
-// back to it through fasthttp's Response.LocalAddr, which lets a stream
-// move the read deadline fasthttp set for the headers, and apply the idle
-// limit per read, on the raw connection (also under TLS).
-type trackedConn struct {
-	net.Conn
-	laddr  connAddr
-	broken atomic.Bool // a read failed (EOF included): never reuse
-}
-
-func (c *trackedConn) LocalAddr() net.Addr { return &c.laddr }
-
-func (c *trackedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if err != nil {
-		c.broken.Store(true)
-	}
-	return n, err
-}
-
-// connAddr is a connection's local address that knows its connection.
-type connAddr struct {
-	net.Addr
-	conn *trackedConn
-}
-
-// ForbiddenAddrError is the dial error for an upstream host that resolves
-// to an address the gateway must not connect to.
-type ForbiddenAddrError struct {
-	Host   string
-	Addr   netip.Addr
-	Reason string // "link-local", "loopback", …
-}
-
-func (e *ForbiddenAddrError) Error() string {
-	return fmt.Sprintf("upstream host %s resolves to a %s address (%s), which is not allowed", e.Host, e.Reason, e.Addr)
-}
-
-// dial resolves addr, refuses it when any of its addresses is forbidden,
-// connects to the checked address itself (so a second resolution cannot
-// differ), and with useTLS does the handshake within the same timeout.
-func (c *Client) dial(addr string, timeout time.Duration, useTLS bool) (net.Conn, error) {
-	if timeout <= 0 || timeout > c.cfg.DialTimeout {
-		timeout = c.cfg.DialTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	host, portText, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return nil, fmt.Errorf("invalid port in %q", addr)
-	}
-	var ips []netip.Addr
-	if ip, err := netip.ParseAddr(host); err == nil {
-		ips = []netip.Addr{ip}
-	} else if ips, err = c.cfg.Resolver.LookupNetIP(ctx, "ip", host); err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", host, err)
-	}
-	if len(ips) == 0 {
-		return nil, fmt.Errorf("resolve %s: no addresses", host)
-	}
-	for _, ip := range ips {
-		if why := forbidden(ip, c.cfg.AllowPrivate); why != "" {
-			return nil, &ForbiddenAddrError{Host: host, Addr: ip, Reason: why}
-		}
-	}
-	d := net.Dialer{Control: c.controlDial}
-	var raw net.Conn
-	for _, ip := range ips {
-		if raw, err = d.DialContext(ctx, "tcp", netip.AddrPortFrom(ip.Unmap(), uint16(port)).String()); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	tc := &trackedConn{Conn: raw}
-	tc.laddr = connAddr{Addr: raw.LocalAddr(), conn: tc}
-	if !useTLS {
-		return tc, nil
-	}
-	cfg := c.cfg.TLSConfig.Clone()
-	if cfg.ServerName == "" {
-		cfg.ServerName = host
-	}
-	conn := tls.Client(tc, cfg)
-	if err := conn.HandshakeContext(ctx); err != nil {
-		_ = tc.Close()
-		return nil, err
-	}
-	return conn, nil
-}
-
-// forbidden says why an upstream address is refused, or "" when it is
-// allowed: the rule of package ssrf, the same the admin API applies to a
-// key's base_url.
-func forbidden(a netip.Addr, allowPrivate bool) string {
-	return ssrf.Reason(a, allowPrivate)
-}
-
-// controlDial is the dialer's last word: it judges the address the socket
-// is about to connect to, whatever resolved it, so that no code path can
-// reach a refused address (the resolved addresses were checked before).
-func (c *Client) controlDial(network, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("dial %s %s: not an IP address and port", network, address)
-	}
-	if why := forbidden(ap.Addr(), c.cfg.AllowPrivate); why != "" {
-		return &ForbiddenAddrError{Host: ap.Addr().String(), Addr: ap.Addr(), Reason: why}
-	}
-	return nil
-}
-
-// transportError maps a failed fasthttp call to an *Error.
-func (c *Client) transportError(ctx context.Context, err error, key secret.Value) *Error {
-	switch {
-	case ctx.Err() != nil:
-		return ctxError(ctx)
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		return &Error{Status: http.StatusBadGateway,
-			Message: fmt.Sprintf("the upstream answer is larger than %d bytes", c.cfg.MaxResponseBytes)}
-	}
-	return &Error{Timeout: isTimeout(err), Err: scrubError(err, key)}
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, fasthttp.ErrDialTimeout) ||
-		errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.As(err, &ne) && ne.Timeout()
-}
-
-// statusError builds the *Error of a non-2xx answer.
-func statusError(status int, h *fasthttp.ResponseHeader, body []byte, key secret.Value) *Error {
-	e := &Error{Status: status, RetryAfter: retryAfter(h, time.Now())}
-	if status >= 300 && status < 400 {
-		e.Message = "the upstream answered with a redirect, which is not followed"
-		return e
-	}
-	e.KeyRejected = status == http.StatusUnauthorized || status == http.StatusForbidden ||
-		status == http.StatusBadRequest && bytes.Contains(body, []byte(`"API_KEY_INVALID"`))
-	e.Message = scrub(errorMessage(body), key)
-	if e.Message == "" {
-		e.Message = strings.ToLower(http.StatusText(status))
-	}
-	return e
-}
-
-// retryAfter reads retry-after-ms (OpenAI, more precise) or Retry-After
-// (seconds or an HTTP date).
-func retryAfter(h *fasthttp.ResponseHeader, now time.Time) time.Duration {
-	var d time.Duration
-	if v := h.Peek("Retry-After-Ms"); len(v) > 0 {
-		if ms, err := strconv.ParseFloat(string(v), 64); err == nil && ms > 0 {
-			d = time.Duration(ms * float64(time.Millisecond))
-		}
-	} else if v := h.Peek("Retry-After"); len(v) > 0 {
-		if s, err := strconv.ParseFloat(string(v), 64); err == nil && s > 0 {
-			d = time.Duration(s * float64(time.Second))
-		} else if t, err := http.ParseTime(string(v)); err == nil {
-			d = t.Sub(now)
-		}
-	}
-	return min(max(d, 0), maxRetryAfter)
-}
-
-// keyPrefixes start the API keys of common providers; a token starting
-// with one is redacted from upstream messages whoever's key it is.
-var keyPrefixes = []string{"sk-", "sk_", "gsk_", "xai-", "pplx-", "csk-", "AIza", "fw_"}
-
-const redacted = "[REDACTED]"
-
-// scrub makes an upstream message safe to log and return: control
-// characters become spaces, invalid UTF-8 is replaced, and it redacts the
-// token after "Bearer ", tokens that look like API keys, and any run of 8
-// or more characters of key; the result is cut to 500 bytes.
-func scrub(msg string, key secret.Value) string {
-	msg = strings.ToValidUTF8(msg, "\uFFFD")
-	if len(msg) > 8*maxMessage {
-		msg = msg[:8*maxMessage]
-	}
-	b := []byte(msg)
-	for i, c := range b {
-		if c < 0x20 || c == 0x7f {
-			b[i] = ' '
-		}
-	}
-	cut := make([]bool, len(b)) // bytes to redact
-	mark := func(from, to int) {
-		for i := from; i < to; i++ {
-			cut[i] = true
-		}
-	}
-	for i := 0; i < len(b); i++ {
-		if i > 0 && isKeyChar(b[i-1]) {
-			continue // only at the start of a token
-		}
-		rest := b[i:]
-		if len(rest) > 7 && strings.EqualFold(string(rest[:7]), "bearer ") {
-			j := i + 7
-			for j < len(b) && b[j] == ' ' {
-				j++
-			}
-			end := tokenEnd(b, j)
-			mark(j, end)
-			continue
-		}
-		for _, p := range keyPrefixes {
-			if bytes.HasPrefix(rest, []byte(p)) {
-				if end := tokenEnd(b, i+len(p)); end-(i+len(p)) >= 6 {
-					mark(i, end)
-				}
-				break
-			}
-		}
-	}
-	if k := key.Reveal(); len(k) >= 8 {
-		for i := 0; i+8 <= len(b); i++ {
-			if strings.Contains(k, string(b[i:i+8])) {
-				mark(i, i+8)
-			}
-		}
-	}
-	var out []byte
-	for i := 0; i < len(b); {
-		if !cut[i] {
-			out = append(out, b[i])
-			i++
-			continue
-		}
-		out = append(out, redacted...)
-		for i < len(b) && cut[i] {
-			i++
-		}
-	}
-	out = bytes.TrimSpace(out)
-	if len(out) > maxMessage {
-		n := maxMessage
-		for n > 0 && !utf8.RuneStart(out[n]) {
-			n--
-		}
-		out = out[:n]
-	}
-	return string(out)
-}
-
-func isKeyChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
-}
-
-// tokenEnd returns the end of the token starting at i: key characters
-// plus the '*' of masked keys and the inner '.' of JWTs.
-func tokenEnd(b []byte, i int) int {
-	for i < len(b) && (isKeyChar(b[i]) || b[i] == '*' || b[i] == '.') {
-		i++
-	}
-	for i > 0 && b[i-1] == '.' {
-		i-- // a full stop ends the sentence, not the token
-	}
-	return i
-}
-
-// scrubbedError is a transport error whose text went through Scrub.
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e *scrubbedError) Error() string { return e.msg }
-func (e *scrubbedError) Unwrap() error { return e.err }
-
-func scrubError(err error, key secret.Value) error {
-	var fe *ForbiddenAddrError
-	if errors.As(err, &fe) {
-		return err
-	}
-	return &scrubbedError{msg: scrub(err.Error(), key), err: err}
 }

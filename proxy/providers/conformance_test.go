@@ -24,15 +24,15 @@ func TestGoldenAnswersConformToOpenAI(t *testing.T) {
 		schema  string
 		lines   bool // one chunk per line, among other lines
 	}{
-		{"testdata/anthropic/responses/*.out.json", openaischema.ChatCompletion, false},
-		{"testdata/anthropic/streams/*.out", openaischema.ChatCompletionChunk, true},
-		{"testdata/gemini/responses/*.openai.json", openaischema.ChatCompletion, false},
-		{"testdata/gemini/streams/*.chunks", openaischema.ChatCompletionChunk, true},
-		{"testdata/bedrock/answer_*.golden", openaischema.ChatCompletion, false},
-		{"testdata/bedrock/stream_*.golden", openaischema.ChatCompletionChunk, true},
-		{"testdata/cohere/responses/*.out.json", openaischema.ChatCompletion, false},
-		{"testdata/cohere/streams/*.out", openaischema.ChatCompletionChunk, true},
-		{"testdata/cohere/embed/*.out", openaischema.Embeddings, false},
+		{"anthropic/testdata/responses/*.out.json", openaischema.ChatCompletion, false},
+		{"anthropic/testdata/streams/*.out", openaischema.ChatCompletionChunk, true},
+		{"gemini/testdata/responses/*.openai.json", openaischema.ChatCompletion, false},
+		{"gemini/testdata/streams/*.chunks", openaischema.ChatCompletionChunk, true},
+		{"bedrock/testdata/answer_*.golden", openaischema.ChatCompletion, false},
+		{"bedrock/testdata/stream_*.golden", openaischema.ChatCompletionChunk, true},
+		{"cohere/testdata/responses/*.out.json", openaischema.ChatCompletion, false},
+		{"cohere/testdata/streams/*.out", openaischema.ChatCompletionChunk, true},
+		{"cohere/testdata/embed/*.out", openaischema.Embeddings, false},
 	} {
 		files, err := filepath.Glob(g.pattern)
 		if err != nil || len(files) == 0 {

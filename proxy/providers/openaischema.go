@@ -3,7 +3,6 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,172 +10,40 @@ import (
 	"github.com/sluicehq/sluice/internal/llm"
 )
 
-// The OpenAI chat schema as the translating adapters (Anthropic, Gemini,
-// Bedrock, Cohere) need it: the request decoded into structs, because a
-// translation needs its structure, and the answer they build. The
-// OpenAI-wire adapter never decodes a body this way; it passes raw bytes.
+// The OpenAI chat schema as the translating codecs (Anthropic, Gemini,
+// Bedrock, Cohere) need it: the request decoded into the neutral model
+// (DecodeChat), because a translation needs its structure, and the
+// answer they build. The OpenAI codec never decodes a body this way; it
+// passes raw bytes.
 
-// openAIChatRequest is the part of an OpenAI chat completion request that
-// translating adapters read. Numbers that are only passed on are kept as
-// raw JSON so that their text is not changed.
-type openAIChatRequest struct {
-	Model               string                `json:"model"`
-	Messages            []openAIChatMessage   `json:"messages"`
-	MaxTokens           *int64                `json:"max_tokens"`
-	MaxCompletionTokens *int64                `json:"max_completion_tokens"`
-	Temperature         json.RawMessage       `json:"temperature"`
-	TopP                json.RawMessage       `json:"top_p"`
-	Stop                openAIStop            `json:"stop"`
-	User                string                `json:"user"`
-	Tools               []openAITool          `json:"tools"`
-	ToolChoice          json.RawMessage       `json:"tool_choice"`
-	ParallelToolCalls   *bool                 `json:"parallel_tool_calls"`
-	ResponseFormat      *openAIResponseFormat `json:"response_format"`
-	Stream              bool                  `json:"stream"`
-}
-
-// openAIChatMessage is one message of a chat request.
-type openAIChatMessage struct {
-	Role       string           `json:"role"`
-	Content    openAIContent    `json:"content"`
-	Name       string           `json:"name"`
-	ToolCalls  []openAIToolCall `json:"tool_calls"`
-	ToolCallID string           `json:"tool_call_id"`
-}
-
-// openAIContent is a message's content as parts: a string content is one
-// text part, null or absent is none.
-type openAIContent []openAIPart
-
-// UnmarshalJSON accepts a string, an array of content parts or null.
-func (c *openAIContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) == 0 || string(b) == "null":
-		*c = nil
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = openAIContent{{Type: "text", Text: s}}
-		return nil
-	case b[0] == '[':
-		var parts []openAIPart
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		*c = parts
-		return nil
-	}
-	return errors.New("content must be a string, an array of content parts or null")
-}
-
-// openAIPart is one content part: text, image_url, input_audio, file or
-// refusal. CacheControl is the cache_control extension some clients add
-// for providers with prompt caching.
-type openAIPart struct {
-	Type         string          `json:"type"`
-	Text         string          `json:"text"`
-	Refusal      string          `json:"refusal"`
-	ImageURL     openAIImageURL  `json:"image_url"`
-	CacheControl json.RawMessage `json:"cache_control"`
-}
-
-// openAIImageURL is an image_url part's target; the object form
-// {"url","detail"} is the standard, a bare string is accepted too.
-type openAIImageURL struct {
-	URL    string `json:"url"`
-	Detail string `json:"detail"`
-}
-
-// UnmarshalJSON accepts {"url":…,"detail":…} or a bare URL string.
-func (u *openAIImageURL) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		*u = openAIImageURL{}
-		return json.Unmarshal(b, &u.URL)
-	}
-	type plain openAIImageURL
-	return json.Unmarshal(b, (*plain)(u))
-}
-
-// openAITool is one entry of "tools".
-type openAITool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
-}
-
-// openAIToolCall is a tool call of an assistant message, in a request or
+// OpenAIToolCall is a tool call of an assistant message, in a request or
 // an answer. Arguments is the JSON text of the arguments.
-type openAIToolCall struct {
+type OpenAIToolCall struct {
 	ID       string             `json:"id"`
 	Type     string             `json:"type"`
-	Function openAIFunctionCall `json:"function"`
+	Function OpenAIFunctionCall `json:"function"`
 }
 
-// openAIFunctionCall is the function of a tool call.
-type openAIFunctionCall struct {
+// OpenAIFunctionCall is the function of a tool call.
+type OpenAIFunctionCall struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }
 
-// openAIResponseFormat is "response_format".
-type openAIResponseFormat struct {
-	Type       string `json:"type"`
-	JSONSchema *struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Schema      json.RawMessage `json:"schema"`
-	} `json:"json_schema"`
+// DecodeChat decodes a chat request body into the neutral model
+// (llm.DecodeOpenAIChat), for a translating codec to encode from. A body
+// that does not fit the schema is an *Error with status 400 naming the
+// provider, since the gateway has only checked that it is JSON.
+func DecodeChat(provider string, body []byte) (*llm.Request, error) {
+	r, err := llm.DecodeOpenAIChat(body)
+	if err != nil {
+		return nil, &Error{Status: http.StatusBadRequest, Message: provider + ": " + err.Error()}
+	}
+	return r, nil
 }
 
-// openAIStop is "stop": a string, an array of strings or null.
-type openAIStop []string
-
-// UnmarshalJSON accepts a string, an array of strings or null.
-func (s *openAIStop) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var one string
-		if err := json.Unmarshal(b, &one); err != nil {
-			return err
-		}
-		*s = openAIStop{one}
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return errors.New("stop must be a string or an array of strings")
-	}
-	*s = many
-	return nil
-}
-
-// decodeOpenAIChat decodes a chat request body. A body that does not fit
-// the schema is an *Error with status 400 naming the provider, since the
-// gateway has only checked that it is JSON.
-func decodeOpenAIChat(provider string, body []byte) (*openAIChatRequest, error) {
-	var r openAIChatRequest
-	if err := json.Unmarshal(body, &r); err != nil {
-		msg := err.Error()
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			msg = "the field " + te.Field + " has the wrong type"
-		}
-		return nil, &Error{Status: http.StatusBadRequest,
-			Message: provider + ": the request does not fit the chat completions schema: " + msg}
-	}
-	return &r, nil
-}
-
-// rawNumber returns raw unless it is absent or JSON null.
-func rawNumber(raw json.RawMessage) json.RawMessage {
+// RawNumber returns raw unless it is absent or JSON null.
+func RawNumber(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -184,9 +51,9 @@ func rawNumber(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// parseDataURL splits a base64 data URL ("data:image/png;base64,…") into
+// ParseDataURL splits a base64 data URL ("data:image/png;base64,…") into
 // its media type and data; ok is false for anything else.
-func parseDataURL(u string) (mediaType, data string, ok bool) {
+func ParseDataURL(u string) (mediaType, data string, ok bool) {
 	rest, found := strings.CutPrefix(u, "data:")
 	if !found {
 		return "", "", false
@@ -202,33 +69,33 @@ func parseDataURL(u string) (mediaType, data string, ok bool) {
 	return mediaType, data, true
 }
 
-// openAIChatCompletion is a chat.completion answer as translating
+// OpenAIChatCompletion is a chat.completion answer as translating
 // adapters build it; encoded with encoding/json, its fields keep this
 // order.
-type openAIChatCompletion struct {
+type OpenAIChatCompletion struct {
 	ID      string             `json:"id"`
 	Object  string             `json:"object"`
 	Created int64              `json:"created"`
 	Model   string             `json:"model"`
-	Choices []openAIChatChoice `json:"choices"`
+	Choices []OpenAIChatChoice `json:"choices"`
 	Usage   *openAIUsageJSON   `json:"usage,omitempty"`
 }
 
-// openAIChatChoice is one choice of an answer.
-type openAIChatChoice struct {
+// OpenAIChatChoice is one choice of an answer.
+type OpenAIChatChoice struct {
 	Index        int                 `json:"index"`
-	Message      openAIAnswerMessage `json:"message"`
+	Message      OpenAIAnswerMessage `json:"message"`
 	Logprobs     json.RawMessage     `json:"logprobs"`
 	FinishReason string              `json:"finish_reason"`
 }
 
-// openAIAnswerMessage is the assistant message of a choice; Content is
+// OpenAIAnswerMessage is the assistant message of a choice; Content is
 // null when the answer is only tool calls.
-type openAIAnswerMessage struct {
+type OpenAIAnswerMessage struct {
 	Role      string           `json:"role"`
 	Content   *string          `json:"content"`
 	Refusal   *string          `json:"refusal"`
-	ToolCalls []openAIToolCall `json:"tool_calls,omitempty"`
+	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
 }
 
 // openAIUsageJSON is the usage object of an answer or of the final
@@ -242,16 +109,16 @@ type openAIUsageJSON struct {
 	} `json:"prompt_tokens_details"`
 }
 
-// usageJSON returns u as OpenAI's usage object.
-func usageJSON(u llm.Usage) *openAIUsageJSON {
+// UsageJSON returns u as OpenAI's usage object.
+func UsageJSON(u llm.Usage) *openAIUsageJSON {
 	j := &openAIUsageJSON{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	j.PromptTokensDetails.CachedTokens = u.CachedTokens
 	return j
 }
 
-// appendUsageJSON appends u as OpenAI's usage object, for chunks built by
+// AppendUsageJSON appends u as OpenAI's usage object, for chunks built by
 // appending.
-func appendUsageJSON(dst []byte, u llm.Usage) []byte {
+func AppendUsageJSON(dst []byte, u llm.Usage) []byte {
 	dst = append(dst, `{"prompt_tokens":`...)
 	dst = strconv.AppendInt(dst, u.PromptTokens, 10)
 	dst = append(dst, `,"completion_tokens":`...)
@@ -263,10 +130,10 @@ func appendUsageJSON(dst []byte, u llm.Usage) []byte {
 	return append(dst, "}}"...)
 }
 
-// marshalJSON encodes v without escaping <, > and & (answers carry code
+// MarshalJSON encodes v without escaping <, > and & (answers carry code
 // and HTML, and OpenAI does not escape them either) and without the
 // trailing newline of json.Encoder.
-func marshalJSON(v any) ([]byte, error) {
+func MarshalJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -274,4 +141,36 @@ func marshalJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// EncodeOpenAIResponse is the one OpenAI encoder of a neutral answer: the
+// chat.completion a translating codec relays, from the llm.Response it
+// decoded the provider's answer into. Each choice's message content is
+// the concatenation of its text parts, null when there are none and the
+// message has tool calls; the usage object is there when the provider
+// reported usage (Usage.Present).
+func EncodeOpenAIResponse(r *llm.Response) ([]byte, error) {
+	out := OpenAIChatCompletion{ID: r.ID, Object: "chat.completion", Created: r.Created, Model: r.Model,
+		Choices: make([]OpenAIChatChoice, len(r.Choices))}
+	for i, c := range r.Choices {
+		msg := OpenAIAnswerMessage{Role: "assistant"}
+		var text strings.Builder
+		for _, p := range c.Message.Parts {
+			if p.Kind == llm.PartText {
+				text.WriteString(p.Text)
+			}
+		}
+		for _, tc := range c.Message.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, OpenAIToolCall{ID: tc.ID, Type: "function",
+				Function: OpenAIFunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+		}
+		if s := text.String(); s != "" || len(msg.ToolCalls) == 0 {
+			msg.Content = &s
+		}
+		out.Choices[i] = OpenAIChatChoice{Index: c.Index, Message: msg, FinishReason: string(c.Finish)}
+	}
+	if r.Usage.Present {
+		out.Usage = UsageJSON(r.Usage)
+	}
+	return MarshalJSON(&out)
 }

@@ -1,6 +1,12 @@
-// Package providers holds the upstream adapters. Each speaks one provider's
-// wire format and presents it in the OpenAI schema: requests come in as
-// OpenAI JSON, responses and stream chunks go out as OpenAI JSON.
+// Package providers is what every upstream adapter shares: the Provider
+// interface the proxy calls, the HTTP client, the Codec interface and the
+// Call and OpenStream functions that own the transport (deadlines,
+// cancellation, the connection, secret scrubbing, the classification of
+// failed calls). Each wire format is a codec in its own subpackage
+// (openai, anthropic, gemini, bedrock, cohere) and presents its provider in
+// the OpenAI schema: requests come in as OpenAI JSON, responses and
+// stream chunks go out as OpenAI JSON. Package registry maps provider ids
+// to codecs.
 //
 // The core interface is small; what not every provider can do is an
 // optional interface (Completer, Embedder), discovered with a type
@@ -16,7 +22,6 @@ import (
 
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/secret"
-	"github.com/sluicehq/sluice/internal/store"
 )
 
 // Credential is one provider key with where and how to use it.
@@ -28,7 +33,26 @@ type Credential struct {
 	// BaseURL is the key's base URL or the provider's default, without a
 	// trailing slash (OpenAI style: "https://api.openai.com/v1").
 	BaseURL string
-	Options store.KeyOptions
+	Options KeyOptions
+}
+
+// KeyOptions are the provider-specific, non-secret settings of a key, in
+// the adapters' own vocabulary: the snapshot converts the stored row into
+// them, so that no adapter depends on the store.
+type KeyOptions struct {
+	// Resource is the Azure OpenAI resource name
+	// (https://{resource}.openai.azure.com) used when the key has no base URL.
+	Resource string
+	// Deployments maps a model to its Azure deployment; a model without
+	// one is its own deployment.
+	Deployments map[string]string
+	// APIVersion is the Azure api-version ("" means the default).
+	APIVersion string
+	// Region is the AWS region of a Bedrock key.
+	Region string
+	// AccessKeyID is the AWS access key id of a Bedrock key (its secret
+	// access key is the key's secret).
+	AccessKeyID string
 }
 
 // Request is one call to an upstream.
@@ -36,12 +60,22 @@ type Request struct {
 	Op llm.Operation
 	// Model is the provider's own model id.
 	Model string
-	// Body is the client's request in the OpenAI schema, validated by the
-	// gateway (no duplicate keys, valid UTF-8, no fields that choose a
-	// host). Adapters must not modify it: it may be reused for the next
-	// attempt. OpenAI-wire adapters send a copy with "model" replaced and,
-	// for streams, "stream": true and stream_options.include_usage set.
+	// Body is the client's request as it came, in the wire format Wire
+	// names, validated by the gateway (no duplicate keys, valid UTF-8, no
+	// fields that choose a host): the raw side of the neutral model
+	// (llm.Request.Raw). Adapters must not modify it: it may be reused for
+	// the next attempt. A codec of the same wire passes it through (the
+	// OpenAI codec sends a copy with "model" replaced and, for streams,
+	// "stream": true and stream_options.include_usage set); a translating
+	// codec decodes it into the neutral llm.Request (DecodeChat).
 	Body []byte
+	// Wire is the format of Body; the zero value is the OpenAI chat
+	// completions format, the only front door today and the only wire
+	// the codecs read. A door for another wire (Anthropic Messages,
+	// OpenAI Responses) sets it, and each codec then passes Body through
+	// when it speaks that wire, or reads the neutral llm.Request that
+	// door's decoder gives.
+	Wire llm.Wire
 	// Stream is the client's "stream" flag.
 	Stream bool
 	// ClientWantsUsage is true when the client set

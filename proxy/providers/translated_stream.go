@@ -6,52 +6,54 @@ import (
 	"github.com/sluicehq/sluice/internal/llm"
 )
 
-// eventTranslator is what a native adapter's stream translator gives the
+// EventTranslator is what a native adapter's stream translator gives the
 // shared stream wrapper: the next OpenAI chunk, the usage seen so far,
 // whether the upstream's terminal event was read, and its pooled parser.
-type eventTranslator interface {
-	next() ([]byte, error)
-	seenUsage() llm.Usage
-	terminated() bool
-	parserOf() **fastjson.Parser
+type EventTranslator interface {
+	Next() ([]byte, error)
+	SeenUsage() llm.Usage
+	Terminated() bool
+	ParserOf() **fastjson.Parser
 }
 
-// translatedStream presents a translator as a Stream. T is the translator
+// TranslatedStream presents a translator as a Stream. T is the translator
 // type held by value; PT is its pointer type, which has the methods.
-type translatedStream[T any, PT interface {
+type TranslatedStream[T any, PT interface {
 	*T
-	eventTranslator
+	EventTranslator
 }] struct {
-	resp   *StreamResponse
-	t      T
-	closed bool
+	// Resp is the upstream answer whose body the translator reads.
+	Resp *StreamResponse
+	// Translator is the codec's translator, initialised by the codec.
+	Translator T
+	closed     bool
 }
 
 // Next returns the next OpenAI chunk; io.EOF after the terminal event.
-func (s *translatedStream[T, PT]) Next() ([]byte, error) {
+func (s *TranslatedStream[T, PT]) Next() ([]byte, error) {
 	if s.closed {
-		return nil, &Error{Err: errStreamClosed}
+		return nil, &Error{Err: ErrStreamClosed}
 	}
-	return PT(&s.t).next()
+	return PT(&s.Translator).Next()
 }
 
 // Usage returns the usage seen so far.
-func (s *translatedStream[T, PT]) Usage() llm.Usage { return PT(&s.t).seenUsage() }
+func (s *TranslatedStream[T, PT]) Usage() llm.Usage { return PT(&s.Translator).SeenUsage() }
 
 // Close releases the upstream connection: kept for reuse after the
 // terminal event, closed before it (so that the provider stops generating).
-func (s *translatedStream[T, PT]) Close() error {
+func (s *TranslatedStream[T, PT]) Close() error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	t := PT(&s.t)
-	if p := t.parserOf(); *p != nil {
-		bodyParsers.Put(*p)
+	t := PT(&s.Translator)
+	if p := t.ParserOf(); *p != nil {
+		BodyParsers.Put(*p)
 		*p = nil
 	}
-	if t.terminated() {
-		return s.resp.Finish()
+	if t.Terminated() {
+		return s.Resp.Finish()
 	}
-	return s.resp.Close()
+	return s.Resp.Close()
 }

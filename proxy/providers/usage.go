@@ -10,9 +10,9 @@ import (
 	"github.com/sluicehq/sluice/internal/secret"
 )
 
-// errInvalidResponse is the message for an answer that is not the JSON it
+// ErrInvalidResponse is the message for an answer that is not the JSON it
 // should be (an HTML page from a load balancer, a truncated body).
-const errInvalidResponse = "upstream sent an invalid response"
+const ErrInvalidResponse = "upstream sent an invalid response"
 
 // openAIUsage reads an OpenAI usage object: prompt_tokens,
 // completion_tokens, total_tokens and prompt_tokens_details.cached_tokens
@@ -22,19 +22,20 @@ const errInvalidResponse = "upstream sent an invalid response"
 func openAIUsage(v *fastjson.Value) llm.Usage {
 	u := llm.Usage{
 		Present:          true,
-		PromptTokens:     count(v, "prompt_tokens"),
-		CompletionTokens: count(v, "completion_tokens"),
-		CachedTokens:     count(v, "prompt_tokens_details", "cached_tokens"),
+		PromptTokens:     Count(v, "prompt_tokens"),
+		CompletionTokens: Count(v, "completion_tokens"),
+		CachedTokens:     Count(v, "prompt_tokens_details", "cached_tokens"),
 	}
 	if v.Exists("total_tokens") {
-		u.TotalTokens = count(v, "total_tokens")
+		u.TotalTokens = Count(v, "total_tokens")
 	} else {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
 	return u
 }
 
-func count(v *fastjson.Value, keys ...string) int64 {
+// Count reads a non-negative integer at keys of v; anything else is 0.
+func Count(v *fastjson.Value, keys ...string) int64 {
 	return max(v.GetInt64(keys...), 0)
 }
 
@@ -54,21 +55,21 @@ func upstreamError(v *fastjson.Value, raw []byte, key secret.Value) *Error {
 	if e == nil || e.Type() == fastjson.TypeNull {
 		return nil
 	}
-	msg := errorMessage(raw)
+	msg := ErrorMessage(raw)
 	if msg == "" {
 		msg = "the upstream reported an error"
 	}
-	return &Error{Status: http.StatusBadGateway, Message: scrub(msg, key)}
+	return &Error{Status: http.StatusBadGateway, Message: Scrub(msg, key)}
 }
 
-// inspectAnswer parses a complete OpenAI answer (chat completion, text
+// InspectAnswer parses a complete OpenAI answer (chat completion, text
 // completion or embeddings list) with p and returns its usage and model.
 // An answer that is not a JSON object, or that is an error object sent
 // with a 2xx status, is an *Error with status 502.
-func inspectAnswer(p *fastjson.Parser, body []byte, key secret.Value) (llm.Usage, string, error) {
+func InspectAnswer(p *fastjson.Parser, body []byte, key secret.Value) (llm.Usage, string, error) {
 	v, err := p.ParseBytes(body)
 	if err != nil || v.Type() != fastjson.TypeObject {
-		return llm.Usage{}, "", &Error{Status: http.StatusBadGateway, Message: errInvalidResponse}
+		return llm.Usage{}, "", &Error{Status: http.StatusBadGateway, Message: ErrInvalidResponse}
 	}
 	if e := upstreamError(v, body, key); e != nil {
 		return llm.Usage{}, "", e
@@ -82,15 +83,15 @@ func inspectAnswer(p *fastjson.Parser, body []byte, key secret.Value) (llm.Usage
 
 // chunk is what the gateway needs to know about one stream chunk.
 type chunk struct {
-	usage     llm.Usage // Present when the chunk carried a usage object
-	usageOnly bool      // usage and no choices: the chunk include_usage adds
+	Usage     llm.Usage // Present when the chunk carried a usage object
+	UsageOnly bool      // usage and no choices: the chunk include_usage adds
 }
 
-// inspectChunk parses the data of one OpenAI stream event with p. Usage
+// InspectChunk parses the data of one OpenAI stream event with p. Usage
 // is read from any chunk that has it, also one that still has choices
 // (LiteLLM #36168). An {"error":…} event or data that is not a JSON
 // object is an *Error with status 502.
-func inspectChunk(p *fastjson.Parser, data []byte, key secret.Value) (chunk, error) {
+func InspectChunk(p *fastjson.Parser, data []byte, key secret.Value) (chunk, error) {
 	v, err := p.ParseBytes(data)
 	if err != nil || v.Type() != fastjson.TypeObject {
 		return chunk{}, &Error{Status: http.StatusBadGateway, Message: "upstream sent an invalid stream event"}
@@ -105,22 +106,22 @@ func inspectChunk(p *fastjson.Parser, data []byte, key secret.Value) (chunk, err
 	choices := v.Get("choices")
 	empty := choices == nil || choices.Type() == fastjson.TypeNull ||
 		choices.Type() == fastjson.TypeArray && len(choices.GetArray()) == 0
-	return chunk{usage: openAIUsage(uv), usageOnly: empty}, nil
+	return chunk{Usage: openAIUsage(uv), UsageOnly: empty}, nil
 }
 
 var errorParsers fastjson.ParserPool
 
-// errorMessage finds the human message in an upstream error body: the
+// ErrorMessage finds the human message in an upstream error body: the
 // JSON error.message (OpenAI, Anthropic, Gemini), error (a string),
 // message (Cohere, Bedrock) or detail; a short text body as it is; and ""
 // for HTML or nothing usable.
-func errorMessage(body []byte) string {
+func ErrorMessage(body []byte) string {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] == '<' {
 		return ""
 	}
 	if body[0] != '{' && body[0] != '[' {
-		return string(body[:min(len(body), 4*maxMessage)])
+		return string(body[:min(len(body), 4*MaxMessage)])
 	}
 	p := errorParsers.Get()
 	defer errorParsers.Put(p)

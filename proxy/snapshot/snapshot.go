@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/internal/auth"
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/proxy/providers"
 )
 
 // Snapshot is one immutable view of the configuration.
@@ -82,7 +83,7 @@ type Key struct {
 	BaseURL  string // "" means the provider's default endpoint
 	Weight   int
 	Models   []string // models the key serves; empty means any
-	Options  store.KeyOptions
+	Options  providers.KeyOptions
 	Secret   secret.Value
 	// Upstream counts the calls in flight of the key's tenant to the
 	// key's upstream (upstreamID), whichever of the tenant's keys and
@@ -229,4 +230,12 @@ func (u *User) MayUse(g *Gateway) bool {
 		return g.TenantID == u.TenantID
 	}
 	return g.TenantID == u.TenantID && u.Gateways[g.ID]
+}
+
+// keyOptions converts a stored key's options into the adapters' own type.
+func keyOptions(o store.KeyOptions) providers.KeyOptions {
+	return providers.KeyOptions{
+		Resource: o.Resource, Deployments: o.Deployments, APIVersion: o.APIVersion,
+		Region: o.Region, AccessKeyID: o.AccessKeyID,
+	}
 }

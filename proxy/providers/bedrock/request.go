@@ -1,0 +1,511 @@
+package bedrock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/proxy/providers"
+)
+
+// The OpenAI chat request → Bedrock Converse request translation.
+//
+// Mapping: system and developer messages → system; user → user; assistant
+// text and tool_calls → assistant text and toolUse blocks; tool messages →
+// user toolResult blocks; consecutive messages of one role are merged,
+// since Converse wants the roles to alternate. Images must be base64 data:
+// URLs (Converse takes image bytes, not URLs). max_tokens,
+// temperature, top_p and stop → inferenceConfig; tools and tool_choice →
+// toolConfig; user → requestMetadata. What Converse has no way to express
+// is refused with a 400 naming the feature, never dropped in silence.
+
+// chatIn is the neutral chat request plus the OpenAI fields whose
+// features Converse cannot serve: a non-default value is a 400. Other
+// fields (stream, stream_options, metadata, store, parallel_tool_calls, …)
+// do not change what Bedrock is asked.
+type chatIn struct {
+	*llm.Request
+	extras
+}
+
+// extras are the OpenAI fields chatIn reads besides the neutral model.
+// MaxCompletionTokens only tells which of the two maximum fields the
+// client set, for the message that names it.
+type extras struct {
+	MaxCompletionTokens json.RawMessage `json:"max_completion_tokens"`
+	N                   json.RawMessage `json:"n"`
+	Seed                json.RawMessage `json:"seed"`
+	Logprobs            *bool           `json:"logprobs"`
+	TopLogprobs         json.RawMessage `json:"top_logprobs"`
+	LogitBias           json.RawMessage `json:"logit_bias"`
+	FrequencyPenalty    *float64        `json:"frequency_penalty"`
+	PresencePenalty     *float64        `json:"presence_penalty"`
+	Audio               json.RawMessage `json:"audio"`
+	Modalities          []string        `json:"modalities"`
+	Prediction          json.RawMessage `json:"prediction"`
+	Functions           json.RawMessage `json:"functions"`
+	FunctionCall        json.RawMessage `json:"function_call"`
+}
+
+// The Converse request.
+type converseReq struct {
+	Messages        []msg             `json:"messages"`
+	System          []system          `json:"system,omitempty"`
+	InferenceConfig *inference        `json:"inferenceConfig,omitempty"`
+	ToolConfig      *toolConfig       `json:"toolConfig,omitempty"`
+	RequestMetadata map[string]string `json:"requestMetadata,omitempty"`
+}
+
+type system struct {
+	Text string `json:"text"`
+}
+
+type msg struct {
+	Role    string  `json:"role"`
+	Content []block `json:"content"`
+}
+
+// block is a content block: exactly one field is set.
+type block struct {
+	Text       *string     `json:"text,omitempty"`
+	Image      *image      `json:"image,omitempty"`
+	ToolUse    *toolUse    `json:"toolUse,omitempty"`
+	ToolResult *toolResult `json:"toolResult,omitempty"`
+}
+
+type image struct {
+	Format string `json:"format"`
+	Source struct {
+		// Bytes is the image, base64-encoded as Converse's JSON wants
+		// blobs: the data URL's payload passes through undecoded.
+		Bytes string `json:"bytes"`
+	} `json:"source"`
+}
+
+type toolUse struct {
+	ToolUseID string          `json:"toolUseId"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+}
+
+type toolResult struct {
+	ToolUseID string  `json:"toolUseId"`
+	Content   []block `json:"content"`
+}
+
+type inference struct {
+	MaxTokens     *int64          `json:"maxTokens,omitempty"`
+	Temperature   json.RawMessage `json:"temperature,omitempty"`
+	TopP          json.RawMessage `json:"topP,omitempty"`
+	StopSequences []string        `json:"stopSequences,omitempty"`
+}
+
+type toolConfig struct {
+	Tools      []tool      `json:"tools"`
+	ToolChoice *toolChoice `json:"toolChoice,omitempty"`
+}
+
+type tool struct {
+	ToolSpec struct {
+		Name        string `json:"name"`
+		Description string `json:"description,omitempty"`
+		InputSchema struct {
+			JSON json.RawMessage `json:"json"`
+		} `json:"inputSchema"`
+	} `json:"toolSpec"`
+}
+
+// toolChoice is {"auto":{}}, {"any":{}} or {"tool":{"name":…}}.
+type toolChoice struct {
+	Auto *struct{}    `json:"auto,omitempty"`
+	Any  *struct{}    `json:"any,omitempty"`
+	Tool *toolChoiceN `json:"tool,omitempty"`
+}
+
+type toolChoiceN struct {
+	Name string `json:"name"`
+}
+
+// emptySchema is the input schema of a tool without parameters.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// converseBody translates an OpenAI chat request body into the body
+// of a Converse (or ConverseStream) request; capOut, when positive, is the
+// gateway's cap (Request.MaxOutputTokens), sent as inferenceConfig.maxTokens
+// when the request sets no maximum. A feature Converse cannot express is
+// an *Error with status 400.
+func converseBody(body []byte, capOut int64) ([]byte, error) {
+	r, err := llm.DecodeOpenAIChat(body)
+	if err != nil {
+		return nil, decodeError(err)
+	}
+	in := chatIn{Request: r}
+	if err := json.Unmarshal(body, &in.extras); err != nil {
+		return nil, decodeError(err)
+	}
+	if in.MaxOutputTokens == nil && capOut > 0 {
+		in.MaxOutputTokens = &capOut
+	}
+	out, err := converse(&in)
+	if err != nil {
+		return nil, err
+	}
+	b, err := providers.MarshalJSON(out) // text goes upstream as the client wrote it
+	if err != nil {
+		return nil, bedrockError("cannot encode the request: %v", err)
+	}
+	return b, nil
+}
+
+// decodeError words a decoding failure without Go type names.
+func decodeError(err error) *providers.Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return bedrockError("cannot read the request: %s has the wrong type (%s)", te.Field, te.Value)
+	}
+	return bedrockError("cannot read the request: it does not fit the chat completions schema")
+}
+
+func converse(in *chatIn) (*converseReq, error) {
+	if err := unsupported(in); err != nil {
+		return nil, err
+	}
+	out := &converseReq{Messages: make([]msg, 0, len(in.Messages))}
+	toolBlocks := false
+	for i := range in.Messages {
+		m := &in.Messages[i]
+		switch m.Role {
+		case llm.RoleSystem, llm.RoleDeveloper:
+			blocks, err := content(m.Parts, i, false)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range blocks {
+				out.System = append(out.System, system{Text: *b.Text})
+			}
+		case llm.RoleUser:
+			blocks, err := content(m.Parts, i, true)
+			if err != nil {
+				return nil, err
+			}
+			out.add("user", blocks)
+		case llm.RoleAssistant:
+			blocks, err := content(m.Parts, i, false)
+			if err != nil {
+				return nil, err
+			}
+			for j := range m.ToolCalls {
+				b, err := toolUseBlock(&m.ToolCalls[j], i, j)
+				if err != nil {
+					return nil, err
+				}
+				blocks = append(blocks, b)
+				toolBlocks = true
+			}
+			out.add("assistant", blocks)
+		case llm.RoleTool:
+			b, err := toolResultBlock(m, i)
+			if err != nil {
+				return nil, err
+			}
+			out.add("user", []block{b})
+			toolBlocks = true
+		case "function":
+			return nil, bedrockError("does not support the legacy function role (messages[%d]); use tool messages", i)
+		default:
+			return nil, bedrockError("does not support the message role %q (messages[%d])", m.Role, i)
+		}
+	}
+	ic, err := inferenceOf(in)
+	if err != nil {
+		return nil, err
+	}
+	out.InferenceConfig = ic
+	if out.ToolConfig, err = toolsOf(in, toolBlocks); err != nil {
+		return nil, err
+	}
+	if in.User != "" {
+		if !metadataOK(in.User) {
+			return nil, bedrockError("carries user as request metadata, which takes at most 256 of the characters a-z A-Z 0-9 space : _ @ $ # = / + , - .")
+		}
+		out.RequestMetadata = map[string]string{"user": in.User}
+	}
+	return out, nil
+}
+
+// add appends blocks as a message of role, merged into the previous
+// message when that has the same role. Empty messages are left out.
+func (r *converseReq) add(role string, blocks []block) {
+	if len(blocks) == 0 {
+		return
+	}
+	if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == role {
+		r.Messages[n-1].Content = append(r.Messages[n-1].Content, blocks...)
+		return
+	}
+	r.Messages = append(r.Messages, msg{Role: role, Content: blocks})
+}
+
+// unsupported refuses the request fields Converse has no
+// equivalent for, when they ask for something.
+func unsupported(in *chatIn) error {
+	if !null(in.N) {
+		var n float64
+		if json.Unmarshal(in.N, &n) != nil {
+			return bedrockError("cannot read the request: n must be a number")
+		}
+		if n > 1 {
+			return bedrockError("does not support n > 1 (several choices per request)")
+		}
+	}
+	switch {
+	case !null(in.Seed):
+		return bedrockError("does not support seed")
+	case in.Logprobs != nil && *in.Logprobs, !null(in.TopLogprobs):
+		return bedrockError("does not support logprobs")
+	case !null(in.LogitBias) && !bytes.Equal(bytes.Join(bytes.Fields(in.LogitBias), nil), []byte("{}")):
+		return bedrockError("does not support logit_bias")
+	case in.FrequencyPenalty != nil && *in.FrequencyPenalty != 0:
+		return bedrockError("does not support frequency_penalty")
+	case in.PresencePenalty != nil && *in.PresencePenalty != 0:
+		return bedrockError("does not support presence_penalty")
+	case !null(in.Audio):
+		return bedrockError("does not support audio output")
+	case !null(in.Prediction):
+		return bedrockError("does not support predicted outputs (prediction)")
+	case !null(in.Functions), !null(in.FunctionCall):
+		return bedrockError("does not support the legacy functions and function_call fields; use tools and tool_choice")
+	case in.ResponseFormat != nil && in.ResponseFormat.Type != "text":
+		return bedrockError("does not support response_format %q", in.ResponseFormat.Type)
+	}
+	for _, m := range in.Modalities {
+		if m != "text" {
+			return bedrockError("does not support the output modality %q", m)
+		}
+	}
+	return nil
+}
+
+// content turns a message content into blocks. Empty texts are
+// left out (Converse refuses blank text blocks). Images are allowed only
+// where images says so.
+func content(content []llm.Part, i int, images bool) ([]block, error) {
+	if len(content) == 0 {
+		return nil, nil
+	}
+	blocks := make([]block, 0, len(content))
+	for j := range content {
+		p := &content[j]
+		switch p.WireType {
+		case "text", "refusal":
+			t := p.Text
+			if t != "" {
+				blocks = append(blocks, block{Text: &t})
+			}
+		case "image_url":
+			if !images {
+				return nil, bedrockError("does not support images in this message (messages[%d]); images go in user messages", i)
+			}
+			img, err := imageOf(p.ImageURL, i)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, block{Image: img})
+		case "input_audio":
+			return nil, bedrockError("does not support audio input (messages[%d])", i)
+		case "file":
+			return nil, bedrockError("does not support file content parts (messages[%d])", i)
+		default:
+			return nil, bedrockError("does not support content parts of type %q (messages[%d])", p.WireType, i)
+		}
+	}
+	return blocks, nil
+}
+
+// imageOf turns an image URL into an image block. Only base64
+// data: URLs of the four formats Converse reads are accepted: Bedrock
+// does not fetch URLs.
+func imageOf(u string, i int) (*image, error) {
+	if !strings.HasPrefix(u, "data:") {
+		return nil, bedrockError("does not support image URLs (messages[%d]); send the image inline as a base64 data: URL", i)
+	}
+	mediaType, data, ok := providers.ParseDataURL(u)
+	if !ok {
+		return nil, bedrockError("needs images as base64 data: URLs (messages[%d])", i)
+	}
+	var format string
+	switch strings.ToLower(mediaType) {
+	case "image/png":
+		format = "png"
+	case "image/jpeg", "image/jpg":
+		format = "jpeg"
+	case "image/gif":
+		format = "gif"
+	case "image/webp":
+		format = "webp"
+	default:
+		return nil, bedrockError("does not support the image type %q (messages[%d]); use png, jpeg, gif or webp", mediaType, i)
+	}
+	img := &image{Format: format}
+	img.Source.Bytes = data
+	return img, nil
+}
+
+// toolUseBlock turns one assistant tool call into a toolUse block.
+func toolUseBlock(tc *llm.ToolCall, i, j int) (block, error) {
+	if tc.Type != "" && tc.Type != "function" {
+		return block{}, bedrockError("supports only function tool calls, not %q (messages[%d].tool_calls[%d])", tc.Type, i, j)
+	}
+	if tc.ID == "" || tc.Name == "" {
+		return block{}, bedrockError("needs an id and a function name in messages[%d].tool_calls[%d]", i, j)
+	}
+	args := strings.TrimSpace(tc.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		return block{}, bedrockError("needs JSON tool call arguments; messages[%d].tool_calls[%d].function.arguments is not JSON", i, j)
+	}
+	return block{ToolUse: &toolUse{ToolUseID: tc.ID, Name: tc.Name, Input: json.RawMessage(args)}}, nil
+}
+
+// toolResultBlock turns a tool message into a toolResult block.
+func toolResultBlock(m *llm.Message, i int) (block, error) {
+	if m.ToolCallID == "" {
+		return block{}, bedrockError("needs tool_call_id in the tool message messages[%d]", i)
+	}
+	blocks, err := content(m.Parts, i, false)
+	if err != nil {
+		return block{}, err
+	}
+	if len(blocks) == 0 {
+		empty := ""
+		blocks = []block{{Text: &empty}}
+	}
+	return block{ToolResult: &toolResult{ToolUseID: m.ToolCallID, Content: blocks}}, nil
+}
+
+// inferenceOf maps max_tokens, temperature, top_p and stop.
+// Temperature and top_p pass on as the client wrote them.
+func inferenceOf(in *chatIn) (*inference, error) {
+	var ic inference
+	set := false
+	maxTokens, name := in.MaxOutputTokens, "max_completion_tokens"
+	if null(in.extras.MaxCompletionTokens) {
+		name = "max_tokens"
+	}
+	if maxTokens != nil {
+		if *maxTokens < 1 || *maxTokens > math.MaxInt32 {
+			return nil, bedrockError("needs %s to be a positive integer", name)
+		}
+		ic.MaxTokens, set = maxTokens, true
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  *json.RawMessage
+	}{{"temperature", in.Temperature, &ic.Temperature}, {"top_p", in.TopP, &ic.TopP}} {
+		raw := f.raw
+		if raw == nil {
+			continue
+		}
+		var v float64
+		if json.Unmarshal(raw, &v) != nil {
+			return nil, bedrockError("cannot read the request: %s must be a number", f.name)
+		}
+		*f.dst, set = raw, true
+	}
+	if len(in.Stop) > 0 {
+		ic.StopSequences, set = in.Stop, true
+	}
+	if !set {
+		return nil, nil
+	}
+	return &ic, nil
+}
+
+// toolsOf maps tools and tool_choice. Converse has no "none": when
+// the conversation has no tool blocks the tools are left out instead;
+// otherwise (Converse then requires the tool definitions) it is a 400.
+func toolsOf(in *chatIn, toolBlocks bool) (*toolConfig, error) {
+	var choice *toolChoice
+	none := false
+	if tc := in.ToolChoice; tc != nil {
+		switch tc.Mode {
+		case llm.ToolChoiceAuto:
+			choice = &toolChoice{Auto: &struct{}{}}
+		case llm.ToolChoiceRequired:
+			choice = &toolChoice{Any: &struct{}{}}
+		case llm.ToolChoiceNone:
+			none = true
+		case llm.ToolChoiceFunction:
+			if tc.Name == "" {
+				return nil, bedrockError("supports tool_choice \"auto\", \"required\", \"none\" or a named function only")
+			}
+			choice = &toolChoice{Tool: &toolChoiceN{Name: tc.Name}}
+		default:
+			var s string
+			if tc.Raw[0] != '"' || json.Unmarshal(tc.Raw, &s) != nil {
+				return nil, bedrockError("supports tool_choice \"auto\", \"required\", \"none\" or a named function only")
+			}
+			return nil, bedrockError("does not support tool_choice %q", s)
+		}
+	}
+	if none {
+		if toolBlocks {
+			return nil, bedrockError("cannot honour tool_choice \"none\" in a conversation that has tool calls")
+		}
+		return nil, nil
+	}
+	if len(in.Tools) == 0 {
+		if choice != nil && choice.Auto == nil {
+			return nil, bedrockError("needs tools for this tool_choice")
+		}
+		return nil, nil
+	}
+	tc := &toolConfig{Tools: make([]tool, len(in.Tools)), ToolChoice: choice}
+	for j := range in.Tools {
+		t := &in.Tools[j]
+		if t.Type != "" && t.Type != "function" {
+			return nil, bedrockError("supports only function tools, not %q (tools[%d])", t.Type, j)
+		}
+		if t.Name == "" {
+			return nil, bedrockError("needs a name for every tool (tools[%d].function.name)", j)
+		}
+		schema := t.Parameters
+		if null(schema) {
+			schema = emptySchema
+		} else if schema[0] != '{' {
+			return nil, bedrockError("needs tools[%d].function.parameters to be a JSON schema object", j)
+		}
+		spec := &tc.Tools[j].ToolSpec
+		spec.Name, spec.Description = t.Name, t.Description
+		spec.InputSchema.JSON = json.RawMessage(schema)
+	}
+	return tc, nil
+}
+
+// metadataOK reports whether s fits a Converse requestMetadata
+// value: at most 256 characters of [a-zA-Z0-9\s:_@$#=/+,\-.].
+func metadataOK(s string) bool {
+	if len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			strings.IndexByte(" \t\n\r:_@$#=/+,-.", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// null reports whether a raw JSON value is absent or null.
+func null(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
