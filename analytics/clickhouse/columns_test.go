@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/analytics/clickhouse/migrations"
 )
 
@@ -62,4 +63,24 @@ func TestLogColumnsMatchMigrations(t *testing.T) {
 			t.Errorf("column %s: read %d with a cell %v", c.name, c.read, c.cell != nil)
 		}
 	}
+}
+
+// TestFieldOffset: the writer reads a field at the offset its accessor
+// gives; an accessor that returns no field of its record is refused when
+// the table is built, not read out of bounds later.
+func TestFieldOffset(t *testing.T) {
+	r := &analytics.Record{Model: "m", TokensIn: 7}
+	if got := *fieldAt[string](r, fieldOffset(func(r *analytics.Record) *string { return &r.Model })); got != "m" {
+		t.Errorf("Model at its offset = %q, want m", got)
+	}
+	if got := *fieldAt[int64](r, fieldOffset(func(r *analytics.Record) *int64 { return &r.TokensIn })); got != 7 {
+		t.Errorf("TokensIn at its offset = %d, want 7", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("fieldOffset of an accessor returning another variable: no panic")
+		}
+	}()
+	other := new(string)
+	fieldOffset(func(*analytics.Record) *string { return other })
 }
