@@ -125,7 +125,7 @@ func (h *Inference) try(c *call, sk *seenKey, cand routing.Candidate, retried bo
 		ClientWantsUsage: c.in.includeUsage, Header: c.trace, Deadline: c.deadline, MaxOutputTokens: c.lim.capOut,
 		Cred: providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 	c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, n
-	c.try = attemptInfo{start: h.cfg.Now(), key: key, n: n}
+	c.try = attemptInfo{start: h.cfg.Now(), key: key}
 	rb := h.cfg.Breakers.RetryBudget(c.gw.ID, cand.Target.Provider)
 	done, err := h.countedAttempt(rb, retried, c, prov, req)
 	c.releaseUpstream() // a stream that opened took its slot along
@@ -169,12 +169,11 @@ func (h *Inference) noAnswer(c *call, last error, attempts int) *apierr.Error {
 	return h.exhausted(c, last, attempts)
 }
 
-// attemptInfo is the attempt in progress, for its span; its provider and
-// model are the record's (try sets them).
+// attemptInfo is the attempt in progress, for its span; its provider,
+// model and number are the record's (try sets them).
 type attemptInfo struct {
 	start time.Time
 	key   *snapshot.Key
-	n     int
 }
 
 // keyring holds the keys a request's routing plan was given, with the
@@ -376,7 +375,7 @@ func (h *Inference) exhausted(c *call, last error, attempts int) *apierr.Error {
 // end, as a span under the request's root span. It is recorded as soon as
 // the upstream answered, before the record may be handed to the sink.
 func (c *call) attemptSpan(end time.Time, err error) {
-	start, provider, model, alias, n := c.try.start, c.rec.Provider, c.rec.Model, c.try.key.Alias, c.try.n
+	start, provider, model, alias, n := c.try.start, c.rec.Provider, c.rec.Model, c.try.key.Alias, c.rec.Attempts
 	status, code := "ok", "200"
 	if err != nil {
 		status, code = "error", "0"

@@ -88,7 +88,7 @@ func (h *Inference) cacheLookup(c *call) bool {
 // not serve answers of the old ones.
 func cacheScope(c *call, p *plan) respcache.Scope {
 	s := respcache.Scope{TenantID: c.gw.TenantID, GatewayID: c.gw.ID, Op: c.route.op.String()}
-	if p.route == "" && len(p.targets) == 1 {
+	if c.rec.Route == "" && len(p.targets) == 1 {
 		s.Provider, s.Model = p.targets[0].Provider, p.targets[0].Model
 		return s
 	}
@@ -99,7 +99,7 @@ func cacheScope(c *call, p *plan) respcache.Scope {
 		}
 		b.WriteString(t.Provider + "/" + t.Model + "@" + t.KeyAlias)
 	}
-	s.Provider, s.Model = "route:"+p.route+":"+p.strategy, b.String()
+	s.Provider, s.Model = "route:"+c.rec.Route+":"+p.strategy, b.String()
 	return s
 }
 
@@ -128,7 +128,7 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 		body = c.door.answer(body)
 	}
 	ctx.SetBody(body)
-	c.out = outcome{status: http.StatusOK, billed: true, answered: true, respBody: body}
+	c.rec.Status, c.out = http.StatusOK, outcome{billed: true, answered: true, respBody: body}
 }
 
 // cacheStore keeps a 200 answer of a cacheable request.

@@ -80,9 +80,6 @@ type call struct {
 	// lim is what admit took, for settle and for the x-ratelimit-*
 	// headers (proxy/limits.go).
 	lim admission
-	// admitted is true once admit reserved limits and budget; finish
-	// settles them exactly once.
-	admitted bool
 
 	// attempts.
 	// deadline ends the request, a stream included (request_timeout_ms or
@@ -107,9 +104,6 @@ type call struct {
 	// because that share was used up (proxy/inflight.go).
 	upstream  *snapshot.InFlight
 	shareFull string
-	// retryRefused is true once the retry budget refused a retry (the
-	// record is flagged once).
-	retryRefused bool
 	// stream is the upstream stream an attempt opened: the handler hands
 	// it to the stream's writer as its last act (startStream).
 	stream openStream
@@ -130,13 +124,21 @@ type call struct {
 	settled bool
 	// recorded is true once the record was handed to the sink.
 	recorded bool
+
+	// Flags of the policies and attempts steps, kept next to finish's so
+	// that the call stays in a smaller size class.
+	// admitted is true once admit reserved limits and budget; finish
+	// settles them exactly once.
+	admitted bool
+	// retryRefused is true once the retry budget refused a retry (the
+	// record is flagged once).
+	retryRefused bool
 }
 
-// outcome is what the record of a request says beyond its error: the
-// status of an answer, and the usage it is billed and settled with.
+// outcome is what the record of a request says beyond its status and
+// error code (set in c.rec, or from c.err by finish): the usage it is
+// billed and settled with, and the answer it logs.
 type outcome struct {
-	status int
-	code   string
 	// usage is what the provider reported (or the gateway estimated); the
 	// reservations are settled with it.
 	usage llm.Usage
@@ -233,10 +235,9 @@ func (h *Inference) finish(c *call) {
 		if e.Status == http.StatusUnauthorized {
 			return
 		}
-		c.out.status, c.out.code = e.Status, e.Code
+		c.rec.Status, c.rec.ErrorCode = e.Status, e.Code
 	}
 	rec, o := c.rec, &c.out
-	rec.Status, rec.ErrorCode = o.status, o.code
 	end := h.cfg.Now()
 	rec.LatencyMS = end.Sub(c.start).Milliseconds()
 	u := o.usage
@@ -252,7 +253,7 @@ func (h *Inference) finish(c *call) {
 		if u.Estimated {
 			rec.Flags = append(rec.Flags, "usage_estimated")
 		}
-		if o.status != http.StatusOK {
+		if rec.Status != http.StatusOK {
 			rec.Flags = append(rec.Flags, "partial")
 		}
 	}

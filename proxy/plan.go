@@ -19,7 +19,8 @@ import (
 type plan struct {
 	strategy string
 	targets  []routing.Target
-	route    string // the gateway route's name, "" for a direct provider/model
+	// The gateway route's name ("" for a direct provider/model) is the
+	// record's: c.rec.Route.
 }
 
 // planTargets is the pipeline's plan step: it turns the path and the
@@ -29,6 +30,7 @@ type plan struct {
 func (h *Inference) planTargets(c *call) *apierr.Error {
 	model := c.in.model
 	p := &c.plan
+	var route string
 	if c.route.provider != nil {
 		p.strategy = store.StrategyFallback
 		p.targets = []routing.Target{{Provider: string(c.route.provider), Model: model, Weight: 1}}
@@ -38,7 +40,7 @@ func (h *Inference) planTargets(c *call) *apierr.Error {
 	} else {
 		for _, r := range c.gw.Routes {
 			if r.Name == model {
-				p.route, p.strategy = r.Name, r.Strategy
+				route, p.strategy = r.Name, r.Strategy
 				for _, t := range r.Targets {
 					rt := routing.Target{Provider: t.Provider, Model: t.Model, Weight: t.Weight}
 					if t.KeyAlias != nil {
@@ -56,7 +58,7 @@ func (h *Inference) planTargets(c *call) *apierr.Error {
 	if e := h.checkTargets(c, p); e != nil {
 		return e
 	}
-	c.rec.Route = p.route
+	c.rec.Route = route
 	return nil
 }
 

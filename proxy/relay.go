@@ -57,7 +57,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	c.ctx.SetContentType("application/json")
 	c.ctx.SetBody(c.door.answer(body))
 	h.cacheStore(c, body)
-	c.out = outcome{status: http.StatusOK, usage: h.estimate(c, resp.Usage, resp.Body, nil), billed: true, answered: true, respBody: body}
+	c.rec.Status, c.out = http.StatusOK, outcome{usage: h.estimate(c, resp.Usage, resp.Body, nil), billed: true, answered: true, respBody: body}
 	return true, nil
 }
 
@@ -178,7 +178,8 @@ func (h *Inference) recoverStream(c *call, st providers.Stream, sw *streamWriter
 		Message: "the gateway failed while relaying the stream"}))
 	_ = sw.Flush()
 	if !c.recorded {
-		c.out = outcome{status: http.StatusInternalServerError, code: apierr.CodeInternal, usage: st.Usage(), billed: true, answered: true}
+		c.rec.Status, c.rec.ErrorCode = http.StatusInternalServerError, apierr.CodeInternal
+		c.out = outcome{usage: st.Usage(), billed: true, answered: true}
 		h.finish(c)
 	}
 	h.release(c, llmUsageZero)
@@ -225,7 +226,8 @@ func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *str
 	// below may take a while, and the upstream must not generate (and
 	// bill) meanwhile. Close is idempotent; the writer closes it again.
 	_ = st.Close()
-	c.out = outcome{status: status, code: code, usage: h.estimate(c, st.Usage(), nil, sc), billed: true, answered: true, respBody: out.kept}
+	c.rec.Status, c.rec.ErrorCode = status, code
+	c.out = outcome{usage: h.estimate(c, st.Usage(), nil, sc), billed: true, answered: true, respBody: out.kept}
 	h.finish(c)
 	sc.release()
 }
