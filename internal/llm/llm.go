@@ -46,8 +46,9 @@ type Usage struct {
 	CacheCreationTokens int64 `json:"cache_creation_tokens"`
 	// ReasoningTokens are output tokens the model spent reasoning (OpenAI
 	// completion_tokens_details.reasoning_tokens, Gemini
-	// thoughtsTokenCount); they are included in CompletionTokens. No codec
-	// fills it yet.
+	// thoughtsTokenCount); they are included in CompletionTokens. Gemini
+	// fills it in the answers it encodes; the usage codecs report to the
+	// gateway leaves it zero until the records carry it.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 	// Estimated is true when the provider reported no usage and the
 	// gateway counted the tokens itself.

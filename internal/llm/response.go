@@ -1,11 +1,11 @@
 package llm
 
 // The neutral answer model: what a translating codec decodes an upstream
-// answer into, and what a front door encodes into its own wire. Today the
-// translating codecs still write OpenAI JSON themselves (see
-// proxy/providers); these types are the seam they move to, so that one
-// OpenAI encoder, and next an Anthropic Messages and an OpenAI Responses
-// encoder, serve every codec.
+// answer into, and what a front door encodes into its own wire. The
+// translating codecs decode complete answers into a Response, which one
+// OpenAI encoder writes (proxy/providers.EncodeOpenAIResponse); an
+// Anthropic Messages or an OpenAI Responses door adds its own encoder of
+// the same Response.
 
 // FinishReason is why a choice ended. The values are OpenAI's names.
 type FinishReason string
@@ -36,7 +36,9 @@ type Response struct {
 type Choice struct {
 	Index int
 	// Message is the assistant's message: its parts (text, thinking,
-	// refusal) and tool calls.
+	// refusal) and tool calls. A message without text parts has no
+	// content (OpenAI null), one with an empty text part has empty
+	// content ("").
 	Message Message
 	Finish  FinishReason
 }

@@ -334,15 +334,15 @@ type (
 		Content *string `json:"content"`
 		// Refusal is always null: Gemini has no refusal text, but OpenAI's
 		// schema requires the field.
-		Refusal   *string       `json:"refusal"`
-		ToolCalls []toolCallOut `json:"tool_calls,omitempty"`
+		Refusal   *string           `json:"refusal"`
+		ToolCalls []toolCallOutJSON `json:"tool_calls,omitempty"`
 	}
 	deltaOut struct {
-		Role      string        `json:"role,omitempty"`
-		Content   *string       `json:"content,omitempty"`
-		ToolCalls []toolCallOut `json:"tool_calls,omitempty"`
+		Role      string            `json:"role,omitempty"`
+		Content   *string           `json:"content,omitempty"`
+		ToolCalls []toolCallOutJSON `json:"tool_calls,omitempty"`
 	}
-	toolCallOut struct {
+	toolCallOutJSON struct {
 		Index    *int   `json:"index,omitempty"` // streams only
 		ID       string `json:"id"`
 		Type     string `json:"type"`
@@ -395,11 +395,10 @@ func geminiFinish(reason string, sawCall bool) string {
 	return "stop"
 }
 
-// toolCall is the OpenAI tool call of a functionCall part, numbered
-// n ("call_<n>") within the answer.
-func toolCall(p *part, n int) (toolCallOut, error) {
-	tc := toolCallOut{ID: "call_" + strconv.Itoa(n), Type: "function"}
-	tc.Function.Name = p.FunctionCall.Name
+// toolCall is the tool call of a functionCall part, numbered n
+// ("call_<n>") within the answer, with the part's thought signature.
+func toolCall(p *part, n int) (llm.ToolCall, error) {
+	tc := llm.ToolCall{ID: "call_" + strconv.Itoa(n), Type: "function", Name: p.FunctionCall.Name, Signature: p.ThoughtSignature}
 	args := bytes.TrimSpace(p.FunctionCall.Args)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
@@ -408,12 +407,19 @@ func toolCall(p *part, n int) (toolCallOut, error) {
 	if err := json.Compact(&b, args); err != nil {
 		return tc, err
 	}
-	tc.Function.Arguments = b.String()
-	if p.ThoughtSignature != "" {
-		tc.ExtraContent = &extraContent{}
-		tc.ExtraContent.Google.ThoughtSignature = p.ThoughtSignature
-	}
+	tc.Arguments = b.String()
 	return tc, nil
+}
+
+// toolCallOut is tc as a stream delta writes it.
+func toolCallOut(tc llm.ToolCall) toolCallOutJSON {
+	out := toolCallOutJSON{ID: tc.ID, Type: tc.Type}
+	out.Function.Name, out.Function.Arguments = tc.Name, tc.Arguments
+	if tc.Signature != "" {
+		out.ExtraContent = &extraContent{}
+		out.ExtraContent.Google.ThoughtSignature = tc.Signature
+	}
+	return out
 }
 
 // text joins the text parts of a candidate, leaving out thoughts.
@@ -430,7 +436,8 @@ func text(parts []part) (string, bool) {
 	return b.String(), found
 }
 
-// chatAnswer translates a GenerateContentResponse into a chat.completion.
+// chatAnswer translates a GenerateContentResponse into the neutral
+// answer, and that into a chat.completion.
 func (g *Gemini) chatAnswer(body []byte, req *providers.Request) (*providers.Response, error) {
 	var in response
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -439,14 +446,11 @@ func (g *Gemini) chatAnswer(body []byte, req *providers.Request) (*providers.Res
 	if in.Error != nil {
 		return nil, in.Error.asError(req.Cred.Key)
 	}
-	out := completionOut{
-		ID: completionID(in.ResponseID), Object: "chat.completion", Created: g.now().Unix(),
-		Model: cmp.Or(in.ModelVersion, req.Model), Choices: []choiceOut{},
-	}
-	calls := 0
+	out := llm.Response{ID: completionID(in.ResponseID), Created: g.now().Unix(), Model: cmp.Or(in.ModelVersion, req.Model)}
+	size, calls := 256, 0
 	for i := range in.Candidates {
 		c := &in.Candidates[i]
-		msg := &messageOut{Role: "assistant"}
+		msg := llm.Message{Role: llm.RoleAssistant}
 		for j := range c.Content.Parts {
 			if p := &c.Content.Parts[j]; p.FunctionCall != nil {
 				calls++
@@ -455,30 +459,32 @@ func (g *Gemini) chatAnswer(body []byte, req *providers.Request) (*providers.Res
 					return nil, &providers.Error{Status: http.StatusBadGateway, Message: providers.ErrInvalidResponse}
 				}
 				msg.ToolCalls = append(msg.ToolCalls, tc)
+				size += 128 + len(tc.Arguments) + len(tc.Signature)
 			}
 		}
 		finish := geminiFinish(c.FinishReason, len(msg.ToolCalls) > 0)
+		// The content is null beside tool calls without text, and for a
+		// filtered answer that has none.
 		if text, ok := text(c.Content.Parts); ok || len(msg.ToolCalls) == 0 && finish != "content_filter" {
-			msg.Content = &text
+			msg.Parts = []llm.Part{{Kind: llm.PartText, Text: text}}
+			size += len(text)
 		}
-		out.Choices = append(out.Choices, choiceOut{Index: index(c.Index, i), Message: msg, FinishReason: &finish})
+		out.Choices = append(out.Choices, llm.Choice{Index: index(c.Index, i), Message: msg, Finish: llm.FinishReason(finish)})
 	}
 	if len(out.Choices) == 0 {
 		if in.PromptFeedback == nil || in.PromptFeedback.BlockReason == "" {
 			return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream answered without candidates"}
 		}
-		filtered := "content_filter" // the prompt was blocked
-		out.Choices = append(out.Choices, choiceOut{Message: &messageOut{Role: "assistant"}, FinishReason: &filtered})
+		// The prompt was blocked.
+		out.Choices = append(out.Choices, llm.Choice{Message: llm.Message{Role: llm.RoleAssistant}, Finish: llm.FinishContentFilter})
 	}
 	var usage llm.Usage
 	if in.UsageMetadata != nil {
-		out.Usage = usageOf(in.UsageMetadata)
 		usage = in.UsageMetadata.usage()
+		out.Usage = usage
+		out.Usage.ReasoningTokens = max(in.UsageMetadata.ThoughtsTokenCount, 0)
 	}
-	b, err := providers.MarshalJSON(out)
-	if err != nil {
-		return nil, &providers.Error{Status: http.StatusBadGateway, Message: providers.ErrInvalidResponse}
-	}
+	b := providers.AppendOpenAIResponse(make([]byte, 0, size), &out, providers.OpenAIOptions{ReasoningDetails: true})
 	return &providers.Response{Body: b, Usage: usage, Model: in.ModelVersion}, nil
 }
 
@@ -649,10 +655,11 @@ func (s *stream) translate(data []byte) ([]byte, error) {
 		for j := range c.Content.Parts {
 			if p := &c.Content.Parts[j]; p.FunctionCall != nil {
 				s.calls++
-				tc, err := toolCall(p, s.calls)
+				call, err := toolCall(p, s.calls)
 				if err != nil {
 					return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream sent an invalid stream event"}
 				}
+				tc := toolCallOut(call)
 				k := st.calls
 				tc.Index = &k
 				st.calls++
