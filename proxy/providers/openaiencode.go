@@ -64,7 +64,7 @@ func AppendOpenAIResponse(dst []byte, r *llm.Response, opts OpenAIOptions) []byt
 				if j > 0 {
 					dst = append(dst, ',')
 				}
-				dst = appendToolCall(dst, -1, &c.Message.ToolCalls[j])
+				dst = appendToolCall(dst, &c.Message.ToolCalls[j])
 			}
 			dst = append(dst, ']')
 		}
@@ -82,7 +82,7 @@ func AppendOpenAIResponse(dst []byte, r *llm.Response, opts OpenAIOptions) []byt
 
 // appendOpenAIHead appends the fields an answer or chunk starts with,
 // up to and including the comma before "choices".
-func appendOpenAIHead(dst []byte, id, object string, created int64, model string) []byte {
+func appendOpenAIHead[S ~string | ~[]byte](dst []byte, id S, object string, created int64, model S) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = jsonstr.Append(dst, id)
 	dst = append(dst, `,"object":"`...)
@@ -114,26 +114,26 @@ func appendTextContent(dst []byte, parts []llm.Part) []byte {
 	return append(dst, '"')
 }
 
-// appendToolCall appends one tool call; index, when not negative, is a
-// stream delta's index of the call. A call without ID and Name is a
-// delta's later piece: only its arguments are written.
-func appendToolCall(dst []byte, index int, tc *llm.ToolCall) []byte {
+// appendToolCall appends one tool call of an answer.
+func appendToolCall(dst []byte, tc *llm.ToolCall) []byte {
 	dst = append(dst, '{')
-	if index >= 0 {
-		dst = append(dst, `"index":`...)
-		dst = strconv.AppendInt(dst, int64(index), 10)
-		dst = append(dst, ',')
-	}
+	return appendToolCallRest(dst, tc.ID, tc.Name, tc.Arguments, tc.Signature)
+}
+
+// appendToolCallRest appends a tool call's fields after "{" (and, in a
+// chunk, its index) and the closing "}": the id, the type, the function
+// and the signature as extra_content.google.thought_signature.
+func appendToolCallRest[S ~string | ~[]byte](dst []byte, id, name, args, signature S) []byte {
 	dst = append(dst, `"id":`...)
-	dst = jsonstr.Append(dst, tc.ID)
+	dst = jsonstr.Append(dst, id)
 	dst = append(dst, `,"type":"function","function":{"name":`...)
-	dst = jsonstr.Append(dst, tc.Name)
+	dst = jsonstr.Append(dst, name)
 	dst = append(dst, `,"arguments":`...)
-	dst = jsonstr.Append(dst, tc.Arguments)
+	dst = jsonstr.Append(dst, args)
 	dst = append(dst, '}')
-	if tc.Signature != "" {
+	if len(signature) > 0 {
 		dst = append(dst, `,"extra_content":{"google":{"thought_signature":`...)
-		dst = jsonstr.Append(dst, tc.Signature)
+		dst = jsonstr.Append(dst, signature)
 		dst = append(dst, "}}"...)
 	}
 	return append(dst, '}')
@@ -162,4 +162,153 @@ func appendUsage(dst []byte, u llm.Usage, opts OpenAIOptions) []byte {
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
+}
+
+// ChunkEncoder is the one OpenAI encoder of a neutral stream: it writes
+// each batch of llm.Events a codec's stream translator gives as one
+// chat.completion.chunk, into a buffer it reuses, so that relaying a
+// chunk does not allocate. The zero value is ready; Options may be set
+// before the first batch.
+type ChunkEncoder struct {
+	Options OpenAIOptions
+	head    []byte // `{"id":…,"object":…,"created":…,"model":…,`
+	out     []byte // the chunk Encode returned; reused
+}
+
+// Encode returns the chunk of a batch of events, valid until the next
+// call, or nil when the batch writes nothing (only EventStart). An
+// EventUsage is the chunk `"choices":[],"usage":{…}`; the runs of
+// choice events with one Index are the chunk's choices, each with a delta
+// of the role, the content (the texts joined) and the tool calls, and
+// the finish reason (null until EventFinish).
+func (e *ChunkEncoder) Encode(evs ...llm.Event) []byte {
+	var usage *llm.Usage
+	choices := false
+	for i := range evs {
+		switch evs[i].Kind {
+		case llm.EventStart:
+			ev := &evs[i]
+			if n := 96 + 2*(len(ev.ID)+len(ev.Model)); cap(e.head) < n {
+				e.head = make([]byte, 0, n) // one allocation, not one per doubling
+			}
+			e.head = appendOpenAIHead(e.head[:0], ev.ID, "chat.completion.chunk", ev.Created, ev.Model)
+		case llm.EventUsage:
+			usage = &evs[i].Usage
+		default:
+			choices = true
+		}
+	}
+	if !choices && usage == nil {
+		return nil
+	}
+	if e.head == nil {
+		e.head = appendOpenAIHead(e.head, "", "chat.completion.chunk", 0, "")
+	}
+	if cap(e.out) < len(e.head)+256 {
+		e.out = make([]byte, 0, len(e.head)+512)
+	}
+	b := append(e.out[:0], e.head...)
+	b = append(b, `"choices":[`...)
+	first := true
+	for i := 0; i < len(evs); {
+		if k := evs[i].Kind; k == llm.EventStart || k == llm.EventUsage {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(evs) && evs[j].Index == evs[i].Index && evs[j].Kind != llm.EventStart && evs[j].Kind != llm.EventUsage {
+			j++
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendChoiceDelta(b, evs[i:j])
+		i = j
+	}
+	b = append(b, ']')
+	if usage != nil {
+		b = append(b, `,"usage":`...)
+		b = appendUsage(b, *usage, e.Options)
+	}
+	e.out = append(b, '}')
+	return e.out
+}
+
+// appendChoiceDelta appends one choice of a chunk from a run of choice
+// events of one Index.
+func appendChoiceDelta(b []byte, run []llm.Event) []byte {
+	b = append(b, `{"index":`...)
+	b = strconv.AppendInt(b, int64(run[0].Index), 10)
+	b = append(b, `,"delta":{`...)
+	comma := false
+	for i := range run {
+		if run[i].Kind == llm.EventRole {
+			b = append(b, `"role":`...)
+			b = jsonstr.Append(b, run[i].Role)
+			comma = true
+			break
+		}
+	}
+	text := false
+	for i := range run {
+		if run[i].Kind != llm.EventText {
+			continue
+		}
+		if !text {
+			if comma {
+				b = append(b, ',')
+			}
+			b = append(b, `"content":"`...)
+			text, comma = true, true
+		}
+		b = jsonstr.AppendEscaped(b, run[i].Text)
+	}
+	if text {
+		b = append(b, '"')
+	}
+	tools := false
+	for i := range run {
+		if run[i].Kind != llm.EventToolCall {
+			continue
+		}
+		if !tools {
+			if comma {
+				b = append(b, ',')
+			}
+			b = append(b, `"tool_calls":[`...)
+			tools = true
+		} else {
+			b = append(b, ',')
+		}
+		t := &run[i].Tool
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(t.Index), 10)
+		b = append(b, ',')
+		if t.First {
+			b = appendToolCallRest(b, t.ID, t.Name, t.Arguments, t.Signature)
+		} else {
+			b = append(b, `"function":{"arguments":`...)
+			b = jsonstr.Append(b, t.Arguments)
+			b = append(b, "}}"...)
+		}
+	}
+	if tools {
+		b = append(b, ']')
+	}
+	b = append(b, `},"logprobs":null,"finish_reason":`...)
+	finish := llm.FinishReason("")
+	for i := range run {
+		if run[i].Kind == llm.EventFinish {
+			finish = run[i].Finish
+		}
+	}
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = append(b, finish...)
+		b = append(b, '"')
+	}
+	return append(b, '}')
 }
