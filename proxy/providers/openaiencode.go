@@ -172,7 +172,42 @@ func appendUsage(dst []byte, u llm.Usage, opts OpenAIOptions) []byte {
 type ChunkEncoder struct {
 	Options OpenAIOptions
 	head    []byte // `{"id":…,"object":…,"created":…,"model":…,`
+	modelAt int    // where `,"model":` begins in head
 	out     []byte // the chunk Encode returned; reused
+}
+
+// grow gives out room for a chunk, once, rather than one allocation per
+// doubling.
+func (e *ChunkEncoder) grow() {
+	if cap(e.out) < len(e.head)+256 {
+		e.out = make([]byte, 0, len(e.head)+512)
+	}
+}
+
+// start writes the head of the chunks that follow ev, an EventStart. An
+// EventStart without Model keeps the model of the one before (a provider
+// that names the model only in some events, or never).
+func (e *ChunkEncoder) start(ev *llm.Event) {
+	var model []byte // the model as the head holds it, `,"model":"…",`
+	if len(ev.Model) == 0 && len(e.head) > 0 {
+		e.grow()
+		model = append(e.out[:0], e.head[e.modelAt:]...) // scratch: out holds no chunk yet
+	}
+	if n := 96 + 2*(len(ev.ID)+len(ev.Model)) + len(model); cap(e.head) < n {
+		e.head = make([]byte, 0, n) // one allocation, not one per doubling
+	}
+	h := append(e.head[:0], `{"id":`...)
+	h = jsonstr.Append(h, ev.ID)
+	h = append(h, `,"object":"chat.completion.chunk","created":`...)
+	h = strconv.AppendInt(h, ev.Created, 10)
+	e.modelAt = len(h)
+	if model != nil {
+		e.head = append(h, model...)
+		return
+	}
+	h = append(h, `,"model":`...)
+	h = jsonstr.Append(h, ev.Model)
+	e.head = append(h, ',')
 }
 
 // Encode returns the chunk of a batch of events, valid until the next
@@ -187,11 +222,7 @@ func (e *ChunkEncoder) Encode(evs ...llm.Event) []byte {
 	for i := range evs {
 		switch evs[i].Kind {
 		case llm.EventStart:
-			ev := &evs[i]
-			if n := 96 + 2*(len(ev.ID)+len(ev.Model)); cap(e.head) < n {
-				e.head = make([]byte, 0, n) // one allocation, not one per doubling
-			}
-			e.head = appendOpenAIHead(e.head[:0], ev.ID, "chat.completion.chunk", ev.Created, ev.Model)
+			e.start(&evs[i])
 		case llm.EventUsage:
 			usage = &evs[i].Usage
 		default:
@@ -202,11 +233,9 @@ func (e *ChunkEncoder) Encode(evs ...llm.Event) []byte {
 		return nil
 	}
 	if e.head == nil {
-		e.head = appendOpenAIHead(e.head, "", "chat.completion.chunk", 0, "")
+		e.start(&llm.Event{Kind: llm.EventStart})
 	}
-	if cap(e.out) < len(e.head)+256 {
-		e.out = make([]byte, 0, len(e.head)+512)
-	}
+	e.grow()
 	b := append(e.out[:0], e.head...)
 	b = append(b, `"choices":[`...)
 	first := true

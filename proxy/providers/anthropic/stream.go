@@ -172,11 +172,8 @@ func (t *translator) nextEvents() ([]llm.Event, error) {
 				continue
 			}
 			t.readUsage(m.Get("usage"))
-			model := m.GetStringBytes("model")
-			if len(model) == 0 {
-				model = []byte(t.sc.model)
-			}
-			t.batch[0] = llm.Event{Kind: llm.EventStart, ID: m.GetStringBytes("id"), Model: model, Created: t.sc.created}
+			// Without a model, the requested one (the init's) stays.
+			t.batch[0] = llm.Event{Kind: llm.EventStart, ID: m.GetStringBytes("id"), Model: m.GetStringBytes("model"), Created: t.sc.created}
 			t.batch[1] = llm.Event{Kind: llm.EventRole, Role: llm.RoleAssistant}
 			t.batch[2] = llm.Event{Kind: llm.EventText}
 			return t.batch[:3], nil
