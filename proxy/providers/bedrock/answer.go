@@ -2,11 +2,9 @@ package bedrock
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
 )
@@ -47,20 +45,6 @@ func usage(v *fastjson.Value) llm.Usage {
 	}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	return u
-}
-
-// appendHead appends the fields an answer or chunk starts with, up
-// to and including the comma before "choices".
-func appendHead(b []byte, m meta, object string) []byte {
-	b = append(b, `{"id":`...)
-	b = jsonstr.Append(b, []byte(m.id))
-	b = append(b, `,"object":"`...)
-	b = append(b, object...)
-	b = append(b, `","created":`...)
-	b = strconv.AppendInt(b, m.created, 10)
-	b = append(b, `,"model":`...)
-	b = jsonstr.Append(b, []byte(m.model))
-	return append(b, ',')
 }
 
 // chatAnswer translates a Converse answer into the neutral answer, and
