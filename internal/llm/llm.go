@@ -5,7 +5,9 @@
 // fields the gateway acts on are read, so that a same-wire upstream
 // receives exactly the object that was validated, priced and authorised;
 // the neutral fields are decoded only for a translating codec
-// (DecodeOpenAIChat is the one decoder of today's front door).
+// (DecodeOpenAIChat is the one decoder of today's front door). Answers
+// come back as a Response, or, streamed, as batches of Events, which a
+// door's encoder writes in its wire.
 package llm
 
 // Operation is one of the inference operations.
