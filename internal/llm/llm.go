@@ -5,7 +5,9 @@
 // fields the gateway acts on are read, so that a same-wire upstream
 // receives exactly the object that was validated, priced and authorised;
 // the neutral fields are decoded only for a translating codec
-// (DecodeOpenAIChat is the one decoder of today's front door).
+// (DecodeOpenAIChat is the one decoder of today's front door). Answers
+// come back as a Response, or, streamed, as batches of Events, which a
+// door's encoder writes in its wire.
 package llm
 
 // Operation is one of the inference operations.
@@ -46,8 +48,9 @@ type Usage struct {
 	CacheCreationTokens int64 `json:"cache_creation_tokens"`
 	// ReasoningTokens are output tokens the model spent reasoning (OpenAI
 	// completion_tokens_details.reasoning_tokens, Gemini
-	// thoughtsTokenCount); they are included in CompletionTokens. No codec
-	// fills it yet.
+	// thoughtsTokenCount); they are included in CompletionTokens. Gemini
+	// fills it in the answers it encodes; the usage codecs report to the
+	// gateway leaves it zero until the records carry it.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 	// Estimated is true when the provider reported no usage and the
 	// gateway counted the tokens itself.

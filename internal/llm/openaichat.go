@@ -52,7 +52,8 @@ func DecodeOpenAIChat(body []byte) (*Request, error) {
 			}
 		}
 		for _, tc := range m.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Type: tc.Type, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Type: tc.Type, Name: tc.Function.Name,
+				Arguments: tc.Function.Arguments, Signature: thoughtSignature(tc.ExtraContent)})
 		}
 		r.Messages[i] = msg
 	}
@@ -178,18 +179,40 @@ type (
 			Name      string `json:"name"`
 			Arguments string `json:"arguments"`
 		} `json:"function"`
+		// ExtraContent is {"google":{"thought_signature":…}}, where
+		// Google's OpenAI compatibility layer (and the gateway's Gemini
+		// codec) carries a call's thought signature; read leniently.
+		ExtraContent json.RawMessage `json:"extra_content"`
 	}
 	// openAIPart is one content part: text, image_url, input_audio, file
 	// or refusal. CacheControl is the cache_control extension some
-	// clients add for providers with prompt caching.
+	// clients add for providers with prompt caching. InputAudio and File
+	// are read leniently (a codec that cannot send them refuses the part
+	// by its type, whatever their shape).
 	openAIPart struct {
 		Type         string          `json:"type"`
 		Text         string          `json:"text"`
 		Refusal      string          `json:"refusal"`
 		ImageURL     openAIImageURL  `json:"image_url"`
+		InputAudio   json.RawMessage `json:"input_audio"`
+		File         json.RawMessage `json:"file"`
 		CacheControl json.RawMessage `json:"cache_control"`
 	}
 )
+
+// thoughtSignature reads extra_content.google.thought_signature, or "".
+func thoughtSignature(raw json.RawMessage) string {
+	if number(raw) == nil {
+		return ""
+	}
+	var extra struct {
+		Google struct {
+			ThoughtSignature string `json:"thought_signature"`
+		} `json:"google"`
+	}
+	_ = json.Unmarshal(raw, &extra)
+	return extra.Google.ThoughtSignature
+}
 
 // part is p in the neutral model.
 func (p openAIPart) part() Part {
@@ -201,6 +224,25 @@ func (p openAIPart) part() Part {
 		out.Kind, out.ImageURL, out.ImageDetail = PartImage, p.ImageURL.URL, p.ImageURL.Detail
 	case "refusal":
 		out.Kind, out.Text = PartRefusal, p.Refusal
+	case "input_audio":
+		var a struct {
+			Data   string `json:"data"`
+			Format string `json:"format"`
+		}
+		if number(p.InputAudio) != nil {
+			_ = json.Unmarshal(p.InputAudio, &a)
+		}
+		out.Kind, out.Data, out.Format = PartAudio, a.Data, a.Format
+	case "file":
+		var f struct {
+			FileData string `json:"file_data"`
+			FileID   string `json:"file_id"`
+			Filename string `json:"filename"`
+		}
+		if number(p.File) != nil {
+			_ = json.Unmarshal(p.File, &f)
+		}
+		out.Kind, out.Data, out.FileID, out.Filename = PartFile, f.FileData, f.FileID, f.Filename
 	default:
 		out.Kind, out.Text = PartOther, p.Text
 	}

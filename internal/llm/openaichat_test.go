@@ -22,15 +22,25 @@ func TestDecodeOpenAIChat(t *testing.T) {
 			}}},
 		{"parts", `{"messages":[{"role":"user","content":[{"type":"text","text":"look","cache_control":{"type":"ephemeral"}},` +
 			`{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"low"}},{"type":"image_url","image_url":"data:image/png;base64,AA=="},` +
-			`{"type":"input_audio","input_audio":{"data":"x","format":"wav"}}]},{"role":"assistant","content":[{"type":"refusal","refusal":"no"}]}]}`,
+			`{"type":"input_audio","input_audio":{"data":"x","format":"wav"}},{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0=","filename":"a.pdf"}},` +
+			`{"type":"file","file":{"file_id":"file-1"}},{"type":"input_video","text":"t"}]},{"role":"assistant","content":[{"type":"refusal","refusal":"no"}]}]}`,
 			Request{Messages: []Message{
 				{Role: RoleUser, Parts: []Part{
 					{Kind: PartText, WireType: "text", Text: "look", CacheControl: json.RawMessage(`{"type":"ephemeral"}`)},
 					{Kind: PartImage, WireType: "image_url", ImageURL: "https://x/a.png", ImageDetail: "low"},
 					{Kind: PartImage, WireType: "image_url", ImageURL: "data:image/png;base64,AA=="},
-					{Kind: PartOther, WireType: "input_audio"},
+					{Kind: PartAudio, WireType: "input_audio", Data: "x", Format: "wav"},
+					{Kind: PartFile, WireType: "file", Data: "data:application/pdf;base64,JVBERi0=", Filename: "a.pdf"},
+					{Kind: PartFile, WireType: "file", FileID: "file-1"},
+					{Kind: PartOther, WireType: "input_video", Text: "t"},
 				}},
 				{Role: RoleAssistant, Parts: []Part{{Kind: PartRefusal, WireType: "refusal", Text: "no"}}},
+			}}},
+		{"thought signature", `{"messages":[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"},"extra_content":{"google":{"thought_signature":"c2ln"}}},` +
+			`{"id":"c2","type":"function","function":{"name":"g","arguments":"{}"},"extra_content":"lenient"}]}]}`,
+			Request{Messages: []Message{
+				{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Type: "function", Name: "f", Arguments: `{}`, Signature: "c2ln"},
+					{ID: "c2", Type: "function", Name: "g", Arguments: `{}`}}},
 			}}},
 		{"null content and tool calls", `{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},` +
 			`{"role":"tool","tool_call_id":"c1","content":"42"}]}`,

@@ -120,8 +120,8 @@ type PartKind uint8
 // The part kinds.
 const (
 	// PartOther is a part the neutral model does not know (OpenAI
-	// input_audio, file, …): WireType names it, and a codec refuses it
-	// with that name unless it knows the wire's part itself.
+	// input_video, …): WireType names it, and a codec refuses it with
+	// that name unless it knows the wire's part itself.
 	PartOther PartKind = iota
 	PartText
 	// PartImage is an image by URL, a data: URL included (ImageURL,
@@ -140,6 +140,12 @@ const (
 	PartRedactedThinking
 	// PartRefusal is an assistant's refusal (Text).
 	PartRefusal
+	// PartAudio is audio input: base64 Data in Format ("wav", "mp3").
+	PartAudio
+	// PartFile is a document: Data is its content (a base64 data: URL,
+	// or base64 typed by Filename's extension), or FileID names a file
+	// the client uploaded to the provider.
+	PartFile
 )
 
 // Part is one content part.
@@ -160,8 +166,14 @@ type Part struct {
 	ToolCall *ToolCall
 	// Signature is a thinking part's signature.
 	Signature string
-	// Data is a redacted thinking part's encrypted content.
+	// Data is a redacted thinking part's encrypted content, or an audio
+	// or file part's content.
 	Data string
+	// Format is an audio part's format ("wav", "mp3").
+	Format string
+	// FileID and Filename are a file part's provider file id and name.
+	FileID   string
+	Filename string
 	// CacheControl is the part's cache_control marker as the client
 	// wrote it (an extension of the OpenAI schema for providers with
 	// prompt caching); nil is none.
@@ -187,6 +199,10 @@ type ToolCall struct {
 	Name string
 	// Arguments is the JSON text of the arguments.
 	Arguments string
+	// Signature is the provider's signature of the call, which must come
+	// back unchanged with it: Google's thought signature, carried in
+	// OpenAI chat as extra_content.google.thought_signature.
+	Signature string
 }
 
 // ToolChoiceMode is how the model must use its tools.
@@ -236,6 +252,8 @@ type Reasoning struct {
 	// reasoning_effort); "" when the wire gives a budget instead.
 	Effort string
 	// BudgetTokens is a thinking budget (Anthropic thinking.budget_tokens,
-	// Gemini thinkingBudget); nil when the wire gives an effort.
+	// Gemini thinkingBudget); nil when the wire gives an effort. A codec
+	// whose provider takes the other form maps one to the other (Gemini
+	// maps an effort to a budget).
 	BudgetTokens *int64
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/llm"
@@ -22,6 +21,20 @@ type OpenAIToolCall struct {
 	ID       string             `json:"id"`
 	Type     string             `json:"type"`
 	Function OpenAIFunctionCall `json:"function"`
+}
+
+// OpenAIUsage is the usage object of an answer or of the final stream
+// chunk.
+type OpenAIUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details,omitempty"`
 }
 
 // OpenAIFunctionCall is the function of a tool call.
@@ -69,16 +82,15 @@ func ParseDataURL(u string) (mediaType, data string, ok bool) {
 	return mediaType, data, true
 }
 
-// OpenAIChatCompletion is a chat.completion answer as translating
-// adapters build it; encoded with encoding/json, its fields keep this
-// order.
+// OpenAIChatCompletion is a chat.completion answer, for tests and
+// readers; the codecs write answers with EncodeOpenAIResponse.
 type OpenAIChatCompletion struct {
 	ID      string             `json:"id"`
 	Object  string             `json:"object"`
 	Created int64              `json:"created"`
 	Model   string             `json:"model"`
 	Choices []OpenAIChatChoice `json:"choices"`
-	Usage   *openAIUsageJSON   `json:"usage,omitempty"`
+	Usage   *OpenAIUsage       `json:"usage,omitempty"`
 }
 
 // OpenAIChatChoice is one choice of an answer.
@@ -98,38 +110,6 @@ type OpenAIAnswerMessage struct {
 	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
 }
 
-// openAIUsageJSON is the usage object of an answer or of the final
-// stream chunk.
-type openAIUsageJSON struct {
-	PromptTokens        int64 `json:"prompt_tokens"`
-	CompletionTokens    int64 `json:"completion_tokens"`
-	TotalTokens         int64 `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-}
-
-// UsageJSON returns u as OpenAI's usage object.
-func UsageJSON(u llm.Usage) *openAIUsageJSON {
-	j := &openAIUsageJSON{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
-	j.PromptTokensDetails.CachedTokens = u.CachedTokens
-	return j
-}
-
-// AppendUsageJSON appends u as OpenAI's usage object, for chunks built by
-// appending.
-func AppendUsageJSON(dst []byte, u llm.Usage) []byte {
-	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, u.PromptTokens, 10)
-	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, u.CompletionTokens, 10)
-	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, u.TotalTokens, 10)
-	dst = append(dst, `,"prompt_tokens_details":{"cached_tokens":`...)
-	dst = strconv.AppendInt(dst, u.CachedTokens, 10)
-	return append(dst, "}}"...)
-}
-
 // MarshalJSON encodes v without escaping <, > and & (answers carry code
 // and HTML, and OpenAI does not escape them either) and without the
 // trailing newline of json.Encoder.
@@ -141,36 +121,4 @@ func MarshalJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// EncodeOpenAIResponse is the one OpenAI encoder of a neutral answer: the
-// chat.completion a translating codec relays, from the llm.Response it
-// decoded the provider's answer into. Each choice's message content is
-// the concatenation of its text parts, null when there are none and the
-// message has tool calls; the usage object is there when the provider
-// reported usage (Usage.Present).
-func EncodeOpenAIResponse(r *llm.Response) ([]byte, error) {
-	out := OpenAIChatCompletion{ID: r.ID, Object: "chat.completion", Created: r.Created, Model: r.Model,
-		Choices: make([]OpenAIChatChoice, len(r.Choices))}
-	for i, c := range r.Choices {
-		msg := OpenAIAnswerMessage{Role: "assistant"}
-		var text strings.Builder
-		for _, p := range c.Message.Parts {
-			if p.Kind == llm.PartText {
-				text.WriteString(p.Text)
-			}
-		}
-		for _, tc := range c.Message.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, OpenAIToolCall{ID: tc.ID, Type: "function",
-				Function: OpenAIFunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
-		}
-		if s := text.String(); s != "" || len(msg.ToolCalls) == 0 {
-			msg.Content = &s
-		}
-		out.Choices[i] = OpenAIChatChoice{Index: c.Index, Message: msg, FinishReason: string(c.Finish)}
-	}
-	if r.Usage.Present {
-		out.Usage = UsageJSON(r.Usage)
-	}
-	return MarshalJSON(&out)
 }

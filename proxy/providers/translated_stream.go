@@ -7,7 +7,8 @@ import (
 )
 
 // EventTranslator is what a native adapter's stream translator gives the
-// shared stream wrapper: the next OpenAI chunk, the usage seen so far,
+// shared stream wrapper: the next OpenAI chunk (its llm.Events, written
+// by its providers.ChunkEncoder), the usage seen so far,
 // whether the upstream's terminal event was read, and its pooled parser.
 type EventTranslator interface {
 	Next() ([]byte, error)

@@ -701,7 +701,9 @@ func answer(body []byte, ac answerContext) ([]byte, llm.Usage, string, error) {
 	for _, b := range a.Content {
 		switch b.Type {
 		case "text":
-			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartText, Text: b.Text})
+			if b.Text != "" {
+				msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartText, Text: b.Text})
+			}
 		case "tool_use":
 			args := compact(b.Input)
 			if ac.jsonTool != "" && b.Name == ac.jsonTool {
@@ -710,6 +712,9 @@ func answer(body []byte, ac answerContext) ([]byte, llm.Usage, string, error) {
 			}
 			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: b.ID, Type: "function", Name: b.Name, Arguments: args})
 		}
+	}
+	if len(msg.Parts) == 0 && len(msg.ToolCalls) == 0 {
+		msg.Parts = []llm.Part{{Kind: llm.PartText}} // an empty answer: "", not null
 	}
 	model := a.Model
 	if model == "" {

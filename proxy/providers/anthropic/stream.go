@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/proxy/providers"
@@ -57,14 +55,15 @@ type streamBlock struct {
 	sentArgs bool // some arguments were relayed
 }
 
-// translator turns Anthropic's SSE events into OpenAI chunks. It
-// does not own its reader; its parser belongs to the caller.
+// translator turns Anthropic's SSE events into neutral llm.Events
+// (nextEvents), which the shared encoder writes as OpenAI chunks (Next).
+// It does not own its reader; its parser belongs to the caller.
 type translator struct {
 	sc     streamContext
 	events *sse.Reader
 	parser *fastjson.Parser
-	head   []byte // `{"id":…,"object":…,"created":…,"model":…,`
-	out    []byte // the chunk Next returned; reused
+	enc    providers.ChunkEncoder
+	batch  [3]llm.Event // the events nextEvents returned; reused
 	blocks []streamBlock
 	tools  int
 
@@ -78,54 +77,21 @@ type translator struct {
 
 func (t *translator) init(r io.Reader, p *fastjson.Parser, sc streamContext) {
 	*t = translator{sc: sc, events: sse.NewReader(r, providers.MaxStreamEvent), parser: p}
-	t.setHead(nil, []byte(sc.model))
+	t.enc.Encode(llm.Event{Kind: llm.EventStart, Model: []byte(sc.model), Created: sc.created})
 }
 
-func (t *translator) setHead(id, model []byte) {
-	if len(model) == 0 {
-		model = []byte(t.sc.model)
-	}
-	b := append(t.head[:0], `{"id":`...)
-	b = jsonstr.Append(b, id)
-	b = append(b, `,"object":"chat.completion.chunk","created":`...)
-	b = strconv.AppendInt(b, t.sc.created, 10)
-	b = append(b, `,"model":`...)
-	b = jsonstr.Append(b, model)
-	t.head = append(b, ',')
+// events1 returns the batch of the one event ev, in t.batch.
+func (t *translator) events1(ev llm.Event) []llm.Event {
+	t.batch[0] = ev
+	return t.batch[:1]
 }
 
-// begin starts a chunk with one choice, up to its delta.
-func (t *translator) begin() []byte {
-	b := append(t.out[:0], t.head...)
-	return append(b, `"choices":[{"index":0,"delta":`...)
+func (t *translator) content(text []byte) []llm.Event {
+	return t.events1(llm.Event{Kind: llm.EventText, Text: text})
 }
 
-// end finishes a chunk begun by begin; finish "" is null.
-func (t *translator) end(b []byte, finish string) []byte {
-	b = append(b, `,"logprobs":null,"finish_reason":`...)
-	if finish == "" {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '"')
-		b = append(b, finish...)
-		b = append(b, '"')
-	}
-	t.out = append(b, "}]}"...)
-	return t.out
-}
-
-func (t *translator) content(text []byte) []byte {
-	b := append(t.begin(), `{"content":`...)
-	b = jsonstr.Append(b, text)
-	return t.end(append(b, '}'), "")
-}
-
-func (t *translator) arguments(tool int, args []byte) []byte {
-	b := append(t.begin(), `{"tool_calls":[{"index":`...)
-	b = strconv.AppendInt(b, int64(tool), 10)
-	b = append(b, `,"function":{"arguments":`...)
-	b = jsonstr.Append(b, args)
-	return t.end(append(b, "}}]}"...), "")
+func (t *translator) arguments(tool int, args []byte) []llm.Event {
+	return t.events1(llm.Event{Kind: llm.EventToolCall, Tool: llm.ToolCallDelta{Index: tool, Arguments: args}})
 }
 
 func (t *translator) block(index int64) *streamBlock {
@@ -153,20 +119,32 @@ func (t *translator) readUsage(u *fastjson.Value) {
 	t.usage = usageOf(t.input, t.output, t.cacheRead, t.cacheCreation)
 }
 
-// Next returns the next chunk. Events that carry nothing for an OpenAI
-// client (ping, content_block_stop, an empty text block start, thinking)
-// are skipped; an error event ends the stream with an *Error whose status
-// is the one its type stands for.
+// Next returns the next chunk: the next batch of events, as the shared
+// OpenAI encoder writes it.
 func (t *translator) Next() ([]byte, error) {
+	for {
+		evs, err := t.nextEvents()
+		if err != nil {
+			return nil, err
+		}
+		if out := t.enc.Encode(evs...); out != nil {
+			return out, nil
+		}
+	}
+}
+
+// nextEvents returns the events of the next upstream event that has some;
+// they are valid until the next call. Events that carry nothing for an
+// OpenAI client (ping, content_block_stop, an empty text block start,
+// thinking) are skipped; an error event ends the stream with an *Error
+// whose status is the one its type stands for.
+func (t *translator) nextEvents() ([]llm.Event, error) {
 	if t.err != nil {
 		return nil, t.err
 	}
 	if t.pendingUsage {
 		t.pendingUsage = false
-		b := append(t.out[:0], t.head...)
-		b = append(b, `"choices":[],"usage":`...)
-		t.out = append(providers.AppendUsageJSON(b, t.usage), '}')
-		return t.out, nil
+		return t.events1(llm.Event{Kind: llm.EventUsage, Usage: t.usage}), nil
 	}
 	for {
 		ev, err := t.events.Next()
@@ -193,9 +171,12 @@ func (t *translator) Next() ([]byte, error) {
 			if m == nil {
 				continue
 			}
-			t.setHead(m.GetStringBytes("id"), m.GetStringBytes("model"))
 			t.readUsage(m.Get("usage"))
-			return t.end(append(t.begin(), `{"role":"assistant","content":""}`...), ""), nil
+			// Without a model, the requested one (the init's) stays.
+			t.batch[0] = llm.Event{Kind: llm.EventStart, ID: m.GetStringBytes("id"), Model: m.GetStringBytes("model"), Created: t.sc.created}
+			t.batch[1] = llm.Event{Kind: llm.EventRole, Role: llm.RoleAssistant}
+			t.batch[2] = llm.Event{Kind: llm.EventText}
+			return t.batch[:3], nil
 		case "content_block_start":
 			if c := t.blockStart(v); c != nil || t.err != nil {
 				return c, t.err
@@ -210,15 +191,15 @@ func (t *translator) Next() ([]byte, error) {
 			if blk := t.block(v.GetInt64("index")); blk != nil && !blk.sentArgs && blk.kind != blockOther {
 				blk.sentArgs = true
 				if blk.kind == blockJSON {
-					return t.content([]byte("{}")), nil
+					return t.content(emptyArgs), nil
 				}
-				return t.arguments(blk.tool, []byte("{}")), nil
+				return t.arguments(blk.tool, emptyArgs), nil
 			}
 		case "message_delta":
 			t.readUsage(v.Get("usage"))
 			t.pendingUsage = t.sc.wantUsage && t.usage.Present
 			finish := finish(v.GetStringBytes("delta", "stop_reason"), t.sc.jsonTool != "")
-			return t.end(append(t.begin(), "{}"...), finish), nil
+			return t.events1(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishReason(finish)}), nil
 		case "message_stop":
 			t.done, t.err = true, io.EOF
 			return nil, io.EOF
@@ -230,8 +211,11 @@ func (t *translator) Next() ([]byte, error) {
 	}
 }
 
+// emptyArgs are the arguments of a tool call whose arguments never came.
+var emptyArgs = []byte("{}")
+
 // blockStart handles content_block_start; nil means nothing to relay.
-func (t *translator) blockStart(v *fastjson.Value) []byte {
+func (t *translator) blockStart(v *fastjson.Value) []llm.Event {
 	cb := v.Get("content_block")
 	if cb == nil {
 		return nil
@@ -254,21 +238,15 @@ func (t *translator) blockStart(v *fastjson.Value) []byte {
 			return nil
 		}
 		t.blocks = append(t.blocks, streamBlock{index: index, kind: blockTool, tool: t.tools})
-		b := append(t.begin(), `{"tool_calls":[{"index":`...)
-		b = strconv.AppendInt(b, int64(t.tools), 10)
-		b = append(b, `,"id":`...)
-		b = jsonstr.Append(b, cb.GetStringBytes("id"))
-		b = append(b, `,"type":"function","function":{"name":`...)
-		b = jsonstr.Append(b, name)
-		b = append(b, `,"arguments":""}}]}`...)
 		t.tools++
-		return t.end(b, "")
+		return t.events1(llm.Event{Kind: llm.EventToolCall, Tool: llm.ToolCallDelta{Index: t.tools - 1, First: true,
+			ID: cb.GetStringBytes("id"), Name: name}})
 	}
 	return nil
 }
 
 // blockDelta handles content_block_delta; nil means nothing to relay.
-func (t *translator) blockDelta(v *fastjson.Value) []byte {
+func (t *translator) blockDelta(v *fastjson.Value) []llm.Event {
 	d := v.Get("delta")
 	if d == nil {
 		return nil

@@ -2,11 +2,9 @@ package bedrock
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
 )
@@ -49,85 +47,40 @@ func usage(v *fastjson.Value) llm.Usage {
 	return u
 }
 
-// appendHead appends the fields an answer or chunk starts with, up
-// to and including the comma before "choices".
-func appendHead(b []byte, m meta, object string) []byte {
-	b = append(b, `{"id":`...)
-	b = jsonstr.Append(b, []byte(m.id))
-	b = append(b, `,"object":"`...)
-	b = append(b, object...)
-	b = append(b, `","created":`...)
-	b = strconv.AppendInt(b, m.created, 10)
-	b = append(b, `,"model":`...)
-	b = jsonstr.Append(b, []byte(m.model))
-	return append(b, ',')
-}
-
-// chatAnswer translates a Converse answer into an OpenAI chat
-// completion. An answer without output.message is an *Error 502.
+// chatAnswer translates a Converse answer into the neutral answer, and
+// that into an OpenAI chat completion. An answer without output.message is an *Error 502.
 func chatAnswer(p *fastjson.Parser, body []byte, m meta) ([]byte, llm.Usage, error) {
 	v, err := p.ParseBytes(body)
 	if err != nil || v.Type() != fastjson.TypeObject {
 		return nil, llm.Usage{}, &providers.Error{Status: http.StatusBadGateway, Message: providers.ErrInvalidResponse}
 	}
-	msg := v.Get("output", "message")
-	if msg == nil || msg.Type() != fastjson.TypeObject {
+	converseMsg := v.Get("output", "message")
+	if converseMsg == nil || converseMsg.Type() != fastjson.TypeObject {
 		return nil, llm.Usage{}, &providers.Error{Status: http.StatusBadGateway, Message: providers.ErrInvalidResponse}
 	}
-	var text []byte
-	hasText := false
-	var calls []*fastjson.Value
-	for _, block := range msg.GetArray("content") {
+	msg := llm.Message{Role: llm.RoleAssistant}
+	size := 256
+	for _, block := range converseMsg.GetArray("content") {
 		if t := block.Get("text"); t != nil && t.Type() == fastjson.TypeString {
 			s, _ := t.StringBytes()
-			text = append(text, s...)
-			hasText = true
+			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartText, Text: string(s)})
+			size += len(s)
 		} else if tu := block.Get("toolUse"); tu != nil && tu.Type() == fastjson.TypeObject {
-			calls = append(calls, tu)
-		}
-		// Reasoning, citations and other blocks have no place in the
-		// OpenAI message.
-	}
-	usage := usage(v.Get("usage"))
-
-	out := make([]byte, 0, len(text)+256)
-	out = appendHead(out, m, "chat.completion")
-	out = append(out, `"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	if !hasText && len(calls) > 0 {
-		out = append(out, "null"...)
-	} else {
-		out = jsonstr.Append(out, text)
-	}
-	// Converse has no refusal text; OpenAI's schema requires the field.
-	out = append(out, `,"refusal":null`...)
-	if len(calls) > 0 {
-		out = append(out, `,"tool_calls":[`...)
-		for i, tu := range calls {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, `{"id":`...)
-			out = jsonstr.Append(out, tu.GetStringBytes("toolUseId"))
-			out = append(out, `,"type":"function","function":{"name":`...)
-			out = jsonstr.Append(out, tu.GetStringBytes("name"))
-			out = append(out, `,"arguments":`...)
 			args := []byte("{}")
 			if in := tu.Get("input"); in != nil {
 				args = in.MarshalTo(nil)
 			}
-			out = jsonstr.Append(out, args)
-			out = append(out, "}}"...)
+			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: string(tu.GetStringBytes("toolUseId")), Type: "function",
+				Name: string(tu.GetStringBytes("name")), Arguments: string(args)})
+			size += 128 + len(args)
 		}
-		out = append(out, ']')
+		// Reasoning, citations and other blocks have no place in the
+		// OpenAI message.
 	}
-	out = append(out, `},"logprobs":null,"finish_reason":`...)
-	out = append(out, '"')
-	out = append(out, finishReason(string(v.GetStringBytes("stopReason")))...)
-	out = append(out, '"')
-	out = append(out, "}]"...)
-	if usage.Present {
-		out = append(out, `,"usage":`...)
-		out = providers.AppendUsageJSON(out, usage)
+	if len(msg.Parts) == 0 && len(msg.ToolCalls) == 0 {
+		msg.Parts = []llm.Part{{Kind: llm.PartText}} // an empty answer: "", not null
 	}
-	return append(out, '}'), usage, nil
+	out := llm.Response{ID: m.id, Created: m.created, Model: m.model, Usage: usage(v.Get("usage")),
+		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finishReason(string(v.GetStringBytes("stopReason"))))}}}
+	return providers.AppendOpenAIResponse(make([]byte, 0, size), &out, providers.OpenAIOptions{}), out.Usage, nil
 }

@@ -7,26 +7,25 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
 )
 
 // The ConverseStream answer: AWS event-stream binary frames, decoded and
 // CRC-checked by the AWS SDK's eventstream decoder, translated into
-// OpenAI chat.completion.chunk objects.
+// neutral llm.Events, which the shared encoder writes as OpenAI
+// chat.completion.chunk objects.
 //
-//	messageStart                  → a chunk with the role
-//	contentBlockStart (toolUse)   → a tool_calls delta with id and name
-//	contentBlockDelta text        → a content delta
-//	contentBlockDelta toolUse     → a tool_calls arguments delta
-//	messageStop                   → a chunk with the finish_reason
-//	metadata                      → the usage (a chunk only when the client asked)
+//	messageStart                  → EventRole (and an empty EventText)
+//	contentBlockStart (toolUse)   → the first EventToolCall piece, with id and name
+//	contentBlockDelta text        → EventText
+//	contentBlockDelta toolUse     → an EventToolCall arguments piece
+//	messageStop                   → EventFinish
+//	metadata                      → EventUsage (only when the client asked)
 //	exception frames              → an *Error with a status from the exception type
 //
 // The stream ends cleanly once messageStop and metadata have both been
@@ -108,11 +107,11 @@ type stream struct {
 	cred      providers.Credential // to scrub upstream messages
 	wantUsage bool
 
-	head  []byte // the chunk prefix up to "choices"
-	delta []byte // scratch for the delta of the next chunk
-	out   []byte // the chunk Next returned; reused by the next call
+	enc   providers.ChunkEncoder
+	batch [2]llm.Event // the events translate returned; reused
 	// pending is the chunk ChatStream read ahead, returned by the first
-	// Next; it lives in out, which no other call touches before.
+	// Next; it lives in the encoder's buffer, which no other call
+	// touches before.
 	pending []byte
 	tools   map[int64]int
 	usage   llm.Usage
@@ -132,7 +131,7 @@ func newBedrockStream(r io.Reader, m meta, wantUsage bool, cred providers.Creden
 		cred:      cred,
 		wantUsage: wantUsage,
 	}
-	s.head = appendHead(make([]byte, 0, 128), m, "chat.completion.chunk")
+	s.enc.Encode(llm.Event{Kind: llm.EventStart, ID: []byte(m.id), Model: []byte(m.model), Created: m.created})
 	return s
 }
 
@@ -160,12 +159,12 @@ func (s *stream) Next() ([]byte, error) {
 			s.err = s.broken(err)
 			return nil, s.err
 		}
-		out, err := s.translate(msg)
+		evs, err := s.translate(msg)
 		if err != nil {
 			s.err = err
 			return nil, err
 		}
-		if out != nil {
+		if out := s.enc.Encode(evs...); out != nil {
 			return out, nil
 		}
 	}
@@ -190,8 +189,15 @@ func header(msg eventstream.Message, name string) string {
 	return ""
 }
 
-// translate turns one frame into a chunk, or nil when it has none.
-func (s *stream) translate(msg eventstream.Message) ([]byte, error) {
+// events1 returns the batch of the one event ev, in s.batch.
+func (s *stream) events1(ev llm.Event) []llm.Event {
+	s.batch[0] = ev
+	return s.batch[:1]
+}
+
+// translate turns one frame into its events, valid until the next call,
+// or nil when it has none.
+func (s *stream) translate(msg eventstream.Message) ([]llm.Event, error) {
 	switch header(msg, ":message-type") {
 	case "event":
 	case "exception":
@@ -214,7 +220,9 @@ func (s *stream) translate(msg eventstream.Message) ([]byte, error) {
 	}
 	switch event {
 	case "messageStart":
-		return s.chunk(roleDelta, ""), nil
+		s.batch[0] = llm.Event{Kind: llm.EventRole, Role: llm.RoleAssistant}
+		s.batch[1] = llm.Event{Kind: llm.EventText}
+		return s.batch[:2], nil
 	case "contentBlockStart":
 		tu := v.Get("start", "toolUse")
 		if tu == nil || tu.Type() != fastjson.TypeObject {
@@ -229,14 +237,8 @@ func (s *stream) translate(msg eventstream.Message) ([]byte, error) {
 		}
 		k := len(s.tools)
 		s.tools[idx] = k
-		d := append(s.delta[:0], `{"tool_calls":[{"index":`...)
-		d = strconv.AppendInt(d, int64(k), 10)
-		d = append(d, `,"id":`...)
-		d = jsonstr.Append(d, tu.GetStringBytes("toolUseId"))
-		d = append(d, `,"type":"function","function":{"name":`...)
-		d = jsonstr.Append(d, tu.GetStringBytes("name"))
-		s.delta = append(d, `,"arguments":""}}]}`...)
-		return s.chunk(s.delta, ""), nil
+		return s.events1(llm.Event{Kind: llm.EventToolCall, Tool: llm.ToolCallDelta{Index: k, First: true,
+			ID: tu.GetStringBytes("toolUseId"), Name: tu.GetStringBytes("name")}}), nil
 	case "contentBlockDelta":
 		delta := v.Get("delta")
 		if delta == nil {
@@ -247,10 +249,7 @@ func (s *stream) translate(msg eventstream.Message) ([]byte, error) {
 			if len(text) == 0 {
 				return nil, nil
 			}
-			d := append(s.delta[:0], `{"content":`...)
-			d = jsonstr.Append(d, text)
-			s.delta = append(d, '}')
-			return s.chunk(s.delta, ""), nil
+			return s.events1(llm.Event{Kind: llm.EventText, Text: text}), nil
 		}
 		if in := delta.Get("toolUse", "input"); in != nil && in.Type() == fastjson.TypeString {
 			k, ok := s.tools[v.GetInt64("contentBlockIndex")]
@@ -261,12 +260,7 @@ func (s *stream) translate(msg eventstream.Message) ([]byte, error) {
 			if len(args) == 0 {
 				return nil, nil
 			}
-			d := append(s.delta[:0], `{"tool_calls":[{"index":`...)
-			d = strconv.AppendInt(d, int64(k), 10)
-			d = append(d, `,"function":{"arguments":`...)
-			d = jsonstr.Append(d, args)
-			s.delta = append(d, "}}]}"...)
-			return s.chunk(s.delta, ""), nil
+			return s.events1(llm.Event{Kind: llm.EventToolCall, Tool: llm.ToolCallDelta{Index: k, Arguments: args}}), nil
 		}
 		return nil, nil // reasoning and citation deltas have no OpenAI field
 	case "messageStop":
@@ -274,7 +268,7 @@ func (s *stream) translate(msg eventstream.Message) ([]byte, error) {
 			return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream sent messageStop twice"}
 		}
 		s.sawStop = true
-		return s.chunk(emptyDelta, finishReason(string(v.GetStringBytes("stopReason")))), nil
+		return s.events1(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishReason(finishReason(string(v.GetStringBytes("stopReason"))))}), nil
 	default: // metadata
 		s.sawMeta = true
 		if u := usage(v.Get("usage")); u.Present {
@@ -283,38 +277,9 @@ func (s *stream) translate(msg eventstream.Message) ([]byte, error) {
 		if !s.wantUsage || !s.usage.Present {
 			return nil, nil
 		}
-		out := append(s.out[:0], s.head...)
-		out = append(out, `"choices":[],"usage":`...)
-		out = providers.AppendUsageJSON(out, s.usage)
-		s.out = append(out, '}')
-		return s.out, nil
+		return s.events1(llm.Event{Kind: llm.EventUsage, Usage: s.usage}), nil
 	}
 }
-
-// chunk builds, in s.out, a chunk with one choice whose delta is delta
-// and whose finish_reason is finish ("" for null).
-func (s *stream) chunk(delta []byte, finish string) []byte {
-	out := append(s.out[:0], s.head...)
-	out = append(out, `"choices":[{"index":0,"delta":`...)
-	out = append(out, delta...)
-	out = append(out, `,"logprobs":null,"finish_reason":`...)
-	if finish == "" {
-		out = append(out, "null"...)
-	} else {
-		out = append(out, '"')
-		out = append(out, finish...)
-		out = append(out, '"')
-	}
-	out = append(out, "}]}"...)
-	s.out = out
-	return out
-}
-
-// The deltas that are always the same.
-var (
-	roleDelta  = []byte(`{"role":"assistant","content":""}`)
-	emptyDelta = []byte(`{}`)
-)
 
 // exception maps an exception frame to an *Error: throttling is 429,
 // validation 400, the server-side failures 5xx (retryable only until the

@@ -622,7 +622,9 @@ func answer(body []byte, created int64, model string, key secret.Value) ([]byte,
 	if text.Len() == 0 && len(msg.ToolCalls) > 0 {
 		text.WriteString(m.ToolPlan) // the plan is the text of a tool-calling turn
 	}
-	msg.Parts = []llm.Part{{Kind: llm.PartText, Text: text.String()}}
+	if text.Len() > 0 || len(msg.ToolCalls) == 0 { // null content only beside tool calls
+		msg.Parts = []llm.Part{{Kind: llm.PartText, Text: text.String()}}
+	}
 	out := llm.Response{ID: a.ID, Created: created, Model: model,
 		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finish)}}}
 	usage := a.Usage.usage()

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/valyala/fastjson"
 
-	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/proxy/providers"
@@ -40,15 +38,16 @@ type streamContext struct {
 	key       secret.Value
 }
 
-// translator turns Cohere's SSE events into OpenAI chunks. It does
-// not own its reader; its parser belongs to the caller.
+// translator turns Cohere's SSE events into neutral llm.Events
+// (nextEvents), which the shared encoder writes as OpenAI chunks (Next).
+// It does not own its reader; its parser belongs to the caller.
 type translator struct {
 	sc     streamContext
 	events *sse.Reader
 	parser *fastjson.Parser
-	head   []byte  // `{"id":…,"object":…,"created":…,"model":…,`
-	out    []byte  // the chunk next returned; reused
-	tools  []int64 // Cohere's index of each tool call begun; position is OpenAI's index
+	enc    providers.ChunkEncoder
+	batch  [3]llm.Event // the events nextEvents returned; reused
+	tools  []int64      // Cohere's index of each tool call begun; position is OpenAI's index
 	usage  llm.Usage
 
 	pendingUsage bool  // the usage chunk is due
@@ -58,78 +57,52 @@ type translator struct {
 
 func (t *translator) init(r io.Reader, p *fastjson.Parser, sc streamContext) {
 	*t = translator{sc: sc, events: sse.NewReader(r, providers.MaxStreamEvent), parser: p}
-	t.setHead(nil)
+	t.enc.Encode(llm.Event{Kind: llm.EventStart, Model: []byte(sc.model), Created: sc.created})
 }
 
-func (t *translator) setHead(id []byte) {
-	b := append(t.head[:0], `{"id":`...)
-	b = jsonstr.Append(b, id)
-	b = append(b, `,"object":"chat.completion.chunk","created":`...)
-	b = strconv.AppendInt(b, t.sc.created, 10)
-	b = append(b, `,"model":`...)
-	b = jsonstr.Append(b, []byte(t.sc.model))
-	t.head = append(b, ',')
+// events1 returns the batch of the one event ev, in t.batch.
+func (t *translator) events1(ev llm.Event) []llm.Event {
+	t.batch[0] = ev
+	return t.batch[:1]
 }
 
-// begin starts a chunk with one choice, up to its delta.
-func (t *translator) begin() []byte {
-	b := append(t.out[:0], t.head...)
-	return append(b, `"choices":[{"index":0,"delta":`...)
+func (t *translator) content(text []byte) []llm.Event {
+	return t.events1(llm.Event{Kind: llm.EventText, Text: text})
 }
 
-// end finishes a chunk begun by begin; finish "" is null.
-func (t *translator) end(b []byte, finish string) []byte {
-	b = append(b, `,"logprobs":null,"finish_reason":`...)
-	if finish == "" {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '"')
-		b = append(b, finish...)
-		b = append(b, '"')
-	}
-	t.out = append(b, "}]}"...)
-	return t.out
-}
-
-func (t *translator) content(text []byte) []byte {
-	b := append(t.begin(), `{"content":`...)
-	b = jsonstr.Append(b, text)
-	return t.end(append(b, '}'), "")
-}
-
-// toolCall is the chunk of a tool call: with its id and name when it
+// toolCall is the event of a tool call: with its id and name when it
 // begins, with arguments only after.
-func (t *translator) toolCall(index int, id, name, args []byte, begin bool) []byte {
-	b := append(t.begin(), `{"tool_calls":[{"index":`...)
-	b = strconv.AppendInt(b, int64(index), 10)
-	if begin {
-		b = append(b, `,"id":`...)
-		b = jsonstr.Append(b, id)
-		b = append(b, `,"type":"function","function":{"name":`...)
-		b = jsonstr.Append(b, name)
-		b = append(b, ',')
-	} else {
-		b = append(b, `,"function":{`...)
-	}
-	b = append(b, `"arguments":`...)
-	b = jsonstr.Append(b, args)
-	return t.end(append(b, "}}]}"...), "")
+func (t *translator) toolCall(index int, id, name, args []byte, begin bool) []llm.Event {
+	return t.events1(llm.Event{Kind: llm.EventToolCall, Tool: llm.ToolCallDelta{Index: index, First: begin,
+		ID: id, Name: name, Arguments: args}})
 }
 
-// Next returns the next chunk. Events that carry nothing for an OpenAI
-// client (content-end, tool-call-end, citations, unknown events) are
-// skipped. A message-end with finish_reason ERROR, or an error object,
-// ends the stream with a 502 *Error.
+// Next returns the next chunk: the next batch of events, as the shared
+// OpenAI encoder writes it.
 func (t *translator) Next() ([]byte, error) {
+	for {
+		evs, err := t.nextEvents()
+		if err != nil {
+			return nil, err
+		}
+		if out := t.enc.Encode(evs...); out != nil {
+			return out, nil
+		}
+	}
+}
+
+// nextEvents returns the events of the next upstream event that has
+// some; they are valid until the next call. Events that carry nothing for
+// an OpenAI client (content-end, tool-call-end, citations, unknown events)
+// are skipped. A message-end with finish_reason ERROR, or an error object,
+// ends the stream with a 502 *Error.
+func (t *translator) nextEvents() ([]llm.Event, error) {
 	if t.err != nil {
 		return nil, t.err
 	}
 	if t.pendingUsage {
 		t.pendingUsage = false
-		b := append(t.out[:0], t.head...)
-		b = append(b, `"choices":[],"usage":`...)
-		t.out = append(providers.AppendUsageJSON(b, t.usage), '}')
-		return t.out, nil
+		return t.events1(llm.Event{Kind: llm.EventUsage, Usage: t.usage}), nil
 	}
 	if t.ended {
 		t.err = io.EOF
@@ -161,11 +134,14 @@ func (t *translator) Next() ([]byte, error) {
 }
 
 // event translates one event; nil (without t.err set) means nothing to relay.
-func (t *translator) event(typ string, v *fastjson.Value) []byte {
+func (t *translator) event(typ string, v *fastjson.Value) []llm.Event {
 	switch typ {
 	case "message-start":
-		t.setHead(v.GetStringBytes("id"))
-		return t.end(append(t.begin(), `{"role":"assistant","content":""}`...), "")
+		// Cohere names no model: the requested one (the init's) stays.
+		t.batch[0] = llm.Event{Kind: llm.EventStart, ID: v.GetStringBytes("id"), Created: t.sc.created}
+		t.batch[1] = llm.Event{Kind: llm.EventRole, Role: llm.RoleAssistant}
+		t.batch[2] = llm.Event{Kind: llm.EventText}
+		return t.batch[:3]
 	case "content-start", "content-delta":
 		// Thinking blocks carry "thinking", not "text": not part of OpenAI chunks.
 		if text := v.GetStringBytes("delta", "message", "content", "text"); len(text) > 0 {
@@ -214,7 +190,7 @@ func (t *translator) event(typ string, v *fastjson.Value) []byte {
 		}
 		t.ended = true
 		t.pendingUsage = t.sc.wantUsage && t.usage.Present
-		return t.end(append(t.begin(), "{}"...), finish)
+		return t.events1(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishReason(finish)})
 	case "":
 		// An error object in place of an event.
 		if msg := v.GetStringBytes("message"); len(msg) > 0 {

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -24,7 +23,6 @@ import (
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/proxy/providers"
-	"github.com/sluicehq/sluice/proxy/sse"
 )
 
 // id is the catalog id of the Gemini API.
@@ -312,75 +310,6 @@ func (u *usage) usage() llm.Usage {
 	return out
 }
 
-// The OpenAI answer the adapter writes.
-type (
-	completionOut struct {
-		ID      string      `json:"id"`
-		Object  string      `json:"object"`
-		Created int64       `json:"created"`
-		Model   string      `json:"model"`
-		Choices []choiceOut `json:"choices"`
-		Usage   *usageOut   `json:"usage,omitempty"`
-	}
-	choiceOut struct {
-		Index        int         `json:"index"`
-		Message      *messageOut `json:"message,omitempty"` // answers
-		Delta        *deltaOut   `json:"delta,omitempty"`   // chunks
-		Logprobs     *struct{}   `json:"logprobs"`
-		FinishReason *string     `json:"finish_reason"`
-	}
-	messageOut struct {
-		Role    string  `json:"role"`
-		Content *string `json:"content"`
-		// Refusal is always null: Gemini has no refusal text, but OpenAI's
-		// schema requires the field.
-		Refusal   *string       `json:"refusal"`
-		ToolCalls []toolCallOut `json:"tool_calls,omitempty"`
-	}
-	deltaOut struct {
-		Role      string        `json:"role,omitempty"`
-		Content   *string       `json:"content,omitempty"`
-		ToolCalls []toolCallOut `json:"tool_calls,omitempty"`
-	}
-	toolCallOut struct {
-		Index    *int   `json:"index,omitempty"` // streams only
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-		ExtraContent *extraContent `json:"extra_content,omitempty"`
-	}
-	// extraContent carries a thought signature through an OpenAI
-	// tool call, as Google's own OpenAI compatibility layer does, so that
-	// a client that sends the tool call back keeps it.
-	extraContent struct {
-		Google struct {
-			ThoughtSignature string `json:"thought_signature"`
-		} `json:"google"`
-	}
-	usageOut struct {
-		PromptTokens        int64 `json:"prompt_tokens"`
-		CompletionTokens    int64 `json:"completion_tokens"`
-		TotalTokens         int64 `json:"total_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens int64 `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		CompletionTokensDetails struct {
-			ReasoningTokens int64 `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
-	}
-)
-
-func usageOf(u *usage) *usageOut {
-	lu := u.usage()
-	out := &usageOut{PromptTokens: lu.PromptTokens, CompletionTokens: lu.CompletionTokens, TotalTokens: lu.TotalTokens}
-	out.PromptTokensDetails.CachedTokens = lu.CachedTokens
-	out.CompletionTokensDetails.ReasoningTokens = max(u.ThoughtsTokenCount, 0)
-	return out
-}
-
 // geminiFinish maps a finishReason; sawCall turns STOP into tool_calls.
 func geminiFinish(reason string, sawCall bool) string {
 	switch reason {
@@ -395,11 +324,10 @@ func geminiFinish(reason string, sawCall bool) string {
 	return "stop"
 }
 
-// toolCall is the OpenAI tool call of a functionCall part, numbered
-// n ("call_<n>") within the answer.
-func toolCall(p *part, n int) (toolCallOut, error) {
-	tc := toolCallOut{ID: "call_" + strconv.Itoa(n), Type: "function"}
-	tc.Function.Name = p.FunctionCall.Name
+// toolCall is the tool call of a functionCall part, numbered n
+// ("call_<n>") within the answer, with the part's thought signature.
+func toolCall(p *part, n int) (llm.ToolCall, error) {
+	tc := llm.ToolCall{ID: "call_" + strconv.Itoa(n), Type: "function", Name: p.FunctionCall.Name, Signature: p.ThoughtSignature}
 	args := bytes.TrimSpace(p.FunctionCall.Args)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
@@ -408,11 +336,7 @@ func toolCall(p *part, n int) (toolCallOut, error) {
 	if err := json.Compact(&b, args); err != nil {
 		return tc, err
 	}
-	tc.Function.Arguments = b.String()
-	if p.ThoughtSignature != "" {
-		tc.ExtraContent = &extraContent{}
-		tc.ExtraContent.Google.ThoughtSignature = p.ThoughtSignature
-	}
+	tc.Arguments = b.String()
 	return tc, nil
 }
 
@@ -430,7 +354,8 @@ func text(parts []part) (string, bool) {
 	return b.String(), found
 }
 
-// chatAnswer translates a GenerateContentResponse into a chat.completion.
+// chatAnswer translates a GenerateContentResponse into the neutral
+// answer, and that into a chat.completion.
 func (g *Gemini) chatAnswer(body []byte, req *providers.Request) (*providers.Response, error) {
 	var in response
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -439,14 +364,11 @@ func (g *Gemini) chatAnswer(body []byte, req *providers.Request) (*providers.Res
 	if in.Error != nil {
 		return nil, in.Error.asError(req.Cred.Key)
 	}
-	out := completionOut{
-		ID: completionID(in.ResponseID), Object: "chat.completion", Created: g.now().Unix(),
-		Model: cmp.Or(in.ModelVersion, req.Model), Choices: []choiceOut{},
-	}
-	calls := 0
+	out := llm.Response{ID: completionID(in.ResponseID), Created: g.now().Unix(), Model: cmp.Or(in.ModelVersion, req.Model)}
+	size, calls := 256, 0
 	for i := range in.Candidates {
 		c := &in.Candidates[i]
-		msg := &messageOut{Role: "assistant"}
+		msg := llm.Message{Role: llm.RoleAssistant}
 		for j := range c.Content.Parts {
 			if p := &c.Content.Parts[j]; p.FunctionCall != nil {
 				calls++
@@ -455,30 +377,32 @@ func (g *Gemini) chatAnswer(body []byte, req *providers.Request) (*providers.Res
 					return nil, &providers.Error{Status: http.StatusBadGateway, Message: providers.ErrInvalidResponse}
 				}
 				msg.ToolCalls = append(msg.ToolCalls, tc)
+				size += 128 + len(tc.Arguments) + len(tc.Signature)
 			}
 		}
 		finish := geminiFinish(c.FinishReason, len(msg.ToolCalls) > 0)
+		// The content is null beside tool calls without text, and for a
+		// filtered answer that has none.
 		if text, ok := text(c.Content.Parts); ok || len(msg.ToolCalls) == 0 && finish != "content_filter" {
-			msg.Content = &text
+			msg.Parts = []llm.Part{{Kind: llm.PartText, Text: text}}
+			size += len(text)
 		}
-		out.Choices = append(out.Choices, choiceOut{Index: index(c.Index, i), Message: msg, FinishReason: &finish})
+		out.Choices = append(out.Choices, llm.Choice{Index: index(c.Index, i), Message: msg, Finish: llm.FinishReason(finish)})
 	}
 	if len(out.Choices) == 0 {
 		if in.PromptFeedback == nil || in.PromptFeedback.BlockReason == "" {
 			return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream answered without candidates"}
 		}
-		filtered := "content_filter" // the prompt was blocked
-		out.Choices = append(out.Choices, choiceOut{Message: &messageOut{Role: "assistant"}, FinishReason: &filtered})
+		// The prompt was blocked.
+		out.Choices = append(out.Choices, llm.Choice{Message: llm.Message{Role: llm.RoleAssistant}, Finish: llm.FinishContentFilter})
 	}
 	var usage llm.Usage
 	if in.UsageMetadata != nil {
-		out.Usage = usageOf(in.UsageMetadata)
 		usage = in.UsageMetadata.usage()
+		out.Usage = usage
+		out.Usage.ReasoningTokens = max(in.UsageMetadata.ThoughtsTokenCount, 0)
 	}
-	b, err := providers.MarshalJSON(out)
-	if err != nil {
-		return nil, &providers.Error{Status: http.StatusBadGateway, Message: providers.ErrInvalidResponse}
-	}
+	b := providers.AppendOpenAIResponse(make([]byte, 0, size), &out, providers.OpenAIOptions{ReasoningDetails: true})
 	return &providers.Response{Body: b, Usage: usage, Model: in.ModelVersion}, nil
 }
 
@@ -499,221 +423,6 @@ func completionID(responseID string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "chatcmpl-" + hex.EncodeToString(b[:])
-}
-
-// stream presents a streamGenerateContent?alt=sse body as OpenAI
-// chunks. Each event is a whole GenerateContentResponse; there is no
-// [DONE], so the stream ended well when every candidate said why it
-// finished before the body ended.
-type stream struct {
-	resp      *providers.StreamResponse // nil in the fuzz test
-	events    *sse.Reader
-	wantUsage bool
-	key       secret.Value
-
-	id, model string
-	created   int64
-	choices   []choiceState // by candidate index
-	calls     int           // tool calls so far, for their ids
-	blocked   bool          // the prompt was blocked: nothing follows
-	usage     llm.Usage
-	last      *usage // the latest usageMetadata
-	ended     bool   // the body ended well; the usage chunk may follow
-	err       error  // sticky: io.EOF at the end, or why it broke
-}
-
-// choiceState is what the stream remembers of one candidate.
-type choiceState struct {
-	seen, finished, sawCall bool
-	calls                   int // tool call index within the choice
-}
-
-// maxGeminiCandidates bounds candidate indexes (candidateCount is 1–8).
-const maxGeminiCandidates = 8
-
-func newGeminiStream(body io.Reader, req *providers.Request, now time.Time) *stream {
-	return &stream{
-		events:    sse.NewReader(body, providers.MaxStreamEvent),
-		wantUsage: req.ClientWantsUsage,
-		key:       req.Cred.Key,
-		model:     req.Model,
-		created:   now.Unix(),
-	}
-}
-
-// Next returns the next chunk. Events that say nothing new (usage only)
-// are read on; after a clean end comes the usage chunk, when the client
-// asked for usage, then io.EOF.
-func (s *stream) Next() ([]byte, error) {
-	for s.err == nil {
-		if s.ended {
-			s.err = io.EOF
-			if s.wantUsage && s.last != nil {
-				return s.chunk(nil, usageOf(s.last))
-			}
-			break
-		}
-		ev, err := s.events.Next()
-		if err != nil {
-			s.err = s.broken(err) // nil at a clean end: s.ended is set
-			continue
-		}
-		data := bytes.TrimSpace(ev.Data)
-		if len(data) == 0 {
-			continue
-		}
-		if out, err := s.translate(data); err != nil {
-			s.err = err
-		} else if out != nil {
-			return out, nil
-		}
-	}
-	return nil, s.err
-}
-
-// broken maps the error that ended the events: a clean EOF after every
-// candidate finished is the end, anything else a cut stream.
-func (s *stream) broken(err error) error {
-	switch {
-	case errors.Is(err, io.EOF) && s.complete():
-		s.ended = true
-		return nil
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return &providers.Error{Message: "the stream ended before a finish reason", Err: io.ErrUnexpectedEOF}
-	case errors.Is(err, sse.ErrEventTooLarge):
-		return &providers.Error{Status: http.StatusBadGateway,
-			Message: fmt.Sprintf("upstream sent a stream event larger than %d bytes", providers.MaxStreamEvent)}
-	case providers.AsError(err) != nil:
-		return err
-	}
-	return &providers.Error{Err: providers.ScrubError(err, s.key)}
-}
-
-func (s *stream) complete() bool {
-	if s.blocked {
-		return true
-	}
-	n := 0
-	for _, c := range s.choices {
-		if c.seen && !c.finished {
-			return false
-		}
-		if c.seen {
-			n++
-		}
-	}
-	return n > 0
-}
-
-// translate turns one event into a chunk, or nil when it has nothing for
-// the client.
-func (s *stream) translate(data []byte) ([]byte, error) {
-	var ev response
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream sent an invalid stream event"}
-	}
-	if ev.Error != nil {
-		return nil, ev.Error.asError(s.key)
-	}
-	if s.id == "" {
-		s.id = completionID(ev.ResponseID)
-	}
-	if ev.ModelVersion != "" {
-		s.model = ev.ModelVersion
-	}
-	if ev.UsageMetadata != nil {
-		s.last = ev.UsageMetadata
-		s.usage = ev.UsageMetadata.usage()
-	}
-	var choices []choiceOut
-	for i := range ev.Candidates {
-		c := &ev.Candidates[i]
-		idx := index(c.Index, i)
-		if idx < 0 || idx >= maxGeminiCandidates {
-			return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream sent an invalid stream event"}
-		}
-		for len(s.choices) <= idx {
-			s.choices = append(s.choices, choiceState{})
-		}
-		st := &s.choices[idx]
-		if st.finished {
-			continue // nothing may follow a finish reason
-		}
-		delta := &deltaOut{}
-		if !st.seen {
-			st.seen, delta.Role = true, "assistant"
-		}
-		if text, ok := text(c.Content.Parts); ok {
-			delta.Content = &text
-		}
-		for j := range c.Content.Parts {
-			if p := &c.Content.Parts[j]; p.FunctionCall != nil {
-				s.calls++
-				tc, err := toolCall(p, s.calls)
-				if err != nil {
-					return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream sent an invalid stream event"}
-				}
-				k := st.calls
-				tc.Index = &k
-				st.calls++
-				st.sawCall = true
-				delta.ToolCalls = append(delta.ToolCalls, tc)
-			}
-		}
-		var finish *string
-		if c.FinishReason != "" && c.FinishReason != "FINISH_REASON_UNSPECIFIED" {
-			f := geminiFinish(c.FinishReason, st.sawCall)
-			finish, st.finished = &f, true
-		}
-		if delta.Role == "" && delta.Content == nil && delta.ToolCalls == nil && finish == nil {
-			continue
-		}
-		choices = append(choices, choiceOut{Index: idx, Delta: delta, FinishReason: finish})
-	}
-	if len(ev.Candidates) == 0 && ev.PromptFeedback != nil && ev.PromptFeedback.BlockReason != "" && !s.blocked {
-		s.blocked = true
-		f := "content_filter"
-		choices = append(choices, choiceOut{Delta: &deltaOut{Role: "assistant"}, FinishReason: &f})
-	}
-	if choices == nil {
-		return nil, nil
-	}
-	return s.chunk(choices, nil)
-}
-
-func (s *stream) chunk(choices []choiceOut, usage *usageOut) ([]byte, error) {
-	if choices == nil {
-		choices = []choiceOut{}
-	}
-	if s.id == "" {
-		s.id = completionID("")
-	}
-	c := completionOut{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model, Choices: choices, Usage: usage}
-	out, err := providers.MarshalJSON(c)
-	if err != nil {
-		return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream sent an invalid stream event"}
-	}
-	return out, nil
-}
-
-// Usage returns the usage of the latest usageMetadata.
-func (s *stream) Usage() llm.Usage { return s.usage }
-
-// Close releases the connection; before the end it closes it, which
-// stops the generation.
-func (s *stream) Close() error {
-	if s.err == nil {
-		s.err = &providers.Error{Err: providers.ErrStreamClosed}
-	}
-	if s.resp == nil {
-		return nil
-	}
-	resp := s.resp
-	s.resp = nil
-	if s.ended {
-		return resp.Finish()
-	}
-	return resp.Close()
 }
 
 // embedAnswer translates an embedContent or batchEmbedContents answer

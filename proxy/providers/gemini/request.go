@@ -11,72 +11,55 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
 )
 
-// The translation of OpenAI requests into the Gemini API's.
+// The translation of chat requests, from the neutral model, into the
+// Gemini API's.
 
-// The OpenAI chat request, as far as the Gemini adapter reads it, on top
-// of the translating adapters' shared schema (openaischema.go). Fields it
+// chatIn is the neutral chat request plus the OpenAI fields only the
+// Gemini codec reads: sampling settings Gemini has and the neutral model
+// does not carry, and features Gemini lacks (each is a 400). Fields it
 // does not know are ignored: "user", "store" and "metadata" concern
 // OpenAI's own records and change nothing in the answer.
-type (
-	// chatIn extends the shared schema with what only the Gemini
-	// adapter reads. Its messages shadow the shared ones: Gemini also
-	// takes audio and files, and tool calls keep their thought signature.
-	chatIn struct {
-		openAIFields
-		Messages         []messageIn     `json:"messages"`
-		N                *int64          `json:"n"`
-		Seed             *int64          `json:"seed"`
-		PresencePenalty  json.RawMessage `json:"presence_penalty"`
-		FrequencyPenalty json.RawMessage `json:"frequency_penalty"`
-		ReasoningEffort  string          `json:"reasoning_effort"`
+type chatIn struct {
+	*llm.Request
+	extras
+}
 
-		// Features the Gemini API lacks: each is a 400.
-		Logprobs         *bool           `json:"logprobs"`
-		TopLogprobs      *int64          `json:"top_logprobs"`
-		LogitBias        map[string]any  `json:"logit_bias"`
-		Modalities       []string        `json:"modalities"`
-		Audio            json.RawMessage `json:"audio"`
-		Prediction       json.RawMessage `json:"prediction"`
-		WebSearchOptions json.RawMessage `json:"web_search_options"`
-		Functions        json.RawMessage `json:"functions"`
-	}
-	messageIn struct {
-		Role         string          `json:"role"`
-		Content      json.RawMessage `json:"content"`
-		Name         string          `json:"name"`
-		ToolCalls    []toolCallIn    `json:"tool_calls"`
-		ToolCallID   string          `json:"tool_call_id"`
-		FunctionCall *functionIn     `json:"function_call"`
-	}
-	toolCallIn struct {
-		ID           string        `json:"id"`
-		Type         string        `json:"type"`
-		Function     functionIn    `json:"function"`
-		ExtraContent *extraContent `json:"extra_content"`
-	}
-	functionIn struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	partIn struct {
-		Type       string          `json:"type"`
-		Text       string          `json:"text"`
-		Refusal    string          `json:"refusal"`
-		ImageURL   json.RawMessage `json:"image_url"` // {"url"} or, from some clients, the URL itself
-		InputAudio *struct {
-			Data   string `json:"data"`
-			Format string `json:"format"`
-		} `json:"input_audio"`
-		File *struct {
-			FileData string `json:"file_data"`
-			FileID   string `json:"file_id"`
-			Filename string `json:"filename"`
-		} `json:"file"`
-	}
-)
+// extras are the OpenAI fields chatIn reads besides the neutral model.
+type extras struct {
+	// FunctionCalls holds each message's deprecated function_call,
+	// which becomes a tool call of the assistant message.
+	FunctionCalls []struct {
+		FunctionCall *functionIn `json:"function_call"`
+	} `json:"messages"`
+	N                *int64          `json:"n"`
+	Seed             *int64          `json:"seed"`
+	PresencePenalty  json.RawMessage `json:"presence_penalty"`
+	FrequencyPenalty json.RawMessage `json:"frequency_penalty"`
+	// ReasoningEffort is read for its type only: a reasoning_effort that
+	// is no string is a 400, as it was before the neutral model carried
+	// it (Request.Reasoning, which the decoder reads leniently).
+	ReasoningEffort string `json:"reasoning_effort"`
+
+	// Features the Gemini API lacks: each is a 400.
+	Logprobs         *bool           `json:"logprobs"`
+	TopLogprobs      *int64          `json:"top_logprobs"`
+	LogitBias        map[string]any  `json:"logit_bias"`
+	Modalities       []string        `json:"modalities"`
+	Audio            json.RawMessage `json:"audio"`
+	Prediction       json.RawMessage `json:"prediction"`
+	WebSearchOptions json.RawMessage `json:"web_search_options"`
+	Functions        json.RawMessage `json:"functions"`
+}
+
+// functionIn is a message's deprecated function_call.
+type functionIn struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
 
 // isSet reports whether an optional raw field is present and not null.
 func isSet(raw json.RawMessage) bool {
@@ -106,7 +89,7 @@ func (r *chatIn) unsupported(stream bool) string {
 	return ""
 }
 
-// thinkingBudgets maps reasoning_effort to a thinking budget, as
+// thinkingBudgets maps a reasoning effort to a thinking budget, as
 // Google's own OpenAI compatibility layer does.
 var thinkingBudgets = map[string]int64{"none": 0, "low": 1024, "medium": 8192, "high": 24576}
 
@@ -115,23 +98,27 @@ var thinkingBudgets = map[string]int64{"none": 0, "low": 1024, "medium": 8192, "
 // signature the client dropped); Gemini 3 refuses a call without one.
 const skipSignature = "skip_thought_signature_validator"
 
-// chatBody translates an OpenAI chat request into a
-// GenerateContentRequest, or returns a 400 *Error naming what cannot be.
+// chatBody translates a chat request into a GenerateContentRequest, or
+// returns a 400 *Error naming what cannot be. It reads the neutral
+// llm.Request (llm.DecodeOpenAIChat) and the extras.
 func chatBody(req *providers.Request) ([]byte, error) {
-	var in chatIn
-	if err := decode(req.Body, &in); err != nil {
+	r, err := llm.DecodeOpenAIChat(req.Body)
+	if err != nil {
+		return nil, decodeError(err)
+	}
+	in := chatIn{Request: r}
+	if err := decode(req.Body, &in.extras); err != nil {
 		return nil, err
 	}
 	if f := in.unsupported(req.Stream); f != "" {
 		return nil, unsupported(f)
 	}
-	if in.MaxCompletionTokens == nil && in.MaxTokens == nil && req.MaxOutputTokens > 0 {
+	if in.MaxOutputTokens == nil && req.MaxOutputTokens > 0 {
 		capOut := req.MaxOutputTokens // the gateway's cap: generationConfig.maxOutputTokens
-		in.MaxTokens = &capOut
+		in.MaxOutputTokens = &capOut
 	}
 	out := request{}
-	var err error
-	if out.Contents, out.SystemInstruction, err = contents(in.Messages, strings.HasPrefix(model(req.Model), "gemini-3")); err != nil {
+	if out.Contents, out.SystemInstruction, err = contents(&in, strings.HasPrefix(model(req.Model), "gemini-3")); err != nil {
 		return nil, err
 	}
 	if out.Tools, err = tools(in.Tools); err != nil {
@@ -154,7 +141,7 @@ func chatBody(req *providers.Request) ([]byte, error) {
 func (r *chatIn) generationConfig() (*generationConfig, error) {
 	gc := generationConfig{
 		Temperature: providers.RawNumber(r.Temperature), TopP: providers.RawNumber(r.TopP),
-		MaxOutputTokens: first(r.MaxCompletionTokens, r.MaxTokens), StopSequences: r.Stop, CandidateCount: r.N,
+		MaxOutputTokens: r.MaxOutputTokens, StopSequences: r.Stop, CandidateCount: r.N,
 		Seed: r.Seed, PresencePenalty: providers.RawNumber(r.PresencePenalty), FrequencyPenalty: providers.RawNumber(r.FrequencyPenalty),
 	}
 	for name, v := range map[string]json.RawMessage{"temperature": gc.Temperature, "top_p": gc.TopP,
@@ -170,17 +157,18 @@ func (r *chatIn) generationConfig() (*generationConfig, error) {
 			gc.ResponseMIMEType = "application/json"
 		case "json_schema":
 			gc.ResponseMIMEType = "application/json"
-			if rf.JSONSchema != nil && isSet(rf.JSONSchema.Schema) {
-				gc.ResponseSchema = rf.JSONSchema.Schema
-			}
+			gc.ResponseSchema = rf.Schema
 		default:
 			return nil, unsupported("response_format " + strconv.Quote(rf.Type))
 		}
 	}
-	if r.ReasoningEffort != "" {
-		budget, ok := thinkingBudgets[r.ReasoningEffort]
+	if rs := r.Reasoning; rs != nil {
+		budget, ok := thinkingBudgets[rs.Effort]
+		if rs.BudgetTokens != nil {
+			budget, ok = *rs.BudgetTokens, true
+		}
 		if !ok {
-			return nil, unsupported("reasoning_effort " + strconv.Quote(r.ReasoningEffort))
+			return nil, unsupported("reasoning_effort " + strconv.Quote(rs.Effort))
 		}
 		gc.ThinkingConfig = &thinkingConfig{ThinkingBudget: budget}
 	}
@@ -192,19 +180,11 @@ func (r *chatIn) generationConfig() (*generationConfig, error) {
 	return &gc, nil
 }
 
-// first returns a when it is set, else b.
-func first[T any](a, b *T) *T {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
 // contents translates the messages: system and developer messages
 // become the system instruction; user, assistant ("model") and tool
 // results (user functionResponse parts) become contents, consecutive
 // ones of the same role merged, as Gemini wants turns to alternate.
-func contents(msgs []messageIn, needSignature bool) ([]content, *content, error) {
+func contents(in *chatIn, needSignature bool) ([]content, *content, error) {
 	contents := []content{}
 	var system *content
 	names := map[string]string{} // tool_call_id → function name
@@ -218,11 +198,11 @@ func contents(msgs []messageIn, needSignature bool) ([]content, *content, error)
 		}
 		contents = append(contents, content{Role: role, Parts: parts})
 	}
-	for i := range msgs {
-		m := &msgs[i]
+	for i := range in.Request.Messages {
+		m := &in.Request.Messages[i]
 		switch m.Role {
-		case "system", "developer":
-			text, err := messageText(m.Content, i)
+		case llm.RoleSystem, llm.RoleDeveloper:
+			text, err := messageText(m.Parts)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -232,14 +212,14 @@ func contents(msgs []messageIn, needSignature bool) ([]content, *content, error)
 			if text != "" {
 				system.Parts = append(system.Parts, part{Text: text})
 			}
-		case "user":
-			parts, err := userParts(m.Content, i)
+		case llm.RoleUser:
+			parts, err := userParts(m.Parts, i)
 			if err != nil {
 				return nil, nil, err
 			}
 			add("user", parts)
-		case "assistant":
-			text, err := messageText(m.Content, i)
+		case llm.RoleAssistant:
+			text, err := messageText(m.Parts)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -248,8 +228,9 @@ func contents(msgs []messageIn, needSignature bool) ([]content, *content, error)
 				parts = append(parts, part{Text: text})
 			}
 			calls := m.ToolCalls
-			if m.FunctionCall != nil {
-				calls = append(calls, toolCallIn{Type: "function", Function: *m.FunctionCall})
+			if i < len(in.FunctionCalls) && in.FunctionCalls[i].FunctionCall != nil {
+				fc := in.FunctionCalls[i].FunctionCall
+				calls = append(slices.Clip(calls), llm.ToolCall{Type: "function", Name: fc.Name, Arguments: fc.Arguments})
 			}
 			for j, tc := range calls {
 				p, err := callPart(tc, i)
@@ -259,19 +240,19 @@ func contents(msgs []messageIn, needSignature bool) ([]content, *content, error)
 				if j == 0 && p.ThoughtSignature == "" && needSignature {
 					p.ThoughtSignature = skipSignature
 				}
-				names[tc.ID] = tc.Function.Name
+				names[tc.ID] = tc.Name
 				parts = append(parts, p)
 			}
 			add("model", parts)
-		case "tool", "function":
+		case llm.RoleTool, "function":
 			name := m.Name
-			if m.Role == "tool" {
+			if m.Role == llm.RoleTool {
 				var ok bool
 				if name, ok = names[m.ToolCallID]; !ok || m.ToolCallID == "" {
 					return nil, nil, invalid("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
 				}
 			}
-			text, err := messageText(m.Content, i)
+			text, err := messageText(m.Parts)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -287,22 +268,18 @@ func contents(msgs []messageIn, needSignature bool) ([]content, *content, error)
 }
 
 // callPart is the functionCall part of an assistant's tool call.
-func callPart(tc toolCallIn, msg int) (part, error) {
+func callPart(tc llm.ToolCall, msg int) (part, error) {
 	if tc.Type != "function" && tc.Type != "" {
 		return part{}, unsupported("tool calls of type " + strconv.Quote(tc.Type))
 	}
-	args := json.RawMessage(strings.TrimSpace(tc.Function.Arguments))
+	args := json.RawMessage(strings.TrimSpace(tc.Arguments))
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
 	if !json.Valid(args) || args[0] != '{' {
 		return part{}, invalid("messages[%d]: the arguments of tool call %q are not a JSON object", msg, tc.ID)
 	}
-	p := part{FunctionCall: &functionCall{Name: tc.Function.Name, Args: args}}
-	if tc.ExtraContent != nil {
-		p.ThoughtSignature = tc.ExtraContent.Google.ThoughtSignature
-	}
-	return p, nil
+	return part{FunctionCall: &functionCall{Name: tc.Name, Args: args}, ThoughtSignature: tc.Signature}, nil
 }
 
 // toolResult is a functionResponse's response: {"content": …}
@@ -318,83 +295,59 @@ func toolResult(text string) json.RawMessage {
 	return out
 }
 
-// messageText is the text of a system, assistant or tool message:
-// its string content or its text (and refusal) parts joined.
-func messageText(raw json.RawMessage, msg int) (string, error) {
-	if !isSet(raw) {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []partIn
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", invalid("messages[%d].content must be a string or an array of content parts", msg)
+// messageText is the text of a system, assistant or tool message: its
+// text (and refusal) parts joined.
+func messageText(parts []llm.Part) (string, error) {
+	if len(parts) == 1 && parts[0].Kind == llm.PartText {
+		return parts[0].Text, nil
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		switch p.Type {
-		case "text":
+		switch p.Kind {
+		case llm.PartText, llm.PartRefusal:
 			b.WriteString(p.Text)
-		case "refusal":
-			b.WriteString(p.Refusal)
 		default:
-			return "", unsupported("content parts of type " + strconv.Quote(p.Type) + " outside user messages")
+			return "", unsupported("content parts of type " + strconv.Quote(p.WireType) + " outside user messages")
 		}
 	}
 	return b.String(), nil
 }
 
 // userParts translates a user message: text, images (a data: URL
-// inline, an http(s) URL as fileData), input_audio and file data.
-func userParts(raw json.RawMessage, msg int) ([]part, error) {
-	if !isSet(raw) {
-		return nil, nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if s == "" {
-			return nil, nil
-		}
-		return []part{{Text: s}}, nil
-	}
-	var in []partIn
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, invalid("messages[%d].content must be a string or an array of content parts", msg)
-	}
+// inline, an http(s) URL as fileData), audio and file data.
+func userParts(in []llm.Part, msg int) ([]part, error) {
 	out := make([]part, 0, len(in))
 	for _, p := range in {
-		switch p.Type {
-		case "text":
+		switch p.Kind {
+		case llm.PartText:
 			if p.Text != "" {
 				out = append(out, part{Text: p.Text})
 			}
-		case "image_url":
+		case llm.PartImage:
 			part, err := imagePart(p.ImageURL, msg)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, part)
-		case "input_audio":
-			if p.InputAudio == nil || p.InputAudio.Data == "" {
+		case llm.PartAudio:
+			if p.Data == "" {
 				return nil, invalid("messages[%d]: input_audio without data", msg)
 			}
-			out = append(out, part{InlineData: &blob{MIMEType: "audio/" + or(p.InputAudio.Format, "wav"), Data: p.InputAudio.Data}})
-		case "file":
-			if p.File == nil || p.File.FileData == "" {
+			out = append(out, part{InlineData: &blob{MIMEType: "audio/" + or(p.Format, "wav"), Data: p.Data}})
+		case llm.PartFile:
+			if p.Data == "" {
 				return nil, unsupported("OpenAI file ids (send file_data)")
 			}
-			mime, data, ok := providers.ParseDataURL(p.File.FileData)
+			mime, data, ok := providers.ParseDataURL(p.Data)
 			if !ok {
-				mime, data = mimeByExt[strings.ToLower(path.Ext(p.File.Filename))], p.File.FileData
+				mime, data = mimeByExt[strings.ToLower(path.Ext(p.Filename))], p.Data
 			}
 			if mime == "" {
-				return nil, invalid("messages[%d]: cannot tell the type of file %q (send a data: URL)", msg, p.File.Filename)
+				return nil, invalid("messages[%d]: cannot tell the type of file %q (send a data: URL)", msg, p.Filename)
 			}
 			out = append(out, part{InlineData: &blob{MIMEType: mime, Data: data}})
 		default:
-			return nil, unsupported("content parts of type " + strconv.Quote(p.Type))
+			return nil, unsupported("content parts of type " + strconv.Quote(p.WireType))
 		}
 	}
 	return out, nil
@@ -407,15 +360,7 @@ func or(s, def string) string {
 	return s
 }
 
-func imagePart(raw json.RawMessage, msg int) (part, error) {
-	var u string
-	if json.Unmarshal(raw, &u) != nil {
-		var obj struct {
-			URL string `json:"url"`
-		}
-		_ = json.Unmarshal(raw, &obj)
-		u = obj.URL
-	}
+func imagePart(u string, msg int) (part, error) {
 	if mime, data, ok := providers.ParseDataURL(u); ok {
 		return part{InlineData: &blob{MIMEType: mime, Data: data}}, nil
 	}
@@ -426,7 +371,7 @@ func imagePart(raw json.RawMessage, msg int) (part, error) {
 }
 
 // tools translates function tools into one Tool of declarations.
-func tools(tools []toolIn) ([]tool, error) {
+func tools(tools []llm.Tool) ([]tool, error) {
 	if len(tools) == 0 {
 		return nil, nil
 	}
@@ -435,11 +380,11 @@ func tools(tools []toolIn) ([]tool, error) {
 		if t.Type != "function" {
 			return nil, unsupported("tools of type " + strconv.Quote(t.Type))
 		}
-		if t.Function.Name == "" {
+		if t.Name == "" {
 			return nil, invalid("tools[%d].function.name is missing", i)
 		}
-		decls = append(decls, functionDeclaration{Name: t.Function.Name, Description: t.Function.Description,
-			Parameters: parameters(t.Function.Parameters)})
+		decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description,
+			Parameters: parameters(t.Parameters)})
 	}
 	return []tool{{FunctionDeclarations: decls}}, nil
 }
@@ -461,30 +406,34 @@ func parameters(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// toolChoice translates tool_choice into a function calling mode.
-func toolChoice(raw json.RawMessage) (*toolConfig, error) {
-	if !isSet(raw) {
+// toolChoice translates the tool choice into a function calling mode.
+func toolChoice(tc *llm.ToolChoice) (*toolConfig, error) {
+	if tc == nil {
 		return nil, nil
 	}
-	var mode string
-	if json.Unmarshal(raw, &mode) == nil {
-		m, ok := map[string]string{"auto": "AUTO", "none": "NONE", "required": "ANY"}[mode]
-		if !ok {
-			return nil, unsupported("tool_choice " + strconv.Quote(mode))
+	mode := ""
+	switch tc.Mode {
+	case llm.ToolChoiceAuto:
+		mode = "AUTO"
+	case llm.ToolChoiceNone:
+		mode = "NONE"
+	case llm.ToolChoiceRequired:
+		mode = "ANY"
+	case llm.ToolChoiceFunction:
+		if tc.Name != "" {
+			return &toolConfig{FunctionCallingConfig: functionCallingConfig{
+				Mode: "ANY", AllowedFunctionNames: []string{tc.Name}}}, nil
 		}
-		return &toolConfig{FunctionCallingConfig: functionCallingConfig{Mode: m}}, nil
+	default:
+		var s string
+		if json.Unmarshal(tc.Raw, &s) == nil {
+			return nil, unsupported("tool_choice " + strconv.Quote(s))
+		}
 	}
-	var named struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	if json.Unmarshal(raw, &named) != nil || named.Type != "function" || named.Function.Name == "" {
+	if mode == "" {
 		return nil, unsupported("this tool_choice (use auto, none, required or a named function)")
 	}
-	return &toolConfig{FunctionCallingConfig: functionCallingConfig{
-		Mode: "ANY", AllowedFunctionNames: []string{named.Function.Name}}}, nil
+	return &toolConfig{FunctionCallingConfig: functionCallingConfig{Mode: mode}}, nil
 }
 
 // The Gemini wire format, as far as the adapter writes and reads it.
@@ -624,7 +573,16 @@ func embedBody(req *providers.Request) (embedCall, error) {
 
 // decode decodes a client's body, naming a field of the wrong type.
 func decode(body []byte, v any) error {
-	err := json.Unmarshal(body, v)
+	return decodeError(json.Unmarshal(body, v))
+}
+
+// decodeError words a decoding failure (of encoding/json, or the neutral
+// decoder's *llm.SchemaError around one), naming a field of the wrong
+// type; nil stays nil.
+func decodeError(err error) error {
+	if se, ok := err.(*llm.SchemaError); ok {
+		err = se.Err
+	}
 	var te *json.UnmarshalTypeError
 	switch {
 	case err == nil:
@@ -653,64 +611,4 @@ func guessMIME(rawURL string) string {
 		return m
 	}
 	return "image/jpeg"
-}
-
-// openAIFields are the fields of the OpenAI chat request the Gemini codec
-// reads besides its own messages. Unlike the other translating codecs,
-// Gemini reads the OpenAI wire itself rather than the neutral
-// llm.Request: it takes what the neutral model does not carry yet
-// (input_audio and file parts with their data, Google's thought
-// signatures on tool calls, reasoning_effort as a thinking budget).
-type openAIFields struct {
-	Model               string          `json:"model"`
-	MaxTokens           *int64          `json:"max_tokens"`
-	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
-	Temperature         json.RawMessage `json:"temperature"`
-	TopP                json.RawMessage `json:"top_p"`
-	Stop                stopList        `json:"stop"`
-	User                string          `json:"user"`
-	Tools               []toolIn        `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
-	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
-	ResponseFormat      *struct {
-		Type       string `json:"type"`
-		JSONSchema *struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-		} `json:"json_schema"`
-	} `json:"response_format"`
-	Stream bool `json:"stream"`
-}
-
-// toolIn is one entry of "tools".
-type toolIn struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
-}
-
-// stopList is "stop": a string, an array of strings or null.
-type stopList []string
-
-// UnmarshalJSON accepts a string, an array of strings or null.
-func (s *stopList) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var one string
-		if err := json.Unmarshal(b, &one); err != nil {
-			return err
-		}
-		*s = stopList{one}
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return errors.New("stop must be a string or an array of strings")
-	}
-	*s = many
-	return nil
 }
