@@ -51,7 +51,7 @@ type spanJSON struct {
 	Attrs      map[string]string `json:"attrs,omitempty"`
 }
 
-// spanKeys are the attribute keys of the proxy's spans (proxy/forward.go),
+// spanKeys are the attribute keys of the proxy's spans (proxy/attempts.go),
 // written as their index. Rows keep these indexes: the list may grow at
 // its end, and nothing in it may ever move or change.
 var spanKeys = [...]string{"attempt", "key_alias", "model", "provider", "upstream_status", "request_id", "route", "status"}

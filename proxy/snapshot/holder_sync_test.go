@@ -33,6 +33,14 @@ func TestSyncReadYourWrites(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _ = h.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
+	// Sync on a holder that has not started yet returns at once (its first
+	// build reads everything): wait for the first snapshot, so that every
+	// Sync below is one of a running holder.
+	for deadline := time.Now().Add(5 * time.Second); !h.Ready(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the holder built no snapshot within 5 s")
+		}
+	}
 	for i := 0; i < 5; i++ {
 		slug := "gw-" + string(rune('a'+i))
 		if _, err := svc.CreateGateway(context.Background(), p, "platform", admin.GatewayInput{Slug: slug}); err != nil {
