@@ -40,8 +40,10 @@ type door interface {
 // messagesDoor (which holds a stream's state) for the Messages door.
 func doorFor(r route) door {
 	switch r.kind {
-	case kindMessages, kindCountTokens:
+	case kindMessages:
 		return new(messagesDoor)
+	case kindCountTokens:
+		return &messagesDoor{count: true}
 	}
 	return openAIDoor{}
 }

@@ -27,6 +27,8 @@ type messagesDoor struct {
 	// inputTokens is the gateway's count of the prompt, for message_start
 	// before the provider reports its usage (set by readBody).
 	inputTokens int64
+	// count is the door of count_tokens, whose body needs no max_tokens.
+	count bool
 	// The stream's state.
 	started bool
 	// block is the kind of the open content block, 0 when none is open;
@@ -56,7 +58,7 @@ func (d *messagesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation)
 	if e != nil {
 		return raw, e
 	}
-	if raw.maxTokens == 0 {
+	if raw.maxTokens == 0 && !d.count {
 		return raw, apierr.Invalid("max_tokens", "max_tokens is required")
 	}
 	r, err := llm.DecodeAnthropicMessages(body)
@@ -73,6 +75,27 @@ func (d *messagesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation)
 	}
 	in.body = chat
 	return in, nil
+}
+
+// countTokens answers count_tokens (CONTRACT §12) with the gateway's
+// count of the prompt, without an upstream call: after the plan (so the
+// model must be one the token may use here) and before the policies, so
+// it counts against no rate limit or budget. It is logged, unbilled.
+func (h *Inference) countTokens(c *call) *apierr.Error {
+	d, _ := c.door.(*messagesDoor)
+	if d == nil {
+		return apierr.Internal()
+	}
+	if t := c.plan.targets; len(t) > 0 {
+		c.rec.Provider, c.rec.Model = t[0].Provider, t[0].Model
+	}
+	ctx := c.ctx
+	ctx.SetStatusCode(http.StatusOK)
+	ctx.SetContentType("application/json")
+	b := append([]byte(`{"input_tokens":`), strconv.AppendInt(nil, d.inputTokens, 10)...)
+	ctx.SetBody(append(b, '}'))
+	c.rec.Status = http.StatusOK
+	return nil
 }
 
 // translateError is the 400 of a body the door cannot translate.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
@@ -282,4 +283,39 @@ func TestMessagesDoorCache(t *testing.T) {
 			t.Errorf("stream %s: hit %s\nfirst %s", stream, b, first)
 		}
 	}
+}
+
+// TestMessagesCountTokens: count_tokens is answered by the gateway — no
+// upstream call, no rate limit counted — and logged.
+func TestMessagesCountTokens(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{RateLimit: rpm(1)}})
+	hdr := http.Header{"X-Api-Key": {h.token}, "Content-Type": {"application/json"}}
+	path := messagesPath + "/count_tokens"
+	body := `{"model":"openai/gpt-4o-mini","system":"Be brief.","messages":[{"role":"user","content":"count the tokens of this sentence"}]}`
+	var n [2]int64
+	for i := range n {
+		resp, b := h.do("POST", path, hdr, body)
+		wantStatus(t, resp, b, 200)
+		var got struct {
+			InputTokens int64 `json:"input_tokens"`
+		}
+		must(t, json.Unmarshal(b, &got))
+		n[i] = got.InputTokens
+		rec := h.record(resp.Header.Get(RequestIDHeader))
+		if rec.Status != 200 || rec.CostUSD != 0 || rec.Model != "gpt-4o-mini" {
+			t.Errorf("record %+v", rec)
+		}
+	}
+	if n[0] < 10 || n[0] != n[1] {
+		t.Errorf("input_tokens %v", n)
+	}
+	if len(h.mock.Requests()) != 0 {
+		t.Errorf("count_tokens called the upstream %d times", len(h.mock.Requests()))
+	}
+	// The one request a minute is still there for the Messages door.
+	resp, b := h.do("POST", messagesPath, hdr, strings.Replace(body, `"system"`, `"max_tokens":5,"system"`, 1))
+	wantStatus(t, resp, b, 200)
+	resp, b = h.do("POST", path, hdr, strings.Replace(body, "openai/gpt-4o-mini", "nosuch", 1))
+	wantStatus(t, resp, b, 400)
 }
