@@ -319,3 +319,10 @@ func TestMessagesCountTokens(t *testing.T) {
 	resp, b = h.do("POST", path, hdr, strings.Replace(body, "openai/gpt-4o-mini", "nosuch", 1))
 	wantStatus(t, resp, b, 400)
 }
+
+// messagesErrCode is error.code of an Anthropic-shaped error body.
+func messagesErrCode(b []byte) string {
+	var e struct{ Error struct{ Code string } }
+	_ = json.Unmarshal(b, &e)
+	return e.Error.Code
+}

@@ -26,7 +26,9 @@ type plan struct {
 // planTargets is the pipeline's plan step: it turns the path and the
 // body's model into targets — on /compat a "provider/model" or the name
 // of a gateway route, on a provider path the provider's own model id —
-// and keeps those the request may use (checkTargets).
+// and keeps those the request may use (checkTargets). A bare model id that
+// names no route resolves to the one provider serving it
+// (bareModelProvider, CONTRACT §12).
 func (h *Inference) planTargets(c *call) *apierr.Error {
 	model := c.in.model
 	p := &c.plan
@@ -52,7 +54,13 @@ func (h *Inference) planTargets(c *call) *apierr.Error {
 			}
 		}
 		if p.targets == nil {
-			return apierr.New(http.StatusBadRequest, apierr.CodeUnknownModel, "model %q is neither provider/model nor a route of this gateway", model).WithParam("model")
+			if prov, ok := bareModelProvider(c.gw, model); ok {
+				p.strategy = store.StrategyFallback
+				p.targets = []routing.Target{{Provider: prov, Model: model, Weight: 1}}
+			}
+		}
+		if p.targets == nil {
+			return apierr.New(http.StatusBadRequest, apierr.CodeUnknownModel, "model %q is neither provider/model, a route of this gateway nor a model id of one of its providers", model).WithParam("model")
 		}
 	}
 	if e := h.checkTargets(c, p); e != nil {
