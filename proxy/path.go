@@ -11,6 +11,9 @@ import (
 type route struct {
 	tenant, gateway, provider []byte // provider is nil for /compat
 	op                        llm.Operation
+	// models is set for GET /v1/{tenant}/{gateway}/{provider|compat}/models
+	// (model discovery, proxy/models.go); op is 0 then.
+	models bool
 }
 
 var compatSeg = []byte("compat")
@@ -59,6 +62,8 @@ func parsePath(p []byte) (r route, ok bool) {
 	case n == 4 && string(segs[3]) == "completions" && compat:
 		// The seed has legacy completions on /compat only.
 		r.op = llm.OpCompletions
+	case n == 4 && string(segs[3]) == "models":
+		r.models = true
 	default:
 		return r, false
 	}

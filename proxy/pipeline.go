@@ -166,6 +166,10 @@ func (h *Inference) run(c *call) *apierr.Error {
 	if e := h.prepare(c); e != nil {
 		return e
 	}
+	if c.route.models {
+		// Model discovery calls no provider and counts against no limit.
+		return h.listModels(c)
+	}
 	if e := h.planTargets(c); e != nil {
 		return e
 	}
@@ -280,7 +284,11 @@ func (h *Inference) reply(c *call, e *apierr.Error) {
 	case http.StatusUnauthorized:
 		ctx.Response.Header.Set("WWW-Authenticate", "Bearer")
 	case http.StatusMethodNotAllowed:
-		ctx.Response.Header.Set(fasthttp.HeaderAllow, "POST")
+		allow := e.Allow
+		if allow == "" {
+			allow = "POST"
+		}
+		ctx.Response.Header.Set(fasthttp.HeaderAllow, allow)
 	}
 	if c.retryAfter != "" {
 		ctx.Response.Header.Set("Retry-After", c.retryAfter)

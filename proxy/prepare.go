@@ -20,20 +20,29 @@ func (h *Inference) prepare(c *call) *apierr.Error {
 	if e := h.authenticate(c); e != nil {
 		return e
 	}
-	if !c.ctx.IsPost() {
-		return apierr.MethodNotAllowed("POST")
-	}
 	// The path as sent, not ctx.Path(): fasthttp decodes and normalises
 	// that one ("%63", "//", "/../"), so a non-canonical path would be
-	// routed instead of refused.
+	// routed instead of refused. The method is checked first: the models
+	// paths answer GET, every other path POST.
 	raw := c.ctx.Request.URI().PathOriginal()
 	r, ok := parsePath(raw)
+	if ok && r.models {
+		if !c.ctx.IsGet() {
+			return apierr.MethodNotAllowed("GET")
+		}
+	} else if !c.ctx.IsPost() {
+		return apierr.MethodNotAllowed("POST")
+	}
 	if !ok {
 		return pathError(raw)
 	}
 	c.route, c.door = r, doorFor(r)
+	c.rec.Operation = r.operation()
 	if e := h.authorize(c); e != nil {
 		return e
+	}
+	if r.models {
+		return h.readModelsRequest(c)
 	}
 	return h.readBody(c)
 }

@@ -36,11 +36,12 @@ const (
 	Completion          = "CreateCompletionResponse"
 	Embeddings          = "CreateEmbeddingResponse"
 	Error               = "ErrorResponse"
+	ListModels          = "ListModelsResponse"
 )
 
 // Roots are the schemas the subset is extracted for; it holds them and
 // every schema they refer to.
-var Roots = []string{ChatCompletion, ChatCompletionChunk, Completion, Embeddings, Error}
+var Roots = []string{ChatCompletion, ChatCompletionChunk, Completion, Embeddings, Error, ListModels}
 
 //go:embed testdata/openai-subset.json
 var subsetJSON []byte
