@@ -36,9 +36,17 @@ type door interface {
 	errorBody(e *apierr.Error) []byte
 }
 
-// doorFor returns the door of a parsed path. Every inference path speaks
-// the OpenAI shape today.
-func doorFor(route) door { return openAIDoor{} }
+// doorFor returns the door of a parsed path: the OpenAI shape, or a new
+// messagesDoor (which holds a stream's state) for the Messages door.
+func doorFor(r route) door {
+	switch r.kind {
+	case kindMessages:
+		return new(messagesDoor)
+	case kindCountTokens:
+		return &messagesDoor{count: true}
+	}
+	return openAIDoor{}
+}
 
 // defaultDoor answers the requests refused before their path is known.
 var defaultDoor door = openAIDoor{}

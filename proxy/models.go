@@ -31,8 +31,13 @@ import (
 
 // operation is the record's operation of the path (analytics.OpChat, …).
 func (r route) operation() string {
-	if r.models {
+	switch {
+	case r.models:
 		return analytics.OpModels
+	case r.kind == kindMessages:
+		return analytics.OpMessages
+	case r.kind == kindCountTokens:
+		return analytics.OpCountTokens
 	}
 	switch r.op {
 	case llm.OpChat:

@@ -213,6 +213,8 @@ func TestParseModelsPath(t *testing.T) {
 		{"/v1/acme/prod/compat/chat/completions", true, false, "", "chat"},
 		{"/v1/acme/prod/compat/completions", true, false, "", "completions"},
 		{"/v1/acme/prod/openai/embeddings", true, false, "openai", "embeddings"},
+		{"/v1/acme/prod/compat/v1/messages", true, false, "", "messages"},
+		{"/v1/acme/prod/compat/v1/messages/count_tokens", true, false, "", "count_tokens"},
 	} {
 		r, ok := parsePath([]byte(tc.path))
 		if ok != tc.ok || (ok && (r.models != tc.models || string(r.provider) != tc.provider || r.operation() != tc.opName)) {
@@ -238,6 +240,8 @@ func TestOperationRecorded(t *testing.T) {
 		{"POST", "compat/completions", `{"model":"openai/gpt-3.5-turbo-instruct","prompt":"hello"}`, 200, "completions"},
 		{"POST", "compat/embeddings", `{"model":"nosuch/model","input":"hello"}`, 400, "embeddings"},
 		{"GET", "compat/models", "", 200, "models"},
+		{"POST", "compat/v1/messages", `{"model":"openai/gpt-4o-mini","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`, 200, "messages"},
+		{"POST", "compat/v1/messages/count_tokens", `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`, 200, "count_tokens"},
 		{"GET", "compat/embeddings", "", 405, ""},
 	} {
 		resp, b := h.do(tc.method, gwPath(tc.path), bearer(h.token), tc.body)

@@ -11,10 +11,26 @@ import (
 type route struct {
 	tenant, gateway, provider []byte // provider is nil for /compat
 	op                        llm.Operation
+	// kind is the API the path speaks beyond its operation: the OpenAI
+	// shape (the zero value) or the Anthropic Messages door.
+	kind routeKind
 	// models is set for GET /v1/{tenant}/{gateway}/{provider|compat}/models
 	// (model discovery, proxy/models.go); op is 0 then.
 	models bool
 }
+
+// routeKind is the front door of a path (doorFor).
+type routeKind uint8
+
+// The route kinds.
+const (
+	kindOpenAI routeKind = iota
+	// kindMessages is /compat/v1/messages (op chat).
+	kindMessages
+	// kindCountTokens is /compat/v1/messages/count_tokens, answered by the
+	// gateway.
+	kindCountTokens
+)
 
 var compatSeg = []byte("compat")
 
@@ -44,8 +60,8 @@ func parsePath(p []byte) (r route, ok bool) {
 	if len(rest) > 0 || n < 4 {
 		return r, false
 	}
-	for _, s := range segs[:n] {
-		if !isSlug(s) {
+	for i, s := range segs[:n] {
+		if !isSlug(s) && !(i == 5 && string(s) == "count_tokens") {
 			return r, false
 		}
 	}
@@ -62,6 +78,10 @@ func parsePath(p []byte) (r route, ok bool) {
 	case n == 4 && string(segs[3]) == "completions" && compat:
 		// The seed has legacy completions on /compat only.
 		r.op = llm.OpCompletions
+	case n == 5 && compat && string(segs[3]) == "v1" && string(segs[4]) == "messages":
+		r.op, r.kind = llm.OpChat, kindMessages
+	case n == 6 && compat && string(segs[3]) == "v1" && string(segs[4]) == "messages" && string(segs[5]) == "count_tokens":
+		r.op, r.kind = llm.OpChat, kindCountTokens
 	case n == 4 && string(segs[3]) == "models":
 		r.models = true
 	default:

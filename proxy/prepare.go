@@ -17,15 +17,20 @@ func (h *Inference) prepare(c *call) *apierr.Error {
 	if c.snap = h.cfg.Snapshots.Load(); c.snap == nil {
 		return apierr.Unavailable("the gateway has not loaded its configuration yet")
 	}
+	// The path as sent, not ctx.Path(): fasthttp decodes and normalises
+	// that one ("%63", "//", "/../"), so a non-canonical path would be
+	// routed instead of refused. It is parsed first so that the refusals
+	// before its check (401, 405) are in its door's shape, and checked in
+	// the contract's order.
+	raw := c.ctx.Request.URI().PathOriginal()
+	r, ok := parsePath(raw)
+	if ok {
+		c.door = doorFor(r)
+	}
 	if e := h.authenticate(c); e != nil {
 		return e
 	}
-	// The path as sent, not ctx.Path(): fasthttp decodes and normalises
-	// that one ("%63", "//", "/../"), so a non-canonical path would be
-	// routed instead of refused. The method is checked first: the models
-	// paths answer GET, every other path POST.
-	raw := c.ctx.Request.URI().PathOriginal()
-	r, ok := parsePath(raw)
+	// The models paths answer GET, every other path POST.
 	if ok && r.models {
 		if !c.ctx.IsGet() {
 			return apierr.MethodNotAllowed("GET")
@@ -36,7 +41,7 @@ func (h *Inference) prepare(c *call) *apierr.Error {
 	if !ok {
 		return pathError(raw)
 	}
-	c.route, c.door = r, doorFor(r)
+	c.route = r
 	c.rec.Operation = r.operation()
 	if e := h.authorize(c); e != nil {
 		return e
@@ -118,6 +123,12 @@ func (h *Inference) readBody(c *call) *apierr.Error {
 		return e
 	}
 	c.in = in
+	if in.body != nil {
+		c.body = in.body
+		if d, ok := c.door.(*messagesDoor); ok {
+			d.inputTokens = h.promptTokens(c)
+		}
+	}
 	return nil
 }
 

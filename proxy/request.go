@@ -21,6 +21,9 @@ type inbound struct {
 	// maxTokens is max_completion_tokens or max_tokens, 0 when absent.
 	maxTokens int64
 	n         int64
+	// body, when set, is the body to forward in place of the client's: a
+	// translating door's OpenAI chat body (messagesDoor).
+	body []byte
 }
 
 // forbiddenFields are body fields that would let a client choose where the
