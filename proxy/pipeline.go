@@ -19,10 +19,13 @@ import (
 // checks:
 //
 //	prepare   configuration loaded (503) → credential (401) → method
-//	          (405) → path (400/404; picks the door) → role (403) →
+//	          (405; GET on the models paths, POST elsewhere) → path
+//	          (400/404; picks the door and the record's operation) → role (403) →
 //	          gateway (404/403) → content type (415) → x-sluice-*
 //	          headers (400) → body, decoded by the door (400)
 //	                                                       proxy/prepare.go
+//	          A models path is answered right after prepare (listModels,
+//	          proxy/models.go): no plan, policies or attempts.
 //	plan      the targets: model or route, allow-lists, capabilities,
 //	          keys, sunset (400/403/404/410)                 proxy/plan.go
 //	policies  request rules (400) → response cache (a hit answers) →
