@@ -251,3 +251,30 @@ func TestOperationRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestModelsTenantProviders: the tenant's provider allow-list holds on the
+// listings: a provider it leaves out is not listed on /compat (nor a route
+// whose targets are all of it), and its own path is a 403.
+func TestModelsTenantProviders(t *testing.T) {
+	t.Parallel()
+	h := modelsHarness(t)
+	settings := admin.DefaultTenantSettings()
+	settings.AllowedProviders = []string{"openai"}
+	_, err := h.svc.UpdateTenant(h.ctx, h.root, testTenant, admin.TenantPatch{Settings: &settings})
+	must(t, err)
+	h.rebuild()
+	ids, _, _ := h.listModels(t, "compat/models", h.token)
+	for _, id := range ids {
+		if id == "fast" || strings.HasPrefix(id, "groq/") {
+			t.Errorf("compat/models lists %s of a provider the tenant does not allow", id)
+		}
+	}
+	if !slices.Contains(ids, "mixed") || !slices.Contains(ids, "openai/gpt-4o-mini") {
+		t.Errorf("compat/models %q, want mixed and openai/gpt-4o-mini", ids)
+	}
+	resp, b := h.do("GET", gwPath("groq/models"), bearer(h.token), "")
+	wantStatus(t, resp, b, 403)
+	if got := errCode(b); got != "provider_not_allowed" {
+		t.Errorf("groq/models: code %q, want provider_not_allowed", got)
+	}
+}
