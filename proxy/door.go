@@ -36,9 +36,18 @@ type door interface {
 	errorBody(e *apierr.Error) []byte
 }
 
-// doorFor returns the door of a parsed path. Every inference path speaks
-// the OpenAI shape today.
-func doorFor(route) door { return openAIDoor{} }
+// doorFor returns the door of a parsed path: the native doors of
+// CONTRACT §12 by their operation (proxy/door_native.go), else the
+// OpenAI shape.
+func doorFor(r route) door {
+	switch r.op {
+	case llm.OpResponses:
+		return responsesDoor{}
+	case llm.OpMessages, llm.OpCountTokens:
+		return messagesDoor{}
+	}
+	return openAIDoor{}
+}
 
 // defaultDoor answers the requests refused before their path is known.
 var defaultDoor door = openAIDoor{}

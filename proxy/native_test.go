@@ -1,0 +1,147 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/openaischema"
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
+)
+
+// The native doors of CONTRACT §12 (door_native.go): /openai/responses and
+// /anthropic/v1/messages pass the body through to a provider of the same
+// wire and relay its answer as it came.
+
+const responsesPath = "/v1/" + testTenant + "/" + testGateway + "/openai/responses"
+
+// sseEvents splits an SSE body into its events' names and data.
+func sseEvents(t *testing.T, body []byte) (names []string, data []string) {
+	t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	name := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			names, data = append(names, name), append(data, strings.TrimPrefix(line, "data: "))
+			name = ""
+		}
+	}
+	return names, data
+}
+
+func TestResponsesNativePlain(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	body := `{"model":"gpt-4o-mini","input":[{"role":"user","content":"say hello"}],"instructions":"Be brief.","store":true,"tools":[{"type":"web_search"}]}`
+	resp, answer := h.do("POST", responsesPath, bearer(h.token), body)
+	wantStatus(t, resp, answer, http.StatusOK)
+	openaischema.Check(t, openaischema.Response, "the answer", answer)
+	if !strings.Contains(string(answer), `"text":"Hello from mock: say hello"`) {
+		t.Errorf("answer %s", answer)
+	}
+	reqs := h.mock.Requests()
+	if len(reqs) != 1 || reqs[0].Path != "/v1/responses" || string(reqs[0].Body) != body {
+		t.Fatalf("upstream got %d requests: %+v", len(reqs), reqs)
+	}
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+mainKey {
+		t.Errorf("upstream Authorization %q", got)
+	}
+	rec := h.record(resp.Header.Get("x-sluice-request-id"))
+	var u struct {
+		Usage struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage"`
+	}
+	_ = json.Unmarshal(answer, &u)
+	price, ok := h.snaps.Load().Price("openai", "gpt-4o-mini")
+	if !ok {
+		t.Fatal("gpt-4o-mini is not priced")
+	}
+	wantCost := cost(price, llm.Usage{PromptTokens: u.Usage.InputTokens, CompletionTokens: u.Usage.OutputTokens})
+	if rec.Status != 200 || rec.Provider != "openai" || rec.Model != "gpt-4o-mini" || rec.TokensIn != u.Usage.InputTokens ||
+		rec.TokensOut != u.Usage.OutputTokens || u.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 || len(rec.Flags) != 0 {
+		t.Errorf("record %+v, want tokens %d/%d cost %v", rec, u.Usage.InputTokens, u.Usage.OutputTokens, wantCost)
+	}
+	if resp.Header.Get("x-sluice-provider") != "openai" || resp.Header.Get("x-sluice-cache") != "BYPASS" {
+		t.Errorf("headers %v", resp.Header)
+	}
+}
+
+func TestResponsesNativeStream(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	resp, answer := h.do("POST", responsesPath, bearer(h.token), `{"model":"gpt-4o-mini","input":"say hello","stream":true}`)
+	wantStatus(t, resp, answer, http.StatusOK)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	names, data := sseEvents(t, answer)
+	var seq []string
+	var text strings.Builder
+	for i, d := range data {
+		openaischema.Check(t, openaischema.ResponseStreamEvent, names[i], []byte(d))
+		var v struct{ Type, Delta string }
+		if err := json.Unmarshal([]byte(d), &v); err != nil || v.Type != names[i] {
+			t.Fatalf("event %q data %s: %v", names[i], d, err)
+		}
+		if len(seq) == 0 || seq[len(seq)-1] != v.Type {
+			seq = append(seq, v.Type)
+		}
+		text.WriteString(v.Delta)
+	}
+	want := "response.created response.in_progress response.output_item.added response.content_part.added " +
+		"response.output_text.delta response.output_text.done response.content_part.done response.output_item.done response.completed"
+	if strings.Join(seq, " ") != want || text.String() != "Hello from mock: say hello" {
+		t.Errorf("events %v, text %q", seq, text.String())
+	}
+	if bytes.Contains(answer, []byte("[DONE]")) {
+		t.Error("a Responses stream ends with response.completed, not [DONE]")
+	}
+	reqs := h.mock.Requests()
+	if len(reqs) != 1 || bytes.Contains(reqs[0].Body, []byte("stream_options")) {
+		t.Errorf("upstream body %s", reqs[0].Body)
+	}
+	rec := h.record(resp.Header.Get("x-sluice-request-id"))
+	if rec.Status != 200 || rec.TokensIn != 2 || rec.TokensOut != 5 || rec.CostUSD <= 0 || len(rec.Flags) != 0 {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+func TestResponsesNativeErrors(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	cases := []struct {
+		name, path, body string
+		step             *providertest.Step
+		status           int
+		code             string
+	}{
+		{"upstream 400 is relayed", responsesPath, `{"model":"gpt-4o-mini","input":"hi"}`, &providertest.Step{Status: 400}, 400, "upstream_error"},
+		{"bad max_output_tokens", responsesPath, `{"model":"gpt-4o-mini","input":"hi","max_output_tokens":0}`, nil, 400, "invalid_request"},
+		{"not JSON", responsesPath, `{"model":`, nil, 400, "invalid_json"},
+		{"forbidden field", responsesPath, `{"model":"gpt-4o-mini","input":"hi","base_url":"http://x"}`, nil, 400, "invalid_request"},
+		{"responses on another provider", gwPath("anthropic/responses"), `{"model":"m","input":"hi"}`, nil, 404, "not_found"},
+		{"messages on openai", gwPath("openai/v1/messages"), `{"model":"m","messages":[]}`, nil, 404, "not_found"},
+		{"unknown operation on the messages door", gwPath("anthropic/v1/messages/batches"), `{}`, nil, 404, "not_found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.step != nil {
+				h.mock.Script(*tc.step)
+			}
+			resp, body := h.do("POST", tc.path, bearer(h.token), tc.body)
+			wantStatus(t, resp, body, tc.status)
+			openaischema.Check(t, openaischema.Error, "the error", body)
+			if got := errCode(body); got != tc.code {
+				t.Errorf("code %q, want %q: %s", got, tc.code, body)
+			}
+		})
+	}
+}
