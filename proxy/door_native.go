@@ -99,7 +99,7 @@ func (messagesDoor) errorBody(e *apierr.Error) []byte {
 // CONTRACT §12 pins for its status and the gateway's code in error.code.
 func appendNativeAnthropicError(dst []byte, e *apierr.Error) []byte {
 	dst = append(dst, `{"type":"error","error":{"type":`...)
-	dst = jsonstr.Append(dst, nativeAnthropicErrorType(e.Status))
+	dst = jsonstr.Append(dst, nativeAnthropicErrorType(e))
 	dst = append(dst, `,"message":`...)
 	dst = jsonstr.Append(dst, e.Message)
 	dst = append(dst, `,"code":`...)
@@ -111,9 +111,21 @@ func appendNativeAnthropicError(dst []byte, e *apierr.Error) []byte {
 	return append(dst, "}}"...)
 }
 
-// nativeAnthropicErrorType is Anthropic's error.type for an HTTP status
-// (CONTRACT §12).
-func nativeAnthropicErrorType(status int) string {
+// nativeAnthropicErrorType is Anthropic's error.type for e's HTTP status
+// (CONTRACT §12), or, for the error event that ends a stream (no status:
+// the answer's status was sent), for its type.
+func nativeAnthropicErrorType(e *apierr.Error) string {
+	status := e.Status
+	if status == 0 {
+		switch {
+		case e.Code == apierr.CodeShuttingDown:
+			return "overloaded_error"
+		case e.Type == apierr.TypeAPI:
+			return "api_error"
+		case e.Type == apierr.TypeRateLimit:
+			return "rate_limit_error"
+		}
+	}
 	switch status {
 	case http.StatusUnauthorized:
 		return "authentication_error"

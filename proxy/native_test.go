@@ -145,3 +145,147 @@ func TestResponsesNativeErrors(t *testing.T) {
 		})
 	}
 }
+
+const messagesPath = "/v1/" + testTenant + "/" + testGateway + "/anthropic/v1/messages"
+
+// anthropicKey is the upstream key of the anthropic key messagesHarness adds.
+const anthropicKey = "sk-ant-upstream-native-0001"
+
+// messagesHarness is a harness with an anthropic key on the mock.
+func messagesHarness(t *testing.T) *harness {
+	h := newHarness(t, harnessConfig{})
+	h.addKey(h.gw.ID, "anthropic", "main", anthropicKey)
+	h.rebuild()
+	return h
+}
+
+// anthropicHeaders are the headers an Anthropic SDK sends: the token as
+// x-api-key, the API version and a beta.
+func anthropicHeaders(token string) http.Header {
+	return http.Header{"X-Api-Key": {token}, "Content-Type": {"application/json"},
+		"Anthropic-Version": {"2023-06-01"}, "Anthropic-Beta": {"prompt-caching-2024-07-31"}}
+}
+
+type anthropicErrorBody struct {
+	Type  string `json:"type"`
+	Error struct {
+		Type, Message, Code string
+	} `json:"error"`
+}
+
+func TestMessagesNativePlain(t *testing.T) {
+	h := messagesHarness(t)
+	body := `{"model":"claude-sonnet-4-5","max_tokens":100,"system":"Be brief.","messages":[{"role":"user","content":"say hello"}]}`
+	resp, answer := h.do("POST", messagesPath, anthropicHeaders(h.token), body)
+	wantStatus(t, resp, answer, http.StatusOK)
+	var got struct {
+		Type    string
+		Content []struct{ Type, Text string }
+		Usage   struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+		}
+	}
+	if err := json.Unmarshal(answer, &got); err != nil || got.Type != "message" || len(got.Content) != 1 ||
+		got.Content[0].Text != "Hello from mock: say hello" {
+		t.Fatalf("answer %s (%v)", answer, err)
+	}
+	reqs := h.mock.Requests()
+	if len(reqs) != 1 || reqs[0].Path != "/v1/messages" || string(reqs[0].Body) != body {
+		t.Fatalf("upstream got %+v", reqs)
+	}
+	if hd := reqs[0].Header; hd.Get("X-Api-Key") != anthropicKey || hd.Get("Anthropic-Beta") != "prompt-caching-2024-07-31" ||
+		hd.Get("Anthropic-Version") != "2023-06-01" {
+		t.Errorf("upstream headers %v", hd)
+	}
+	rec := h.record(resp.Header.Get("x-sluice-request-id"))
+	price, ok := h.snaps.Load().Price("anthropic", "claude-sonnet-4-5")
+	if !ok {
+		t.Fatal("claude-sonnet-4-5 is not priced")
+	}
+	wantCost := cost(price, llm.Usage{PromptTokens: got.Usage.InputTokens, CompletionTokens: got.Usage.OutputTokens})
+	if rec.Status != 200 || rec.Provider != "anthropic" || rec.TokensIn != got.Usage.InputTokens || rec.TokensOut != got.Usage.OutputTokens ||
+		got.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 {
+		t.Errorf("record %+v, want cost %v", rec, wantCost)
+	}
+}
+
+func TestMessagesNativeStream(t *testing.T) {
+	h := messagesHarness(t)
+	body := `{"model":"claude-sonnet-4-5","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"say hello"}]}`
+	resp, answer := h.do("POST", messagesPath, anthropicHeaders(h.token), body)
+	wantStatus(t, resp, answer, http.StatusOK)
+	names, data := sseEvents(t, answer)
+	var seq []string
+	var text strings.Builder
+	for i, d := range data {
+		var v struct {
+			Type  string
+			Delta struct{ Text string }
+		}
+		if err := json.Unmarshal([]byte(d), &v); err != nil || v.Type != names[i] {
+			t.Fatalf("event %q data %s: %v", names[i], d, err)
+		}
+		if len(seq) == 0 || seq[len(seq)-1] != v.Type {
+			seq = append(seq, v.Type)
+		}
+		text.WriteString(v.Delta.Text)
+	}
+	if len(seq) < 2 || seq[0] != "message_start" || seq[len(seq)-1] != "message_stop" || !strings.Contains(strings.Join(seq, " "), "content_block_delta") ||
+		text.String() != "Hello from mock: say hello" {
+		t.Errorf("events %v, text %q", seq, text.String())
+	}
+	rec := h.record(resp.Header.Get("x-sluice-request-id"))
+	if rec.Status != 200 || rec.TokensIn == 0 || rec.TokensOut == 0 || rec.CostUSD <= 0 || len(rec.Flags) != 0 {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+func TestMessagesNativeCountTokens(t *testing.T) {
+	h := messagesHarness(t)
+	resp, answer := h.do("POST", messagesPath+"/count_tokens", anthropicHeaders(h.token),
+		`{"model":"claude-sonnet-4-5","system":"Be brief.","messages":[{"role":"user","content":"say hello"}]}`)
+	wantStatus(t, resp, answer, http.StatusOK)
+	if string(answer) != `{"input_tokens":4}` {
+		t.Errorf("answer %s", answer)
+	}
+	if reqs := h.mock.Requests(); len(reqs) != 1 || reqs[0].Path != "/v1/messages/count_tokens" {
+		t.Fatalf("upstream got %+v", reqs)
+	}
+	rec := h.record(resp.Header.Get("x-sluice-request-id"))
+	if rec.Status != 200 || rec.CostUSD != 0 || rec.TokensIn != 0 || len(rec.Flags) != 0 {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+func TestMessagesNativeErrors(t *testing.T) {
+	h := messagesHarness(t)
+	ok := `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+	cases := []struct {
+		name, path, body string
+		step             *providertest.Step
+		status           int
+		typ, code        string
+	}{
+		{"upstream 429", messagesPath, ok, &providertest.Step{Status: 429, Times: 3}, 429, "rate_limit_error", "rate_limit_exceeded"},
+		{"upstream overloaded, retries exhausted", messagesPath, ok, &providertest.Step{Status: 529, Times: 3}, 502, "api_error", "upstream_error"},
+		{"no messages", messagesPath, `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[]}`, nil, 400, "invalid_request_error", "invalid_request"},
+		{"not JSON", messagesPath, `{`, nil, 400, "invalid_request_error", "invalid_json"},
+		{"count_tokens streamed", messagesPath + "/count_tokens", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`, nil, 400, "invalid_request_error", "invalid_request"},
+		{"unknown gateway", "/v1/" + testTenant + "/nope/anthropic/v1/messages", ok, nil, 404, "not_found_error", "not_found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.step != nil {
+				h.mock.Script(*tc.step)
+			}
+			resp, body := h.do("POST", tc.path, anthropicHeaders(h.token), tc.body)
+			wantStatus(t, resp, body, tc.status)
+			var e anthropicErrorBody
+			if err := json.Unmarshal(body, &e); err != nil || e.Type != "error" || e.Error.Type != tc.typ || e.Error.Message == "" ||
+				(tc.code != "" && e.Error.Code != tc.code) {
+				t.Errorf("error body %s, want type %s code %s", body, tc.typ, tc.code)
+			}
+		})
+	}
+}
