@@ -97,9 +97,16 @@ func NewNativeStream(w NativeWire, sr *StreamResponse, key secret.Value) Stream 
 		parser: BodyParsers.Get(), key: key}
 }
 
+// NewNativeReader is NewNativeStream over any reader of an event stream,
+// which Close does not close: for golden tests and fuzzing of a codec's
+// NativeWire.
+func NewNativeReader(w NativeWire, r io.Reader, key secret.Value) Stream {
+	return &nativeStream{w: w, events: sse.NewReader(r, MaxStreamEvent), parser: BodyParsers.Get(), key: key}
+}
+
 type nativeStream struct {
 	w      NativeWire
-	resp   *StreamResponse
+	resp   *StreamResponse // nil for NewNativeReader
 	events *sse.Reader
 	parser *fastjson.Parser // from BodyParsers; returned by Close
 	key    secret.Value
@@ -148,7 +155,7 @@ func (s *nativeStream) Next() ([]byte, error) {
 			}
 		}
 		s.ended = s.ended || s.w.Terminal(name)
-		s.buf = appendNativeEvent(s.buf[:0], name, data)
+		s.buf = appendNativeEvent(s.buf[:0], ev.Name, data) // as it came: no name added
 		return s.buf, nil
 	}
 }
@@ -206,7 +213,10 @@ func (s *nativeStream) Close() error {
 	if s.err == nil {
 		s.err = &Error{Err: ErrStreamClosed}
 	}
-	if s.done {
+	switch {
+	case s.resp == nil:
+		return nil
+	case s.done:
 		return s.resp.Finish()
 	}
 	return s.resp.Close()
