@@ -151,6 +151,11 @@ type Record struct {
 	Flags []string `json:"flags"`
 	// CacheSavedUSD is the cost a cache hit saved.
 	CacheSavedUSD money.USD `json:"cache_saved_usd"`
+	// Operation names the front door the request came through (CONTRACT
+	// §12): chat, completions, embeddings, responses, messages,
+	// count_tokens or models. Empty for records written before the field
+	// existed.
+	Operation string `json:"operation"`
 
 	// Spans are the trace spans of the request (one per upstream attempt
 	// under a root span), written to the trace store with the log.
@@ -173,6 +178,8 @@ type LogFilter struct {
 	Model     string
 	Status    int
 	ErrorCode string
+	// Operation matches the records of one front door (Record.Operation).
+	Operation string
 	// Metadata matches logs whose metadata has every key=value given.
 	Metadata map[string]string
 	Limit    int

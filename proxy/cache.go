@@ -123,6 +123,9 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 	c.rec.TTFBMS = since(c.start)
 	if c.in.stream {
 		body = replay(body, c.route.op, c.cache.wantUsage)
+		if _, openAI := c.door.(openAIDoor); !openAI {
+			body = redoor(c.door, body)
+		}
 		ctx.SetContentType("text/event-stream")
 		ctx.Response.Header.Set("Cache-Control", "no-cache")
 	} else {
@@ -398,6 +401,20 @@ func (r *recorder) assemble() []byte {
 		b = rules.AppendString(b, r.fingerprint)
 	}
 	return append(b, '}')
+}
+
+// redoor writes a replayed OpenAI event stream in d's events: each data
+// event through d.appendChunk, then d's clean end.
+func redoor(d door, stream []byte) []byte {
+	out := make([]byte, 0, 2*len(stream))
+	for _, ev := range bytes.Split(stream, []byte("\n\n")) {
+		data, ok := bytes.CutPrefix(ev, []byte("data: "))
+		if !ok || bytes.Equal(data, []byte("[DONE]")) {
+			continue
+		}
+		out = d.appendChunk(out, data)
+	}
+	return d.appendEnd(out, nil)
 }
 
 // replay turns a stored answer into the SSE stream of a stream request:

@@ -36,15 +36,22 @@ type door interface {
 	errorBody(e *apierr.Error) []byte
 }
 
-// doorFor returns the door of a parsed path: the native doors of
-// CONTRACT §12 by their operation (proxy/door_native.go), else the
-// OpenAI shape.
+// doorFor returns the door of a parsed path: the Messages door on
+// /compat (a new messagesDoor, which holds a stream's state), the native
+// doors of CONTRACT §12 by their operation (proxy/door_native.go), else
+// the OpenAI shape.
 func doorFor(r route) door {
+	switch r.kind {
+	case kindMessages:
+		return new(messagesDoor)
+	case kindCountTokens:
+		return &messagesDoor{count: true}
+	}
 	switch r.op {
 	case llm.OpResponses:
-		return responsesDoor{}
+		return nativeResponsesDoor{}
 	case llm.OpMessages, llm.OpCountTokens:
-		return messagesDoor{}
+		return nativeMessagesDoor{}
 	}
 	return openAIDoor{}
 }

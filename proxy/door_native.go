@@ -22,29 +22,29 @@ import (
 // only the usage. So the encoders here are the identity; only the errors
 // the gateway writes itself are in the door's shape.
 
-// responsesDoor is the native OpenAI Responses door. Errors are in the
+// nativeResponsesDoor is the native OpenAI Responses door. Errors are in the
 // shape of CONTRACT §3, as OpenAI's own.
-type responsesDoor struct{}
+type nativeResponsesDoor struct{}
 
-var _ door = responsesDoor{}
+var _ door = nativeResponsesDoor{}
 
-func (responsesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *apierr.Error) {
+func (nativeResponsesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *apierr.Error) {
 	in, e := parseBody(p, body, op)
 	in.wire = llm.WireOpenAIResponses
 	return in, e
 }
 
-func (responsesDoor) answer(body []byte) []byte { return body }
+func (nativeResponsesDoor) answer(body []byte) []byte { return body }
 
 // appendChunk appends an upstream event, already framed as SSE.
-func (responsesDoor) appendChunk(dst, chunk []byte) []byte { return append(dst, chunk...) }
+func (nativeResponsesDoor) appendChunk(dst, chunk []byte) []byte { return append(dst, chunk...) }
 
 // appendEnd appends nothing at a clean end (the upstream's
 // response.completed was relayed; the Responses API sends no [DONE]),
 // else an "error" event: the Responses API's fields (code, message,
 // param) with the §3 error object beside them, which the OpenAI SDKs
 // raise as an APIError.
-func (responsesDoor) appendEnd(dst []byte, e *apierr.Error) []byte {
+func (nativeResponsesDoor) appendEnd(dst []byte, e *apierr.Error) []byte {
 	if e == nil {
 		return dst
 	}
@@ -61,89 +61,60 @@ func (responsesDoor) appendEnd(dst []byte, e *apierr.Error) []byte {
 	return append(dst, `,"param":null}}`+"\n\n"...)
 }
 
-func (responsesDoor) errorBody(e *apierr.Error) []byte { return e.Body() }
+func (nativeResponsesDoor) errorBody(e *apierr.Error) []byte { return e.Body() }
 
-// messagesDoor is the native Anthropic Messages door, with its token
+// nativeMessagesDoor is the native Anthropic Messages door, with its token
 // count. Errors are in Anthropic's shape.
-type messagesDoor struct{}
+type nativeMessagesDoor struct{}
 
-var _ door = messagesDoor{}
+var _ door = nativeMessagesDoor{}
 
-func (messagesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *apierr.Error) {
+func (nativeMessagesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *apierr.Error) {
 	in, e := parseBody(p, body, op)
 	in.wire = llm.WireAnthropicMessages
 	return in, e
 }
 
-func (messagesDoor) answer(body []byte) []byte { return body }
+func (nativeMessagesDoor) answer(body []byte) []byte { return body }
 
 // appendChunk appends an upstream event, already framed as SSE.
-func (messagesDoor) appendChunk(dst, chunk []byte) []byte { return append(dst, chunk...) }
+func (nativeMessagesDoor) appendChunk(dst, chunk []byte) []byte { return append(dst, chunk...) }
 
 // appendEnd appends nothing at a clean end (the upstream's message_stop
 // was relayed), else Anthropic's "error" event, which its SDKs raise.
-func (messagesDoor) appendEnd(dst []byte, e *apierr.Error) []byte {
+func (nativeMessagesDoor) appendEnd(dst []byte, e *apierr.Error) []byte {
 	if e == nil {
 		return dst
 	}
 	dst = append(dst, "event: error\ndata: "...)
-	return append(appendNativeAnthropicError(dst, e), "\n\n"...)
+	return append(appendMessagesError(dst, withStreamStatus(e)), "\n\n"...)
 }
 
-func (messagesDoor) errorBody(e *apierr.Error) []byte {
-	return appendNativeAnthropicError(make([]byte, 0, 96+len(e.Message)), e)
-}
+// errorBody is Anthropic's error shape, as on the /compat Messages door
+// (appendMessagesError).
+func (nativeMessagesDoor) errorBody(e *apierr.Error) []byte { return appendMessagesError(nil, e) }
 
-// appendNativeAnthropicError appends e in Anthropic's error shape
-// {"type":"error","error":{"type":…,"message":…}}, with the error type
-// CONTRACT §12 pins for its status and the gateway's code in error.code.
-func appendNativeAnthropicError(dst []byte, e *apierr.Error) []byte {
-	dst = append(dst, `{"type":"error","error":{"type":`...)
-	dst = jsonstr.Append(dst, nativeAnthropicErrorType(e))
-	dst = append(dst, `,"message":`...)
-	dst = jsonstr.Append(dst, e.Message)
-	dst = append(dst, `,"code":`...)
-	dst = jsonstr.Append(dst, e.Code)
-	if e.Param != "" {
-		dst = append(dst, `,"param":`...)
-		dst = jsonstr.Append(dst, e.Param)
+// withStreamStatus gives the error that ends a stream, which has no
+// status of its own (the answer's 200 was sent), the status its
+// Anthropic error.type is chosen by: 503 (overloaded_error) for a
+// shutdown, 429 for a rate limit, 502 (api_error) for any other gateway
+// or upstream failure.
+func withStreamStatus(e *apierr.Error) *apierr.Error {
+	if e.Status != 0 {
+		return e
 	}
-	return append(dst, "}}"...)
-}
-
-// nativeAnthropicErrorType is Anthropic's error.type for e's HTTP status
-// (CONTRACT §12), or, for the error event that ends a stream (no status:
-// the answer's status was sent), for its type.
-func nativeAnthropicErrorType(e *apierr.Error) string {
-	status := e.Status
-	if status == 0 {
-		switch {
-		case e.Code == apierr.CodeShuttingDown:
-			return "overloaded_error"
-		case e.Type == apierr.TypeAPI:
-			return "api_error"
-		case e.Type == apierr.TypeRateLimit:
-			return "rate_limit_error"
-		}
+	c := *e
+	switch {
+	case e.Code == apierr.CodeShuttingDown:
+		c.Status = http.StatusServiceUnavailable
+	case e.Type == apierr.TypeRateLimit:
+		c.Status = http.StatusTooManyRequests
+	case e.Type == apierr.TypeInvalidRequest:
+		c.Status = http.StatusBadRequest
+	default:
+		c.Status = http.StatusBadGateway
 	}
-	switch status {
-	case http.StatusUnauthorized:
-		return "authentication_error"
-	case http.StatusForbidden:
-		return "permission_error"
-	case http.StatusNotFound:
-		return "not_found_error"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case http.StatusServiceUnavailable:
-		return "overloaded_error"
-	}
-	if status >= http.StatusInternalServerError {
-		return "api_error"
-	}
-	return "invalid_request_error"
+	return &c
 }
 
 // forwardedAnthropicHeaders are the client's headers a native Messages

@@ -15,7 +15,7 @@ func TestNativeAnthropicErrorTypes(t *testing.T) {
 	for status, want := range map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
 		404: "not_found_error", 413: "request_too_large", 415: "invalid_request_error", 429: "rate_limit_error", 500: "api_error",
 		502: "api_error", 503: "overloaded_error", 504: "api_error"} {
-		body := messagesDoor{}.errorBody(apierr.New(status, "some_code", "went \"wrong\"").WithParam("model"))
+		body := nativeMessagesDoor{}.errorBody(apierr.New(status, "some_code", "went \"wrong\"").WithParam("model"))
 		var e struct {
 			Type  string
 			Error struct{ Type, Message, Code, Param string }
@@ -36,9 +36,9 @@ func TestNativeStreamEnds(t *testing.T) {
 		d    door
 		want string
 	}{
-		{"responses", responsesDoor{}, "event: error\ndata: {\"type\":\"error\",\"code\":\"upstream_error\",\"message\":\"broke\",\"param\":null," +
+		{"responses", nativeResponsesDoor{}, "event: error\ndata: {\"type\":\"error\",\"code\":\"upstream_error\",\"message\":\"broke\",\"param\":null," +
 			"\"error\":{\"type\":\"api_error\",\"code\":\"upstream_error\",\"message\":\"broke\",\"param\":null}}\n\n"},
-		{"messages", messagesDoor{}, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"broke\",\"code\":\"upstream_error\"}}\n\n"},
+		{"messages", nativeMessagesDoor{}, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"broke\",\"code\":\"upstream_error\"}}\n\n"},
 	} {
 		if got := tc.d.appendEnd(nil, nil); len(got) != 0 {
 			t.Errorf("%s: clean end %q", tc.name, got)
@@ -61,7 +61,7 @@ func TestNativeStreamBroken(t *testing.T) {
 		hdr                         http.Header
 	}{
 		{"responses", responsesPath, `{"model":"gpt-4o-mini","input":"say hello","stream":true}`, `"type":"error","code":"upstream_error"`, bearer(h.token)},
-		{"messages", messagesPath, `{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"say hello"}]}`,
+		{"messages", nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"say hello"}]}`,
 			`{"type":"error","error":{"type":"api_error"`, anthropicHeaders(h.token)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

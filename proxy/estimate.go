@@ -69,6 +69,17 @@ func (h *Inference) estimate(c *call, u llm.Usage, resp []byte, sc *streamCopy) 
 	return est
 }
 
+// promptTokens is the gateway's count of the prompt of c.body.
+func (h *Inference) promptTokens(c *call) int64 {
+	p := h.parsers.Get()
+	defer h.parsers.Put(p)
+	t := tally{tok: h.cfg.Tokenizer, model: c.in.model}
+	if v, err := p.ParseBytes(c.body); err == nil {
+		promptTexts(v, c.route.op, &t)
+	}
+	return t.total()
+}
+
 // promptTexts tallies what the provider reads of a request: the messages
 // (content strings and text parts, names, tool calls) and tool
 // definitions of a chat, the prompt of a legacy completion, the input of

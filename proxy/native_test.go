@@ -146,7 +146,7 @@ func TestResponsesNativeErrors(t *testing.T) {
 	}
 }
 
-const messagesPath = "/v1/" + testTenant + "/" + testGateway + "/anthropic/v1/messages"
+const nativeMessagesPath = "/v1/" + testTenant + "/" + testGateway + "/anthropic/v1/messages"
 
 // anthropicKey is the upstream key of the anthropic key messagesHarness adds.
 const anthropicKey = "sk-ant-upstream-native-0001"
@@ -176,7 +176,7 @@ type anthropicErrorBody struct {
 func TestMessagesNativePlain(t *testing.T) {
 	h := messagesHarness(t)
 	body := `{"model":"claude-sonnet-4-5","max_tokens":100,"system":"Be brief.","messages":[{"role":"user","content":"say hello"}]}`
-	resp, answer := h.do("POST", messagesPath, anthropicHeaders(h.token), body)
+	resp, answer := h.do("POST", nativeMessagesPath, anthropicHeaders(h.token), body)
 	wantStatus(t, resp, answer, http.StatusOK)
 	var got struct {
 		Type    string
@@ -213,7 +213,7 @@ func TestMessagesNativePlain(t *testing.T) {
 func TestMessagesNativeStream(t *testing.T) {
 	h := messagesHarness(t)
 	body := `{"model":"claude-sonnet-4-5","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"say hello"}]}`
-	resp, answer := h.do("POST", messagesPath, anthropicHeaders(h.token), body)
+	resp, answer := h.do("POST", nativeMessagesPath, anthropicHeaders(h.token), body)
 	wantStatus(t, resp, answer, http.StatusOK)
 	names, data := sseEvents(t, answer)
 	var seq []string
@@ -243,7 +243,7 @@ func TestMessagesNativeStream(t *testing.T) {
 
 func TestMessagesNativeCountTokens(t *testing.T) {
 	h := messagesHarness(t)
-	resp, answer := h.do("POST", messagesPath+"/count_tokens", anthropicHeaders(h.token),
+	resp, answer := h.do("POST", nativeMessagesPath+"/count_tokens", anthropicHeaders(h.token),
 		`{"model":"claude-sonnet-4-5","system":"Be brief.","messages":[{"role":"user","content":"say hello"}]}`)
 	wantStatus(t, resp, answer, http.StatusOK)
 	if string(answer) != `{"input_tokens":4}` {
@@ -267,11 +267,11 @@ func TestMessagesNativeErrors(t *testing.T) {
 		status           int
 		typ, code        string
 	}{
-		{"upstream 429", messagesPath, ok, &providertest.Step{Status: 429, Times: 3}, 429, "rate_limit_error", "rate_limit_exceeded"},
-		{"upstream overloaded, retries exhausted", messagesPath, ok, &providertest.Step{Status: 529, Times: 3}, 502, "api_error", "upstream_error"},
-		{"no messages", messagesPath, `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[]}`, nil, 400, "invalid_request_error", "invalid_request"},
-		{"not JSON", messagesPath, `{`, nil, 400, "invalid_request_error", "invalid_json"},
-		{"count_tokens streamed", messagesPath + "/count_tokens", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`, nil, 400, "invalid_request_error", "invalid_request"},
+		{"upstream 429", nativeMessagesPath, ok, &providertest.Step{Status: 429, Times: 3}, 429, "rate_limit_error", "rate_limit_exceeded"},
+		{"upstream overloaded, retries exhausted", nativeMessagesPath, ok, &providertest.Step{Status: 529, Times: 3}, 502, "api_error", "upstream_error"},
+		{"no messages", nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[]}`, nil, 400, "invalid_request_error", "invalid_request"},
+		{"not JSON", nativeMessagesPath, `{`, nil, 400, "invalid_request_error", "invalid_json"},
+		{"count_tokens streamed", nativeMessagesPath + "/count_tokens", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`, nil, 400, "invalid_request_error", "invalid_request"},
 		{"unknown gateway", "/v1/" + testTenant + "/nope/anthropic/v1/messages", ok, nil, 404, "not_found_error", "not_found"},
 	}
 	for _, tc := range cases {

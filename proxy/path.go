@@ -12,7 +12,23 @@ import (
 type route struct {
 	tenant, gateway, provider []byte // provider is nil for /compat
 	op                        llm.Operation
+	// kind is the API the path speaks beyond its operation: the OpenAI
+	// shape (the zero value) or the Anthropic Messages door.
+	kind routeKind
 }
+
+// routeKind is the front door of a path (doorFor).
+type routeKind uint8
+
+// The route kinds.
+const (
+	kindOpenAI routeKind = iota
+	// kindMessages is /compat/v1/messages (op chat).
+	kindMessages
+	// kindCountTokens is /compat/v1/messages/count_tokens, answered by the
+	// gateway.
+	kindCountTokens
+)
 
 var compatSeg = []byte("compat")
 
@@ -43,7 +59,7 @@ func parsePath(p []byte) (r route, ok bool) {
 		return r, false
 	}
 	for i, s := range segs[:n] {
-		if !isSlug(s) && (i != 5 || string(s) != "count_tokens") {
+		if !isSlug(s) && !(i == 5 && string(s) == "count_tokens") {
 			return r, false
 		}
 	}
@@ -60,6 +76,10 @@ func parsePath(p []byte) (r route, ok bool) {
 	case n == 4 && string(segs[3]) == "completions" && compat:
 		// The seed has legacy completions on /compat only.
 		r.op = llm.OpCompletions
+	case n == 5 && compat && string(segs[3]) == "v1" && string(segs[4]) == "messages":
+		r.op, r.kind = llm.OpChat, kindMessages
+	case n == 6 && compat && string(segs[3]) == "v1" && string(segs[4]) == "messages" && string(segs[5]) == "count_tokens":
+		r.op, r.kind = llm.OpChat, kindCountTokens
 	case n == 4 && string(segs[3]) == "responses" && string(r.provider) == "openai":
 		// The native Responses door (CONTRACT §12): OpenAI's own path.
 		r.op = llm.OpResponses

@@ -49,8 +49,34 @@ func TestParsePath(t *testing.T) {
 	}
 }
 
+func TestParsePathMessages(t *testing.T) {
+	tests := []struct {
+		path string
+		ok   bool
+		kind routeKind
+	}{
+		{"/v1/acme/prod/compat/v1/messages", true, kindMessages},
+		{"/v1/acme/prod/compat/v1/messages/count_tokens", true, kindCountTokens},
+		{"/v1/acme/prod/compat/chat/completions", true, kindOpenAI},
+		{"/v1/acme/prod/openai/v1/messages", false, 0},
+		{"/v1/acme/prod/compat/v1/messages/", false, 0},
+		{"/v1/acme/prod/compat/v1/messages/count-tokens", false, 0},
+		{"/v1/acme/prod/compat/v1/count_tokens", false, 0},
+		{"/v1/acme/prod/compat/count_tokens/messages", false, 0},
+		{"/v1/acme/prod/compat/v2/messages", false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			r, ok := parsePath([]byte(tt.path))
+			if ok != tt.ok || ok && (r.kind != tt.kind || r.op != llm.OpChat || r.provider != nil) {
+				t.Fatalf("got %v %+v, want %v kind %v", ok, r, tt.ok, tt.kind)
+			}
+		})
+	}
+}
+
 func FuzzParsePath(f *testing.F) {
-	for _, s := range []string{"/v1/acme/prod/compat/chat/completions", "/v1/a/b/openai/embeddings", "/v1//", "/v1/a/b/c/d/e/f/g", "/v1/%2e/x"} {
+	for _, s := range []string{"/v1/a/b/compat/v1/messages/count_tokens", "/v1/acme/prod/compat/chat/completions", "/v1/a/b/openai/embeddings", "/v1//", "/v1/a/b/c/d/e/f/g", "/v1/%2e/x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
@@ -65,7 +91,14 @@ func FuzzParsePath(f *testing.F) {
 		} else {
 			got += string(r.provider) + "/"
 		}
-		got += r.op.String()
+		switch r.kind {
+		case kindMessages:
+			got += "v1/messages"
+		case kindCountTokens:
+			got += "v1/messages/count_tokens"
+		default:
+			got += r.op.String()
+		}
 		if got != p {
 			t.Fatalf("accepted %q but it rebuilds as %q", p, got)
 		}

@@ -169,6 +169,9 @@ func (h *Inference) run(c *call) *apierr.Error {
 	if e := h.planTargets(c); e != nil {
 		return e
 	}
+	if c.route.kind == kindCountTokens {
+		return h.countTokens(c)
+	}
 	if e := h.policies(c); e != nil || c.out.answered {
 		return e
 	}

@@ -17,21 +17,26 @@ func (h *Inference) prepare(c *call) *apierr.Error {
 	if c.snap = h.cfg.Snapshots.Load(); c.snap == nil {
 		return apierr.Unavailable("the gateway has not loaded its configuration yet")
 	}
+	// The path as sent, not ctx.Path(): fasthttp decodes and normalises
+	// that one ("%63", "//", "/../"), so a non-canonical path would be
+	// routed instead of refused. It is parsed first so that the refusals
+	// before its check (401, 405) are in its door's shape, and checked in
+	// the contract's order.
+	raw := c.ctx.Request.URI().PathOriginal()
+	r, ok := parsePath(raw)
+	if ok {
+		c.door = doorFor(r)
+	}
 	if e := h.authenticate(c); e != nil {
 		return e
 	}
 	if !c.ctx.IsPost() {
 		return apierr.MethodNotAllowed("POST")
 	}
-	// The path as sent, not ctx.Path(): fasthttp decodes and normalises
-	// that one ("%63", "//", "/../"), so a non-canonical path would be
-	// routed instead of refused.
-	raw := c.ctx.Request.URI().PathOriginal()
-	r, ok := parsePath(raw)
 	if !ok {
 		return pathError(raw)
 	}
-	c.route, c.door = r, doorFor(r)
+	c.route = r
 	if e := h.authorize(c); e != nil {
 		return e
 	}
@@ -109,6 +114,12 @@ func (h *Inference) readBody(c *call) *apierr.Error {
 		return e
 	}
 	c.in = in
+	if in.body != nil {
+		c.body = in.body
+		if d, ok := c.door.(*messagesDoor); ok {
+			d.inputTokens = h.promptTokens(c)
+		}
+	}
 	return nil
 }
 

@@ -24,6 +24,9 @@ type inbound struct {
 	// wire is the format of the body for the providers: the zero value
 	// (OpenAI chat) but on a native door (proxy/door_native.go).
 	wire llm.Wire
+	// body, when set, is the body to forward in place of the client's: a
+	// translating door's OpenAI chat body (messagesDoor).
+	body []byte
 }
 
 // forbiddenFields are body fields that would let a client choose where the
