@@ -289,3 +289,19 @@ func TestMessagesNativeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestNativeDoorWithoutKeys: a native door on a gateway without a key of
+// its provider is a 400 provider_not_configured, in the door's shape.
+func TestNativeDoorWithoutKeys(t *testing.T) {
+	h := newHarness(t, harnessConfig{}) // an openai key only
+	resp, body := h.do("POST", nativeMessagesPath, anthropicHeaders(h.token),
+		`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
+	wantStatus(t, resp, body, http.StatusBadRequest)
+	var e anthropicErrorBody
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Type != "invalid_request_error" || e.Error.Code != "provider_not_configured" {
+		t.Errorf("error %s", body)
+	}
+	if n := len(h.mock.Requests()); n != 0 {
+		t.Errorf("the mock got %d requests", n)
+	}
+}
