@@ -305,3 +305,17 @@ func TestNativeDoorWithoutKeys(t *testing.T) {
 		t.Errorf("the mock got %d requests", n)
 	}
 }
+
+// TestNativeMessagesUnauthenticated: a bad token on the Messages door is
+// Anthropic's authentication_error (the door is known before the token is
+// checked).
+func TestNativeMessagesUnauthenticated(t *testing.T) {
+	h := messagesHarness(t)
+	resp, body := h.do("POST", nativeMessagesPath, anthropicHeaders("sk-sl-not-a-token"),
+		`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
+	wantStatus(t, resp, body, http.StatusUnauthorized)
+	var e anthropicErrorBody
+	if err := json.Unmarshal(body, &e); err != nil || e.Type != "error" || e.Error.Type != "authentication_error" || e.Error.Code != "invalid_token" {
+		t.Errorf("error %s", body)
+	}
+}
