@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/openaischema"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
@@ -317,5 +319,28 @@ func TestNativeMessagesUnauthenticated(t *testing.T) {
 	var e anthropicErrorBody
 	if err := json.Unmarshal(body, &e); err != nil || e.Type != "error" || e.Error.Type != "authentication_error" || e.Error.Code != "invalid_token" {
 		t.Errorf("error %s", body)
+	}
+}
+
+// TestNativeHardBudgetCapsOutput: under a hard budget a native request
+// without a maximum output is sent with one (max_output_tokens,
+// max_tokens), and one with its own is sent as it came.
+func TestNativeHardBudgetCapsOutput(t *testing.T) {
+	h := messagesHarness(t)
+	h.update(hardBudget(money.FromFloat(100), "monthly"))
+	resp, body := h.do("POST", responsesPath, bearer(h.token), `{"model":"gpt-4o-mini","input":"hi"}`)
+	wantStatus(t, resp, body, http.StatusOK)
+	resp, body = h.do("POST", nativeMessagesPath, anthropicHeaders(h.token),
+		`{"model":"claude-sonnet-4-5","max_tokens":7,"messages":[{"role":"user","content":"hi"}]}`)
+	wantStatus(t, resp, body, http.StatusOK)
+	reqs := h.mock.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d upstream requests", len(reqs))
+	}
+	if want := `{"model":"gpt-4o-mini","input":"hi","max_output_tokens":` + strconv.Itoa(defaultMaxTokens) + `}`; string(reqs[0].Body) != want {
+		t.Errorf("responses upstream body %s, want %s", reqs[0].Body, want)
+	}
+	if want := `{"model":"claude-sonnet-4-5","max_tokens":7,"messages":[{"role":"user","content":"hi"}]}`; string(reqs[1].Body) != want {
+		t.Errorf("messages upstream body %s", reqs[1].Body)
 	}
 }
