@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/openaischema"
@@ -342,5 +343,35 @@ func TestNativeHardBudgetCapsOutput(t *testing.T) {
 	}
 	if want := `{"model":"claude-sonnet-4-5","max_tokens":7,"messages":[{"role":"user","content":"hi"}]}`; string(reqs[1].Body) != want {
 		t.Errorf("messages upstream body %s", reqs[1].Body)
+	}
+}
+
+// TestNativeContentRules: request rules and the rules of a complete
+// answer apply to native bodies (every string is scanned); a stream on a
+// gateway with response rules is refused, not relayed unchecked.
+func TestNativeContentRules(t *testing.T) {
+	h := messagesHarness(t)
+	h.addRule(admin.RuleInput{Name: "bluebird", Direction: "both", Kind: "keyword", Patterns: []string{"Project Bluebird"}, Action: "redact"})
+	resp, body := h.do("POST", responsesPath, bearer(h.token), `{"model":"gpt-4o-mini","input":"tell me about Project Bluebird"}`)
+	wantStatus(t, resp, body, http.StatusOK)
+	reqs := h.mock.Requests()
+	if len(reqs) != 1 || bytes.Contains(reqs[0].Body, []byte("Bluebird")) || bytes.Contains(body, []byte("Bluebird")) {
+		t.Errorf("upstream got %s, client got %s", reqs[0].Body, body)
+	}
+	for _, tc := range []struct {
+		path, body string
+		hdr        http.Header
+	}{
+		{responsesPath, `{"model":"gpt-4o-mini","input":"hi","stream":true}`, bearer(h.token)},
+		{nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, anthropicHeaders(h.token)},
+	} {
+		resp, body := h.do("POST", tc.path, tc.hdr, tc.body)
+		wantStatus(t, resp, body, http.StatusBadRequest)
+		if !bytes.Contains(body, []byte(`"unsupported_feature"`)) {
+			t.Errorf("%s: %s", tc.path, body)
+		}
+	}
+	if n := len(h.mock.Requests()); n != 1 {
+		t.Errorf("the refused streams reached the upstream: %d requests", n)
 	}
 }
