@@ -46,6 +46,12 @@ func (r route) operation() string {
 		return analytics.OpCompletions
 	case llm.OpEmbeddings:
 		return analytics.OpEmbeddings
+	case llm.OpResponses:
+		return analytics.OpResponses
+	case llm.OpMessages:
+		return analytics.OpMessages
+	case llm.OpCountTokens:
+		return analytics.OpCountTokens
 	}
 	return ""
 }

@@ -242,6 +242,9 @@ func TestOperationRecorded(t *testing.T) {
 		{"GET", "compat/models", "", 200, "models"},
 		{"POST", "compat/v1/messages", `{"model":"openai/gpt-4o-mini","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`, 200, "messages"},
 		{"POST", "compat/v1/messages/count_tokens", `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`, 200, "count_tokens"},
+		{"POST", "openai/responses", `{"model":"gpt-4o-mini","input":"hi"}`, 200, "responses"},
+		// No anthropic key on this harness's gateway: refused, still recorded as the door's operation.
+		{"POST", "anthropic/v1/messages", `{"model":"claude-3-5-haiku-latest","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`, 400, "messages"},
 		{"GET", "compat/embeddings", "", 405, ""},
 	} {
 		resp, b := h.do(tc.method, gwPath(tc.path), bearer(h.token), tc.body)

@@ -194,11 +194,19 @@ func (h *Inference) policies(c *call) *apierr.Error {
 	if e := h.requestRules(c); e != nil {
 		return e
 	}
+	if e := h.nativeRulesCheck(c); e != nil {
+		return e
+	}
 	if h.cacheLookup(c) {
 		return c.err
 	}
 	if e := h.acquireSlots(c); e != nil {
 		return e
+	}
+	if c.route.op == llm.OpCountTokens {
+		// A token count uses no model: it counts against no rate limit
+		// or budget (CONTRACT §12).
+		return nil
 	}
 	if e := h.admit(c); e != nil {
 		return e
