@@ -20,7 +20,7 @@ const (
 func (r *Record) Size() int64 {
 	n := recordOverhead + len(r.ID) + len(r.TenantID) + len(r.GatewayID) + len(r.TokenID) + len(r.UserID) +
 		len(r.Provider) + len(r.Model) + len(r.Route) + len(r.ErrorCode) + len(r.Cache) + len(r.TraceID) +
-		len(r.ClientIP) + len(r.UserAgent) + len(r.RequestBody) + len(r.ResponseBody)
+		len(r.ClientIP) + len(r.UserAgent) + len(r.RequestBody) + len(r.ResponseBody) + len(r.Operation)
 	for _, s := range r.RuleHits {
 		n += 16 + len(s)
 	}

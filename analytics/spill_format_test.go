@@ -141,8 +141,8 @@ func TestSpillRefusesAFutureVersion(t *testing.T) {
 		name    string
 		payload string
 	}{
-		{"same shape", `{"v":2,"id":"rec-future","ts":"2026-03-01T12:00:00Z","tenant_id":"acme"}`},
-		{"another shape", `{"v":2,"id":{"a":1},"ts":17}`},
+		{"same shape", `{"v":3,"id":"rec-future","ts":"2026-03-01T12:00:00Z","tenant_id":"acme"}`},
+		{"another shape", `{"v":3,"id":{"a":1},"ts":17}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -187,7 +187,7 @@ func TestSpillRefusesAFutureVersion(t *testing.T) {
 				t.Errorf("segments left %v, want only %s", files, future)
 			}
 			log := logs.String()
-			for _, want := range []string{"000009-01jqfuturesegment000000000", "format version 2", "kept on disk"} {
+			for _, want := range []string{"000009-01jqfuturesegment000000000", "format version 3", "kept on disk"} {
 				if !strings.Contains(log, want) {
 					t.Errorf("log %q does not say %q", log, want)
 				}
@@ -212,4 +212,67 @@ func (l *syncLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// TestSpillReadsVersion1: a frame of format 1 (before the record had an
+// operation) decodes with its fields and an empty operation; the current
+// format carries the operation.
+func TestSpillReadsVersion1(t *testing.T) {
+	v1 := `{"v":1,"batch":"b1","id":"rec-v1","ts":"2026-03-01T12:00:00Z","tenant_id":"acme","provider":"openai",` +
+		`"model":"gpt-4o","status":200,"cost_nanos":5,"saved_nanos":0}`
+	rec, batch, err := decodeSpill([]byte(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if batch != "b1" || rec.ID != "rec-v1" || rec.Model != "gpt-4o" || rec.CostUSD != 5 || rec.Operation != "" {
+		t.Errorf("decoded %+v (batch %q), want rec-v1 of gpt-4o, cost 5, no operation", rec, batch)
+	}
+	rec.Operation = "embeddings"
+	payload, err := encodeSpill(rec, "b2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(payload), `"v":2`) {
+		t.Errorf("payload %s is not version 2", payload)
+	}
+	back, _, err := decodeSpill(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Operation != "embeddings" {
+		t.Errorf("operation %q after a round trip, want embeddings", back.Operation)
+	}
+}
+
+// TestSpillReplaysVersion1Segment replays a segment of format 1
+// (testdata/spill-v1.seg, written by the code of that time from
+// goldenV0Records, records 5–7 under the attempted batch "batch_v1"): the
+// records come back whole, with no operation.
+func TestSpillReplaysVersion1Segment(t *testing.T) {
+	golden, err := os.ReadFile("testdata/spill-v1.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "000001-01jqv1goldensegment00000000.seg"), golden, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := testPipeline(t, dir)
+	want := goldenV0Records()
+	want[8].UserAgent = "agent\uFFFD/1.0"
+	var got []*Record
+	var ids []string
+	for _, b := range replayAll(t, p, p.spill, 100) {
+		ids = append(ids, b.ID)
+		got = append(got, b.Records...)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replayed records (-want +got):\n%s", diff)
+	}
+	if len(ids) != 3 || ids[1] != "batch_v1" {
+		t.Errorf("batch ids %q, want the attempted batch batch_v1 second of three", ids)
+	}
+	if n := len(SegmentFiles(t, dir)); n != 0 {
+		t.Errorf("%d segments left after replay, want 0", n)
+	}
 }

@@ -22,6 +22,8 @@ import (
 //	   fields (the record's cost_usd and cache_saved_usd are floats).
 //	1  {"v":1,"batch", the record's fields at the top level under the names
 //	   version 0's record had, "cost_nanos","saved_nanos","spans","events"}.
+//	2  version 1 and "operation" (the record's front door). A version 1
+//	   frame reads with an empty operation (testdata/spill-v1.seg).
 //
 // A build reads every version up to spillVersion and writes spillVersion.
 // A frame of a later version (a newer build wrote the file, then an older
@@ -32,7 +34,7 @@ import (
 // To change the format: add the field (or the new meaning) to spillRecord,
 // bump spillVersion, keep reading the older versions (decode), and add a
 // golden segment of the old version under testdata with a replay test.
-const spillVersion = 1
+const spillVersion = 2
 
 // spillRecord is a spilled record: its fields, the batch it was attempted
 // under (Batch: replay writes those records again under the same id, so
@@ -81,6 +83,7 @@ type spillFields struct {
 	RequestBody  string            `json:"request_body,omitempty"`
 	ResponseBody string            `json:"response_body,omitempty"`
 	Flags        []string          `json:"flags"`
+	Operation    string            `json:"operation,omitempty"`
 }
 
 // spillSpan is a spilled Span, under the names version 0 wrote.
@@ -129,6 +132,7 @@ func toSpill(rec *Record, batchID string) *spillRecord {
 			TokensOut: rec.TokensOut, CachedTokens: rec.CachedTokens, Cache: rec.Cache, Attempts: rec.Attempts,
 			RuleHits: rec.RuleHits, Metadata: rec.Metadata, TraceID: rec.TraceID, ClientIP: rec.ClientIP,
 			UserAgent: rec.UserAgent, RequestBody: rec.RequestBody, ResponseBody: rec.ResponseBody, Flags: rec.Flags,
+			Operation: rec.Operation,
 		},
 		CostNanos: int64(rec.CostUSD), SavedNanos: int64(rec.CacheSavedUSD),
 	}
@@ -183,7 +187,7 @@ func (sr *spillRecord) record() (*Record, error) {
 		CachedTokens: f.CachedTokens, CostUSD: money.USD(sr.CostNanos), Cache: f.Cache, Attempts: f.Attempts,
 		RuleHits: f.RuleHits, Metadata: f.Metadata, TraceID: f.TraceID, ClientIP: f.ClientIP,
 		UserAgent: f.UserAgent, RequestBody: f.RequestBody, ResponseBody: f.ResponseBody, Flags: f.Flags,
-		CacheSavedUSD: money.USD(sr.SavedNanos),
+		CacheSavedUSD: money.USD(sr.SavedNanos), Operation: f.Operation,
 	}
 	if sr.Spans != nil {
 		rec.Spans = make([]Span, len(sr.Spans))

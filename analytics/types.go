@@ -151,12 +151,38 @@ type Record struct {
 	Flags []string `json:"flags"`
 	// CacheSavedUSD is the cost a cache hit saved.
 	CacheSavedUSD money.USD `json:"cache_saved_usd"`
+	// Operation names the front door the request came through (CONTRACT
+	// §12): chat, completions, embeddings, responses, messages,
+	// count_tokens or models. Empty for records written before the field
+	// existed.
+	Operation string `json:"operation"`
 
 	// Spans are the trace spans of the request (one per upstream attempt
 	// under a root span), written to the trace store with the log.
 	Spans []Span `json:"-"`
 	// Events are the content-rule hits of the request.
 	Events []GuardrailEvent `json:"-"`
+}
+
+// The operations of CONTRACT §12: the front door a record's request came
+// through (Record.Operation).
+const (
+	OpChat        = "chat"
+	OpCompletions = "completions"
+	OpEmbeddings  = "embeddings"
+	OpResponses   = "responses"
+	OpMessages    = "messages"
+	OpCountTokens = "count_tokens"
+	OpModels      = "models"
+)
+
+// IsOperation reports whether op is one of the operations above.
+func IsOperation(op string) bool {
+	switch op {
+	case OpChat, OpCompletions, OpEmbeddings, OpResponses, OpMessages, OpCountTokens, OpModels:
+		return true
+	}
+	return false
 }
 
 // Batch is a set of records written together. Its ID is stable across
@@ -173,6 +199,8 @@ type LogFilter struct {
 	Model     string
 	Status    int
 	ErrorCode string
+	// Operation matches the records of one front door (Record.Operation).
+	Operation string
 	// Metadata matches logs whose metadata has every key=value given.
 	Metadata map[string]string
 	Limit    int

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/breaker"
 	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/routing"
@@ -80,6 +81,9 @@ func (h *Inference) startAttempts(c *call) {
 		c.watch = watchClient(c.ctx, c.upcancel)
 	}
 	c.trace, c.rec.TraceID = traceHeader(c.ctx.Request.Header.Peek("traceparent"))
+	if c.in.wire == llm.WireAnthropicMessages {
+		forwardAnthropicHeaders(&c.ctx.Request.Header, c.trace)
+	}
 	c.rootSpan = newSpanID()
 }
 
@@ -121,7 +125,7 @@ func (h *Inference) try(c *call, sk *seenKey, cand routing.Candidate, retried bo
 	sk.tried = true
 	key := sk.key
 	prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
-	req := &providers.Request{Op: c.route.op, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
+	req := &providers.Request{Op: c.route.op, Wire: c.in.wire, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
 		ClientWantsUsage: c.in.includeUsage, Header: c.trace, Deadline: c.deadline, MaxOutputTokens: c.lim.capOut,
 		Cred: providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 	c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, n

@@ -53,7 +53,9 @@ func newLocalCache(now func() time.Time) respcache.Store {
 func (h *Inference) cacheLookup(c *call) bool {
 	c.cacheState = "BYPASS"
 	ttlSeconds := c.hdr.cacheTTL
-	if !c.gw.Cache.Enabled || c.hdr.skipCache {
+	if !c.gw.Cache.Enabled || c.hdr.skipCache || c.in.wire != llm.WireOpenAIChat {
+		// The native doors (proxy/door_native.go) are not cached yet: the
+		// stored answers and their replay are OpenAI chat's.
 		return false
 	}
 	// The header may only shorten the gateway's TTL: a client must not

@@ -36,14 +36,22 @@ type door interface {
 	errorBody(e *apierr.Error) []byte
 }
 
-// doorFor returns the door of a parsed path: the OpenAI shape, or a new
-// messagesDoor (which holds a stream's state) for the Messages door.
+// doorFor returns the door of a parsed path: the Messages door on
+// /compat (a new messagesDoor, which holds a stream's state), the native
+// doors of CONTRACT §12 by their operation (proxy/door_native.go), else
+// the OpenAI shape.
 func doorFor(r route) door {
 	switch r.kind {
 	case kindMessages:
 		return new(messagesDoor)
 	case kindCountTokens:
 		return &messagesDoor{count: true}
+	}
+	switch r.op {
+	case llm.OpResponses:
+		return nativeResponsesDoor{}
+	case llm.OpMessages, llm.OpCountTokens:
+		return nativeMessagesDoor{}
 	}
 	return openAIDoor{}
 }

@@ -33,7 +33,8 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	ctx := c.upctx // set by startAttempts: ends at the deadline, the hard stop or when the client goes away
 	var resp *providers.Response
 	switch req.Op {
-	case llm.OpChat:
+	case llm.OpChat, llm.OpResponses, llm.OpMessages, llm.OpCountTokens:
+		// A native door's operation is a chat call of its wire (req.Wire).
 		resp, err = prov.Chat(ctx, req)
 	case llm.OpCompletions:
 		resp, err = prov.(providers.Completer).Complete(ctx, req)

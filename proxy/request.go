@@ -21,6 +21,9 @@ type inbound struct {
 	// maxTokens is max_completion_tokens or max_tokens, 0 when absent.
 	maxTokens int64
 	n         int64
+	// wire is the format of the body for the providers: the zero value
+	// (OpenAI chat) but on a native door (proxy/door_native.go).
+	wire llm.Wire
 	// body, when set, is the body to forward in place of the client's: a
 	// translating door's OpenAI chat body (messagesDoor).
 	body []byte
@@ -147,6 +150,22 @@ func parseBody(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *api
 		}
 		if in.stream {
 			return in, apierr.Invalid("stream", "embeddings cannot be streamed")
+		}
+	case llm.OpResponses:
+		if x := obj.Get("max_output_tokens"); x != nil && x.Type() != fastjson.TypeNull {
+			n, err := x.Int64()
+			if err != nil || n < 1 || n > 10_000_000 {
+				return in, apierr.Invalid("max_output_tokens", "max_output_tokens must be a positive integer")
+			}
+			in.maxTokens = n
+		}
+	case llm.OpMessages, llm.OpCountTokens:
+		msgs := obj.Get("messages")
+		if msgs == nil || msgs.Type() != fastjson.TypeArray || len(msgs.GetArray()) == 0 {
+			return in, apierr.Invalid("messages", "messages is required and must be a non-empty array")
+		}
+		if in.stream && op == llm.OpCountTokens {
+			return in, apierr.Invalid("stream", "a token count cannot be streamed")
 		}
 	}
 	return in, nil

@@ -162,6 +162,10 @@ func (h *Inference) promptBound(c *call, p *plan) int64 {
 		inputTexts(v.Get("prompt"), &t)
 	case llm.OpEmbeddings:
 		inputTexts(v.Get("input"), &t)
+	default:
+		// A native door's body (Responses, Messages) goes on as it came:
+		// all of its text is a bound of what the provider reads.
+		t.text(c.body)
 	}
 	return t.total() + t.tokens/promptMargin
 }

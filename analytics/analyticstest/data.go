@@ -258,6 +258,14 @@ func (g *gen) record(i int, prev *analytics.Record) *analytics.Record {
 		UserAgent: pick(g, []string{"openai-python/1.54.0", "anthropic-typescript/0.30.1", "curl/8.5.0", ""}),
 		RuleHits:  []string{}, Flags: []string{}, Metadata: map[string]string{},
 	}
+	// The operation follows the route (no draw: the data set stays as it
+	// was); one record in 17 has none, as records written before the
+	// field existed.
+	r.Operation = map[string]string{"chat/completions": "chat", "messages": "messages",
+		"embeddings": "embeddings", "responses": "responses"}[r.Route]
+	if i%17 == 0 {
+		r.Operation = ""
+	}
 	if user == "" {
 		r.TokenID = "tok-svc-" + gw
 	} else {

@@ -297,7 +297,8 @@ func (r *ref) logs(f analytics.LogFilter) []analytics.Record {
 	var recs []*analytics.Record
 	for _, rec := range r.filter(f.Query) {
 		if (f.Provider != "" && rec.Provider != f.Provider) || (f.Model != "" && rec.Model != f.Model) ||
-			(f.Status != 0 && rec.Status != f.Status) || (f.ErrorCode != "" && rec.ErrorCode != f.ErrorCode) {
+			(f.Status != 0 && rec.Status != f.Status) || (f.ErrorCode != "" && rec.ErrorCode != f.ErrorCode) ||
+			(f.Operation != "" && rec.Operation != f.Operation) {
 			continue
 		}
 		ok := true

@@ -313,6 +313,8 @@ func (s *suite) logs(t *testing.T) {
 		{"everything", analytics.LogFilter{Query: with(subRange, "t-alpha", "gw-alpha-1", "u-alpha-02"),
 			Provider: "openai", Status: 200, Metadata: md("env", "prod")}, 2},
 		{"status and error code", analytics.LogFilter{Query: with(whole, "t-beta", "", ""), Status: 429, ErrorCode: "budget_exceeded"}, 3},
+		{"operation", analytics.LogFilter{Query: whole, Operation: "messages"}, 37},
+		{"operation and provider", analytics.LogFilter{Query: alpha, Operation: "chat", Provider: "openai"}, 37},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -106,6 +106,8 @@ var logColumns = []logColumn{
 	{name: "root_start_us", chType: "Int64", buffer: derived(func(in *rowInput) int64 { return in.row.rootStart })},
 	{name: "root_duration_us", chType: "UInt64", buffer: derived(func(in *rowInput) uint64 { return in.rootDur })},
 	{name: "spans", chType: "String", buffer: func() columnBuffer { return new(spansBuffer) }},
+	// The request's front door (migration 0005); '' on older rows.
+	str("operation", listed, func(r *analytics.Record) *string { return &r.Operation }),
 }
 
 // rowInput is what a row's values are taken from: the record, the batch,

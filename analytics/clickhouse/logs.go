@@ -82,6 +82,9 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 	if f.Status != 0 {
 		c.add("status = ?", int32(f.Status))
 	}
+	if f.Operation != "" {
+		c.add("operation = ?", f.Operation)
+	}
 	if f.ErrorCode != "" {
 		c.add("error_code = ?", f.ErrorCode)
 	}

@@ -20,8 +20,16 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 )
 
-// schemaVersion is the PRAGMA user_version of the schema below.
-const schemaVersion = 1
+// schemaVersion is the PRAGMA user_version of the schema below with every
+// upgrade applied.
+const schemaVersion = 2
+
+// upgrades[v] brings a file of schema version v+1 to v+2: a fresh file
+// gets schema (version 1), then every upgrade in turn.
+var upgrades = [][]string{
+	// 2: the request's front door (CONTRACT §12); '' on older rows.
+	{`ALTER TABLE request_logs ADD COLUMN operation TEXT NOT NULL DEFAULT ''`},
+}
 
 // schema creates the tables and the indexes the queries use. Times are
 // integer Unix nanoseconds (UTC); amounts integer nano-dollars; rule hits,
@@ -151,7 +159,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// migrate creates the schema in a fresh file and refuses a newer one.
+// migrate creates the schema in a fresh file, upgrades an older one and
+// refuses a newer one.
 func (s *Store) migrate(ctx context.Context) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -168,9 +177,19 @@ func (s *Store) migrate(ctx context.Context) error {
 	case v > schemaVersion:
 		return fmt.Errorf("schema version %d is newer than this build's %d", v, schemaVersion)
 	}
-	for _, stmt := range schema {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("create schema: %w", err)
+	if v == 0 {
+		for _, stmt := range schema {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("create schema: %w", err)
+			}
+		}
+		v = 1
+	}
+	for ; v < schemaVersion; v++ {
+		for _, stmt := range upgrades[v-1] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("upgrade schema to version %d: %w", v+1, err)
+			}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(schemaVersion)); err != nil {
@@ -199,8 +218,8 @@ const (
 	insertLog = `INSERT OR IGNORE INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
 		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
 		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
-		request_body, response_body, flags, cache_saved_usd, batch_id)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		request_body, response_body, flags, cache_saved_usd, batch_id, operation)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	insertSpan = `INSERT OR IGNORE INTO trace_spans (trace_id, span_id, parent_id, name, start,
 		duration_ms, status, attributes, tenant_id, gateway_id, request_id, ts, batch_id)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
@@ -251,7 +270,7 @@ func writeRecord(ctx context.Context, stmts [3]*sql.Stmt, batch string, rec *ana
 		rec.Provider, rec.Model, rec.Route, rec.Status, rec.ErrorCode, rec.LatencyMS, rec.TTFBMS,
 		rec.TokensIn, rec.TokensOut, rec.CachedTokens, int64(rec.CostUSD), rec.Cache, rec.Attempts,
 		jsonList(rec.RuleHits), jsonMap(rec.Metadata), rec.TraceID, rec.ClientIP, rec.UserAgent,
-		rec.RequestBody, rec.ResponseBody, jsonList(rec.Flags), int64(rec.CacheSavedUSD), batch)
+		rec.RequestBody, rec.ResponseBody, jsonList(rec.Flags), int64(rec.CacheSavedUSD), batch, rec.Operation)
 	if err != nil {
 		return fmt.Errorf("insert record %s: %w", rec.ID, err)
 	}

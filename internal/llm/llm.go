@@ -18,6 +18,13 @@ const (
 	OpChat Operation = iota + 1
 	OpCompletions
 	OpEmbeddings
+	// OpResponses is OpenAI's Responses API (POST /responses).
+	OpResponses
+	// OpMessages is Anthropic's Messages API (POST /v1/messages).
+	OpMessages
+	// OpCountTokens is Anthropic's token count
+	// (POST /v1/messages/count_tokens).
+	OpCountTokens
 )
 
 // String returns the path suffix of the operation.
@@ -29,6 +36,12 @@ func (o Operation) String() string {
 		return "completions"
 	case OpEmbeddings:
 		return "embeddings"
+	case OpResponses:
+		return "responses"
+	case OpMessages:
+		return "v1/messages"
+	case OpCountTokens:
+		return "v1/messages/count_tokens"
 	}
 	return "unknown"
 }

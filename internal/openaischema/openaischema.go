@@ -36,11 +36,16 @@ const (
 	Completion          = "CreateCompletionResponse"
 	Embeddings          = "CreateEmbeddingResponse"
 	Error               = "ErrorResponse"
+	ListModels          = "ListModelsResponse"
+	// Response is a Responses API answer; ResponseStreamEvent one event
+	// of its stream (the data of an SSE event).
+	Response            = "Response"
+	ResponseStreamEvent = "ResponseStreamEvent"
 )
 
 // Roots are the schemas the subset is extracted for; it holds them and
 // every schema they refer to.
-var Roots = []string{ChatCompletion, ChatCompletionChunk, Completion, Embeddings, Error}
+var Roots = []string{ChatCompletion, ChatCompletionChunk, Completion, Embeddings, Error, ListModels, Response, ResponseStreamEvent}
 
 //go:embed testdata/openai-subset.json
 var subsetJSON []byte

@@ -96,6 +96,9 @@ func (a *Anthropic) ChatStream(ctx context.Context, req *providers.Request) (pro
 // State is the name of the tool that stands in for a JSON mode ("" for
 // none), which the answer is translated back from.
 func (a *Anthropic) EncodeRequest(_ context.Context, req *providers.Request, _ llm.Operation, stream bool) (providers.Encoded, error) {
+	if req.Wire == llm.WireAnthropicMessages {
+		return encodeNative(req) // native.go
+	}
 	body, jsonTool, err := requestBody(req.Body, req.Model, stream, req.MaxOutputTokens)
 	if err != nil {
 		return providers.Encoded{}, err
@@ -105,6 +108,9 @@ func (a *Anthropic) EncodeRequest(_ context.Context, req *providers.Request, _ l
 
 // DecodeResponse translates a Messages answer into a chat completion.
 func (a *Anthropic) DecodeResponse(body []byte, req *providers.Request, state any) (*providers.Response, error) {
+	if req.Wire == llm.WireAnthropicMessages {
+		return decodeNative(body, req)
+	}
 	jsonTool, _ := state.(string)
 	out, usage, model, err := answer(body, answerContext{
 		jsonTool: jsonTool, created: a.now().Unix(), model: req.Model, key: req.Cred.Key})
@@ -116,6 +122,9 @@ func (a *Anthropic) DecodeResponse(body []byte, req *providers.Request, state an
 
 // DecodeStream translates a Messages event stream into chunks.
 func (a *Anthropic) DecodeStream(sr *providers.StreamResponse, req *providers.Request, state any) (providers.Stream, error) {
+	if req.Wire == llm.WireAnthropicMessages {
+		return providers.NewNativeStream(messagesWire{}, sr, req.Cred.Key), nil
+	}
 	jsonTool, _ := state.(string)
 	s := &stream{Resp: sr}
 	s.Translator.init(sr, providers.BodyParsers.Get(), streamContext{

@@ -161,7 +161,16 @@ func rewriteBody(dst, body []byte, model string, stream bool, capOut outputCap) 
 // the client sent it (rewriteBody), at {base}/{op} with the key as a
 // bearer token.
 func (o *OpenAI) EncodeRequest(_ context.Context, req *providers.Request, op llm.Operation, stream bool) (providers.Encoded, error) {
-	enc, err := encodeOpenAIBody(req, o.id, stream)
+	var enc providers.Encoded
+	var err error
+	if req.Wire == llm.WireOpenAIResponses {
+		// The native Responses door: the body goes to /responses as it
+		// came (responses.go).
+		enc, err = encodeResponsesBody(req)
+		op = llm.OpResponses
+	} else {
+		enc, err = encodeOpenAIBody(req, o.id, stream)
+	}
 	if err != nil {
 		return enc, err
 	}
@@ -196,6 +205,9 @@ func encodeOpenAIBody(req *providers.Request, provider string, stream bool) (pro
 // DecodeResponse reads the usage and model of an OpenAI answer, which is
 // relayed as it came.
 func (o *OpenAI) DecodeResponse(body []byte, req *providers.Request, _ any) (*providers.Response, error) {
+	if req.Wire == llm.WireOpenAIResponses {
+		return providers.NativeAnswer(responsesWire{}, body, req.Cred.Key)
+	}
 	return decodeOpenAIResponse(body, req)
 }
 
@@ -211,6 +223,9 @@ func decodeOpenAIResponse(body []byte, req *providers.Request) (*providers.Respo
 
 // DecodeStream presents an OpenAI event stream as chunks.
 func (o *OpenAI) DecodeStream(sr *providers.StreamResponse, req *providers.Request, _ any) (providers.Stream, error) {
+	if req.Wire == llm.WireOpenAIResponses {
+		return providers.NewNativeStream(responsesWire{}, sr, req.Cred.Key), nil
+	}
 	return decodeOpenAIStream(sr, req), nil
 }
 

@@ -37,6 +37,36 @@ import (
 // anthropicRoutes registers the paths of the Anthropic Messages API (/v1/messages) wire format.
 func (s *Server) anthropicRoutes() {
 	s.routes["/v1/messages"] = s.serveAnthropic
+	s.routes["/v1/messages/count_tokens"] = s.serveAnthropicCount
+}
+
+// serveAnthropicCount answers a token count, {"input_tokens": n}: the
+// words of the system prompt and the messages, as the answers count them.
+func (s *Server) serveAnthropicCount(ctx *fasthttp.RequestCtx, st Step) {
+	if st.Status >= 400 || st.Body != "" {
+		anthropicFail(ctx, st)
+		return
+	}
+	if len(bytes.TrimSpace(ctx.Request.Header.Peek("x-api-key"))) == 0 {
+		writeAnthropicError(ctx, fasthttp.StatusUnauthorized, "x-api-key header is required")
+		return
+	}
+	var req anthropicRequest
+	if err := json.Unmarshal(ctx.PostBody(), &req); err != nil {
+		writeAnthropicError(ctx, fasthttp.StatusBadRequest, "invalid JSON body (mock: "+err.Error()+")")
+		return
+	}
+	if req.Model == "" || len(req.Messages) == 0 {
+		writeAnthropicError(ctx, fasthttp.StatusBadRequest, "model and messages are required")
+		return
+	}
+	n := words(req.System.text)
+	for _, m := range req.Messages {
+		n += words(m.Content.text)
+	}
+	ctx.SetContentType("application/json")
+	ctx.SetBody(strconv.AppendInt([]byte(`{"input_tokens":`), int64(max(n, 1)), 10))
+	ctx.Response.AppendBodyString("}")
 }
 
 // anthropicRequest is the part of a Messages request the mock reads.

@@ -15,7 +15,7 @@ import (
 )
 
 // The OpenAI wire format: chat completions, legacy completions and
-// embeddings, plain and streamed.
+// embeddings, plain and streamed (the Responses API is in responses.go).
 
 type openAIKind uint8
 
@@ -32,6 +32,7 @@ func (s *Server) openAIRoutes() {
 		s.routes[prefix+"/chat/completions"] = s.openAIEndpoint(openAIChat)
 		s.routes[prefix+"/completions"] = s.openAIEndpoint(openAICompletion)
 		s.routes[prefix+"/embeddings"] = s.openAIEndpoint(openAIEmbedding)
+		s.routes[prefix+"/responses"] = s.serveResponses
 	}
 }
 

@@ -1,0 +1,66 @@
+package embedded
+
+import (
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/analytics"
+)
+
+// TestUpgradeFromVersion1: a file of schema version 1 (before the record's
+// operation) opens upgraded; its rows read with an empty operation, and new
+// rows keep theirs.
+func TestUpgradeFromVersion1(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "analytics.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range append(schema, "PRAGMA user_version = 1") {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if _, err := db.ExecContext(ctx, `INSERT INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
+		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
+		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
+		request_body, response_body, flags, cache_saved_usd, batch_id)
+		VALUES ('old', ?, 'acme', 'gw', 'tok', '', 'openai', 'gpt-4o', 'chat/completions', 200, '', 1, 1, 1, 1,
+		0, 0, 'MISS', 1, '[]', '{}', '', '', '', '', '', '[]', 0, 'b0')`, ts.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open a version 1 file: %v", err)
+	}
+	defer s.Close()
+	rec := &analytics.Record{ID: "new", TS: ts.Add(time.Second), TenantID: "acme", GatewayID: "gw", Operation: "embeddings"}
+	if err := s.Write(ctx, &analytics.Batch{ID: "b1", Records: []*analytics.Record{rec}}); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"old": "", "new": "embeddings"} {
+		got, err := s.Log(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Operation != want {
+			t.Errorf("record %s: operation %q, want %q", id, got.Operation, want)
+		}
+	}
+	logs, _, err := s.Logs(ctx, analytics.LogFilter{Query: analytics.Query{TenantID: "acme",
+		From: ts.Add(-time.Hour), To: ts.Add(time.Hour)}, Operation: "embeddings"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 || logs[0].ID != "new" {
+		t.Errorf("operation filter: got %d logs, want only the new one", len(logs))
+	}
+}

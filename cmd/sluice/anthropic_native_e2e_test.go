@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
+)
+
+// TestAnthropicNativeClientEndToEnd drives `sluice serve`'s native
+// Messages door (/anthropic/v1/messages) with the official
+// @anthropic-ai/sdk client (internal/e2e/node/anthropic-native.test.mjs)
+// against the mock provider: messages.create, messages.stream with a
+// bearer token, countTokens, and the SDK's exceptions for a bad token, a
+// refused body and a stream the upstream cut.
+func TestAnthropicNativeClientEndToEnd(t *testing.T) {
+	nodeDir, err := filepath.Abs("../../internal/e2e/node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		needTool(t, "node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@anthropic-ai", "sdk")); err != nil {
+		needTool(t, "the @anthropic-ai/sdk npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mock.Close()
+
+	base := startServe(t, ctx)
+	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
+	gw := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)
+	gwID := gw["id"].(string)
+	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
+		fmt.Sprintf(`{"provider":"anthropic","alias":"mock","key":%q,"base_url":%q}`, e2eAnthropicKey, mockURL), 201)
+	// An openai key too: waitServing sends a chat to openai.
+	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
+		fmt.Sprintf(`{"provider":"openai","alias":"mock","key":"sk-mock-upstream-key-0001","base_url":%q}`, mockURL+"/v1"), 201)
+	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)
+	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
+
+	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "anthropic-native.test.mjs")
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test:\n%s", out)
+	if err != nil {
+		t.Fatalf("the anthropic client tests failed: %v", err)
+	}
+	if !strings.Contains(string(out), "pass 6") {
+		t.Fatalf("expected 6 passing anthropic client tests")
+	}
+	messages, counts := 0, 0
+	for _, r := range mock.Requests() {
+		switch r.Path {
+		case "/v1/messages":
+			messages++
+			if r.Header.Get("X-Api-Key") != e2eAnthropicKey || r.Header.Get("Anthropic-Version") == "" {
+				t.Errorf("upstream headers %v", r.Header)
+			}
+		case "/v1/messages/count_tokens":
+			counts++
+		}
+	}
+	if messages < 3 || counts != 1 {
+		t.Fatalf("mock provider saw %d /v1/messages and %d count_tokens requests", messages, counts)
+	}
+}

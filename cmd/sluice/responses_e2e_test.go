@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
+)
+
+// TestResponsesClientEndToEnd drives `sluice serve`'s native Responses
+// door (/openai/responses) with the official openai npm client
+// (internal/e2e/node/responses.test.mjs) against the mock provider:
+// responses.create plain and streamed, the stream helper, a bad token and
+// an upstream error.
+func TestResponsesClientEndToEnd(t *testing.T) {
+	nodeDir, err := filepath.Abs("../../internal/e2e/node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		needTool(t, "node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
+		needTool(t, "the openai npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mock.Close()
+
+	base := startServe(t, ctx)
+	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
+	gw := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)
+	gwID := gw["id"].(string)
+	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
+		fmt.Sprintf(`{"provider":"openai","alias":"mock","key":"sk-mock-upstream-key-0001","base_url":%q}`, mockURL+"/v1"), 201)
+	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)
+	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
+
+	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "responses.test.mjs")
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test:\n%s", out)
+	if err != nil {
+		t.Fatalf("the openai client tests failed: %v", err)
+	}
+	if !strings.Contains(string(out), "pass 6") {
+		t.Fatalf("expected 6 passing openai client tests")
+	}
+	responses := 0
+	for _, r := range mock.Requests() {
+		if r.Path == "/v1/responses" {
+			responses++
+		}
+	}
+	if responses < 4 {
+		t.Fatalf("mock provider saw %d /v1/responses requests, want at least 4", responses)
+	}
+}

@@ -1,0 +1,79 @@
+// End-to-end test of the native Responses door (/openai/responses) with
+// the official openai client, unchanged. cmd/sluice/responses_e2e_test.go
+// starts the mock provider and Sluice, configures a gateway with an openai
+// key and a token, and runs this file with:
+//   SLUICE_URL    base of the gateway, e.g. http://127.0.0.1:PORT/v1/acme/prod
+//   SLUICE_TOKEN  an inference token of that gateway
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+
+const base = process.env.SLUICE_URL;
+const token = process.env.SLUICE_TOKEN;
+assert.ok(base && token, 'SLUICE_URL and SLUICE_TOKEN must be set');
+
+const client = new OpenAI({ baseURL: `${base}/openai`, apiKey: token, maxRetries: 0 });
+
+test('responses.create through /openai', async () => {
+  const { data, response } = await client.responses
+    .create({ model: 'gpt-4o-mini', instructions: 'Be brief.', input: 'Say hello' })
+    .withResponse();
+  assert.equal(data.object, 'response');
+  assert.equal(data.status, 'completed');
+  assert.match(data.output_text, /Hello from mock: Say hello/);
+  assert.ok(data.usage.input_tokens > 0 && data.usage.output_tokens > 0);
+  assert.equal(response.headers.get('x-sluice-provider'), 'openai');
+});
+
+test('responses.create streamed, event by event', async () => {
+  const stream = await client.responses.create({
+    model: 'gpt-4o-mini@chunks=5@delay=100ms',
+    input: [{ role: 'user', content: 'Tell me about gateways' }],
+    stream: true,
+  });
+  const types = [];
+  const times = [];
+  let text = '';
+  let usage;
+  for await (const ev of stream) {
+    if (types.at(-1) !== ev.type) types.push(ev.type);
+    if (ev.type === 'response.output_text.delta') {
+      text += ev.delta;
+      times.push(Date.now());
+    }
+    if (ev.type === 'response.completed') usage = ev.response.usage;
+  }
+  assert.equal(types[0], 'response.created');
+  assert.equal(types.at(-1), 'response.completed');
+  assert.match(text, /Hello from mock: Tell me about gateways/);
+  assert.ok(usage && usage.output_tokens > 0, 'usage in response.completed');
+  assert.ok(times.length >= 5, `got ${times.length} deltas`);
+  // Paced by the mock at 100 ms: buffered to the end, they would arrive together.
+  assert.ok(times.at(-1) - times[0] >= 300, `deltas spread over ${times.at(-1) - times[0]} ms`);
+});
+
+test('the stream helper gives the final response', async () => {
+  const stream = client.responses.stream({ model: 'gpt-4o-mini', input: 'Say hi' });
+  const final = await stream.finalResponse();
+  assert.equal(final.status, 'completed');
+  assert.match(final.output[0].content[0].text, /Hello from mock: Say hi/);
+});
+
+test('a bad token raises AuthenticationError', async () => {
+  const bad = new OpenAI({ baseURL: `${base}/openai`, apiKey: 'sk-sl-not-a-token', maxRetries: 0 });
+  await assert.rejects(bad.responses.create({ model: 'gpt-4o-mini', input: 'hi' }), OpenAI.AuthenticationError);
+});
+
+test('an upstream failure raises an APIError with the gateway code', async () => {
+  await assert.rejects(
+    client.responses.create({ model: 'gpt-4o-mini@status=400', input: 'hi' }),
+    (err) => err instanceof OpenAI.BadRequestError && err.code === 'upstream_error',
+  );
+});
+
+test('a stream cut by the upstream raises an APIError', async () => {
+  const stream = await client.responses.create({ model: 'gpt-4o-mini@reset=1', input: 'hi', stream: true });
+  await assert.rejects(async () => {
+    for await (const _ of stream) { /* drain */ }
+  }, (err) => err instanceof OpenAI.APIError && /broke off the stream/.test(err.message));
+});
