@@ -193,7 +193,7 @@ func TestMessagesDoor(t *testing.T) {
 			t.Errorf("upstream body %s", reqs[0].Body)
 		}
 		rec := h.record(resp.Header.Get(RequestIDHeader))
-		if rec.Status != 200 || rec.Provider != "openai" || rec.TokensOut == 0 {
+		if rec.Status != 200 || rec.Provider != "openai" || rec.TokensOut == 0 || rec.Operation != "messages" {
 			t.Errorf("record %+v", rec)
 		}
 	})
@@ -303,7 +303,7 @@ func TestMessagesCountTokens(t *testing.T) {
 		must(t, json.Unmarshal(b, &got))
 		n[i] = got.InputTokens
 		rec := h.record(resp.Header.Get(RequestIDHeader))
-		if rec.Status != 200 || rec.CostUSD != 0 || rec.Model != "gpt-4o-mini" {
+		if rec.Status != 200 || rec.CostUSD != 0 || rec.Model != "gpt-4o-mini" || rec.Operation != "count_tokens" {
 			t.Errorf("record %+v", rec)
 		}
 	}
@@ -325,4 +325,31 @@ func messagesErrCode(b []byte) string {
 	var e struct{ Error struct{ Code string } }
 	_ = json.Unmarshal(b, &e)
 	return e.Error.Code
+}
+
+// FuzzMessagesDoorEncode: whatever chunks and answers come back from the
+// providers, the door writes well-formed Anthropic events and JSON.
+func FuzzMessagesDoorEncode(f *testing.F) {
+	files, _ := filepath.Glob("testdata/messages/*.chunks")
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	answers, _ := filepath.Glob("testdata/messages/answer_*.json")
+	for _, p := range answers {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := new(messagesDoor)
+		var out []byte
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			out = d.appendChunk(out, line)
+		}
+		out = d.appendEnd(out, nil)
+		checkEventStream(t, out)
+		if a := new(messagesDoor).answer(b); !bytes.Equal(a, b) && !json.Valid(a) {
+			t.Fatalf("answer of %q is not JSON: %s", b, a)
+		}
+	})
 }
