@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
@@ -352,4 +353,27 @@ func FuzzMessagesDoorEncode(f *testing.F) {
 			t.Fatalf("answer of %q is not JSON: %s", b, a)
 		}
 	})
+}
+
+// TestMessagesBudgetRefusal: a hard budget's refusal on the Messages door
+// is Anthropic's rate_limit_error with the code budget_exceeded, and
+// keeps x-should-retry: false so that the SDK does not retry it.
+func TestMessagesBudgetRefusal(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{gateway: hardBudget(money.FromFloat(0.000001), "monthly")})
+	setPrice(h)
+	hdr := http.Header{"X-Api-Key": {h.token}, "Content-Type": {"application/json"}}
+	resp, b := h.do("POST", messagesPath, hdr, `{"model":"openai/`+pricedModel+`","max_tokens":8,"messages":[{"role":"user","content":"say hello to the test"}]}`)
+	wantStatus(t, resp, b, http.StatusTooManyRequests)
+	var got struct {
+		Type  string
+		Error struct{ Type, Code string }
+	}
+	must(t, json.Unmarshal(b, &got))
+	if got.Type != "error" || got.Error.Type != "rate_limit_error" || got.Error.Code != apierr.CodeBudgetExceeded {
+		t.Errorf("error %s", b)
+	}
+	if v := resp.Header.Get("x-should-retry"); v != "false" {
+		t.Errorf("x-should-retry %q, want false", v)
+	}
 }
