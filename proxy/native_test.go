@@ -71,7 +71,7 @@ func TestResponsesNativePlain(t *testing.T) {
 	}
 	wantCost := cost(price, llm.Usage{PromptTokens: u.Usage.InputTokens, CompletionTokens: u.Usage.OutputTokens})
 	if rec.Status != 200 || rec.Provider != "openai" || rec.Model != "gpt-4o-mini" || rec.TokensIn != u.Usage.InputTokens ||
-		rec.TokensOut != u.Usage.OutputTokens || u.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 || len(rec.Flags) != 0 {
+		rec.TokensOut != u.Usage.OutputTokens || u.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 || len(rec.Flags) != 0 || rec.Operation != "responses" {
 		t.Errorf("record %+v, want tokens %d/%d cost %v", rec, u.Usage.InputTokens, u.Usage.OutputTokens, wantCost)
 	}
 	if resp.Header.Get("x-sluice-provider") != "openai" || resp.Header.Get("x-sluice-cache") != "BYPASS" {
@@ -208,7 +208,7 @@ func TestMessagesNativePlain(t *testing.T) {
 	}
 	wantCost := cost(price, llm.Usage{PromptTokens: got.Usage.InputTokens, CompletionTokens: got.Usage.OutputTokens})
 	if rec.Status != 200 || rec.Provider != "anthropic" || rec.TokensIn != got.Usage.InputTokens || rec.TokensOut != got.Usage.OutputTokens ||
-		got.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 {
+		got.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 || rec.Operation != "messages" {
 		t.Errorf("record %+v, want cost %v", rec, wantCost)
 	}
 }
@@ -256,7 +256,7 @@ func TestMessagesNativeCountTokens(t *testing.T) {
 		t.Fatalf("upstream got %+v", reqs)
 	}
 	rec := h.record(resp.Header.Get("x-sluice-request-id"))
-	if rec.Status != 200 || rec.CostUSD != 0 || rec.TokensIn != 0 || len(rec.Flags) != 0 {
+	if rec.Status != 200 || rec.CostUSD != 0 || rec.TokensIn != 0 || len(rec.Flags) != 0 || rec.Operation != "count_tokens" {
 		t.Errorf("record %+v", rec)
 	}
 }
