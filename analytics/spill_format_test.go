@@ -243,3 +243,36 @@ func TestSpillReadsVersion1(t *testing.T) {
 		t.Errorf("operation %q after a round trip, want embeddings", back.Operation)
 	}
 }
+
+// TestSpillReplaysVersion1Segment replays a segment of format 1
+// (testdata/spill-v1.seg, written by the code of that time from
+// goldenV0Records, records 5–7 under the attempted batch "batch_v1"): the
+// records come back whole, with no operation.
+func TestSpillReplaysVersion1Segment(t *testing.T) {
+	golden, err := os.ReadFile("testdata/spill-v1.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "000001-01jqv1goldensegment00000000.seg"), golden, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := testPipeline(t, dir)
+	want := goldenV0Records()
+	want[8].UserAgent = "agent\uFFFD/1.0"
+	var got []*Record
+	var ids []string
+	for _, b := range replayAll(t, p, p.spill, 100) {
+		ids = append(ids, b.ID)
+		got = append(got, b.Records...)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replayed records (-want +got):\n%s", diff)
+	}
+	if len(ids) != 3 || ids[1] != "batch_v1" {
+		t.Errorf("batch ids %q, want the attempted batch batch_v1 second of three", ids)
+	}
+	if n := len(SegmentFiles(t, dir)); n != 0 {
+		t.Errorf("%d segments left after replay, want 0", n)
+	}
+}

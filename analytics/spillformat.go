@@ -23,7 +23,7 @@ import (
 //	1  {"v":1,"batch", the record's fields at the top level under the names
 //	   version 0's record had, "cost_nanos","saved_nanos","spans","events"}.
 //	2  version 1 and "operation" (the record's front door). A version 1
-//	   frame reads with an empty operation.
+//	   frame reads with an empty operation (testdata/spill-v1.seg).
 //
 // A build reads every version up to spillVersion and writes spillVersion.
 // A frame of a later version (a newer build wrote the file, then an older

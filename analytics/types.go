@@ -164,6 +164,27 @@ type Record struct {
 	Events []GuardrailEvent `json:"-"`
 }
 
+// The operations of CONTRACT §12: the front door a record's request came
+// through (Record.Operation).
+const (
+	OpChat        = "chat"
+	OpCompletions = "completions"
+	OpEmbeddings  = "embeddings"
+	OpResponses   = "responses"
+	OpMessages    = "messages"
+	OpCountTokens = "count_tokens"
+	OpModels      = "models"
+)
+
+// IsOperation reports whether op is one of the operations above.
+func IsOperation(op string) bool {
+	switch op {
+	case OpChat, OpCompletions, OpEmbeddings, OpResponses, OpMessages, OpCountTokens, OpModels:
+		return true
+	}
+	return false
+}
+
 // Batch is a set of records written together. Its ID is stable across
 // retries, so that a writer can make a retried batch idempotent.
 type Batch struct {

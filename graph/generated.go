@@ -255,6 +255,7 @@ type ComplexityRoot struct {
 		LatencyMS    func(childComplexity int) int
 		Metadata     func(childComplexity int) int
 		Model        func(childComplexity int) int
+		Operation    func(childComplexity int) int
 		Provider     func(childComplexity int) int
 		RequestBody  func(childComplexity int) int
 		ResponseBody func(childComplexity int) int
@@ -1623,6 +1624,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.Model(childComplexity), true
+	case "LogRecord.operation":
+		if e.ComplexityRoot.LogRecord.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.Operation(childComplexity), true
 	case "LogRecord.provider":
 		if e.ComplexityRoot.LogRecord.Provider == nil {
 			break
@@ -4455,6 +4462,8 @@ type LogRecord {
   userAgent: String!
   requestBody: String!
   responseBody: String!
+  "The front door: chat, completions, embeddings, responses, messages, count_tokens or models; empty on logs written before it was recorded."
+  operation: String!
 }
 
 "Selects request logs; absent fields match everything."
@@ -4466,6 +4475,8 @@ input LogFilterInput {
   model: String
   status: Int
   errorCode: String
+  "chat, completions, embeddings, responses, messages, count_tokens or models."
+  operation: String
   "Logs whose metadata has every key=value given (string values)."
   metadata: StringMap
   from: Time
@@ -5012,6 +5023,8 @@ func (ec *executionContext) childFields_LogRecord(ctx context.Context, field gra
 		return ec.fieldContext_LogRecord_requestBody(ctx, field)
 	case "responseBody":
 		return ec.fieldContext_LogRecord_responseBody(ctx, field)
+	case "operation":
+		return ec.fieldContext_LogRecord_operation(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LogRecord", field.Name)
 }
@@ -10983,6 +10996,29 @@ func (ec *executionContext) _LogRecord_responseBody(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_LogRecord_responseBody(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LogRecord_operation(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -20192,7 +20228,7 @@ func (ec *executionContext) unmarshalInputLogFilterInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"tenantId", "gatewayId", "userId", "provider", "model", "status", "errorCode", "metadata", "from", "to"}
+	fieldsInOrder := [...]string{"tenantId", "gatewayId", "userId", "provider", "model", "status", "errorCode", "operation", "metadata", "from", "to"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20248,6 +20284,13 @@ func (ec *executionContext) unmarshalInputLogFilterInput(ctx context.Context, ob
 				return it, err
 			}
 			it.ErrorCode = data
+		case "operation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("operation"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Operation = data
 		case "metadata":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
 			data, err := ec.unmarshalOStringMap2map(ctx, v)
@@ -22801,6 +22844,11 @@ func (ec *executionContext) _LogRecord(ctx context.Context, sel ast.SelectionSet
 			}
 		case "responseBody":
 			out.Values[i] = ec._LogRecord_responseBody(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "operation":
+			out.Values[i] = ec._LogRecord_operation(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -16,6 +16,7 @@ type LogFilter struct {
 	Model     string
 	Status    int
 	ErrorCode string
+	Operation string
 	Metadata  map[string]string
 	From      *time.Time
 	To        *time.Time
@@ -27,7 +28,7 @@ func (f *LogFilter) query(limit *int, cursor *string) admin.LogQuery {
 	if f != nil {
 		q.TenantID, q.GatewayID, q.UserID = f.TenantID, f.GatewayID, f.UserID
 		q.Provider, q.Model, q.Status, q.ErrorCode = f.Provider, f.Model, f.Status, f.ErrorCode
-		q.Metadata = f.Metadata
+		q.Operation, q.Metadata = f.Operation, f.Metadata
 		q.Range = timeRange(f.From, f.To)
 	}
 	return q

@@ -665,7 +665,7 @@ func TestRecords(t *testing.T) {
 		Status: 200, TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, CostUSD: wantCost, Cache: "BYPASS", Attempts: 2, Operation: "chat",
 		Metadata: map[string]string{"team": "search", "env": "test"}, TraceID: "0af7651916cd43dd8448eb211c80319c",
 		ClientIP: "127.0.0.1", UserAgent: "records-test/1.0",
-		RequestBody: body[:64], ResponseBody: string(answer[:64]),
+		RequestBody: body[:64], ResponseBody: string(answer[:64]), Operation: "chat",
 	}
 	ignore := func(p cmp.Path) bool {
 		switch p.String() {

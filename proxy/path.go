@@ -15,6 +15,9 @@ type route struct {
 	// kind is the API the path speaks beyond its operation: the OpenAI
 	// shape (the zero value) or the Anthropic Messages door.
 	kind routeKind
+	// models is set for GET /v1/{tenant}/{gateway}/{provider|compat}/models
+	// (model discovery, proxy/models.go); op is 0 then.
+	models bool
 }
 
 // routeKind is the front door of a path (doorFor).
@@ -80,6 +83,8 @@ func parsePath(p []byte) (r route, ok bool) {
 		r.op, r.kind = llm.OpChat, kindMessages
 	case n == 6 && compat && string(segs[3]) == "v1" && string(segs[4]) == "messages" && string(segs[5]) == "count_tokens":
 		r.op, r.kind = llm.OpChat, kindCountTokens
+	case n == 4 && string(segs[3]) == "models":
+		r.models = true
 	case n == 4 && string(segs[3]) == "responses" && string(r.provider) == "openai":
 		// The native Responses door (CONTRACT §12): OpenAI's own path.
 		r.op = llm.OpResponses

@@ -19,10 +19,13 @@ import (
 // checks:
 //
 //	prepare   configuration loaded (503) → credential (401) → method
-//	          (405) → path (400/404; picks the door) → role (403) →
+//	          (405; GET on the models paths, POST elsewhere) → path
+//	          (400/404; picks the door and the record's operation) → role (403) →
 //	          gateway (404/403) → content type (415) → x-sluice-*
 //	          headers (400) → body, decoded by the door (400)
 //	                                                       proxy/prepare.go
+//	          A models path is answered right after prepare (listModels,
+//	          proxy/models.go): no plan, policies or attempts.
 //	plan      the targets: model or route, allow-lists, capabilities,
 //	          keys, sunset (400/403/404/410)                 proxy/plan.go
 //	policies  request rules (400) → response cache (a hit answers) →
@@ -166,6 +169,10 @@ func (h *Inference) run(c *call) *apierr.Error {
 	if e := h.prepare(c); e != nil {
 		return e
 	}
+	if c.route.models {
+		// Model discovery calls no provider and counts against no limit.
+		return h.listModels(c)
+	}
 	if e := h.planTargets(c); e != nil {
 		return e
 	}
@@ -291,7 +298,11 @@ func (h *Inference) reply(c *call, e *apierr.Error) {
 	case http.StatusUnauthorized:
 		ctx.Response.Header.Set("WWW-Authenticate", "Bearer")
 	case http.StatusMethodNotAllowed:
-		ctx.Response.Header.Set(fasthttp.HeaderAllow, "POST")
+		allow := e.Allow
+		if allow == "" {
+			allow = "POST"
+		}
+		ctx.Response.Header.Set(fasthttp.HeaderAllow, allow)
 	}
 	if c.retryAfter != "" {
 		ctx.Response.Header.Set("Retry-After", c.retryAfter)

@@ -31,15 +31,24 @@ func (h *Inference) prepare(c *call) *apierr.Error {
 	if e := h.authenticate(c); e != nil {
 		return e
 	}
-	if !c.ctx.IsPost() {
+	// The models paths answer GET, every other path POST.
+	if ok && r.models {
+		if !c.ctx.IsGet() {
+			return apierr.MethodNotAllowed("GET")
+		}
+	} else if !c.ctx.IsPost() {
 		return apierr.MethodNotAllowed("POST")
 	}
 	if !ok {
 		return pathError(raw)
 	}
 	c.route = r
+	c.rec.Operation = r.operation()
 	if e := h.authorize(c); e != nil {
 		return e
+	}
+	if r.models {
+		return h.readModelsRequest(c)
 	}
 	return h.readBody(c)
 }

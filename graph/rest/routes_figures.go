@@ -148,6 +148,7 @@ func (a *adminAPI) logQuery(r *http.Request) (admin.LogQuery, error) {
 	}{
 		{"tenant", &lq.TenantID}, {"gateway", &lq.GatewayID}, {"user", &lq.UserID},
 		{"provider", &lq.Provider}, {"model", &lq.Model}, {"error_code", &lq.ErrorCode},
+		{"operation", &lq.Operation},
 	} {
 		if *f.dst, _, err = single(q, f.name); err != nil {
 			return lq, err

@@ -28,10 +28,12 @@ type Spend struct {
 // LogQuery selects request logs. Zero fields match everything.
 type LogQuery struct {
 	TenantID, GatewayID, UserID, Provider, Model, ErrorCode string
-	Status                                                  int
-	Metadata                                                map[string]string
-	Range                                                   Range
-	Page                                                    Page
+	// Operation is one of the operations of CONTRACT §12 (analytics.OpChat, …).
+	Operation string
+	Status    int
+	Metadata  map[string]string
+	Range     Range
+	Page      Page
 }
 
 const (
@@ -311,6 +313,10 @@ func (s *Service) Logs(ctx context.Context, p *auth.Principal, lq LogQuery) (*Li
 			return nil, err
 		}
 	}
+	if lq.Operation != "" && !analytics.IsOperation(lq.Operation) {
+		return nil, apierr.Invalid("operation",
+			"operation must be chat, completions, embeddings, responses, messages, count_tokens or models")
+	}
 	if lq.Status != 0 && (lq.Status < 100 || lq.Status > 599) {
 		return nil, apierr.Invalid("status", "status must be an HTTP status between 100 and 599")
 	}
@@ -331,7 +337,7 @@ func (s *Service) Logs(ctx context.Context, p *auth.Principal, lq LogQuery) (*Li
 	}
 	recs, next, err := s.cfg.Analytics.Logs(ctx, analytics.LogFilter{
 		Query: q, Provider: lq.Provider, Model: lq.Model, Status: lq.Status, ErrorCode: lq.ErrorCode,
-		Metadata: lq.Metadata, Limit: pg.Limit, Cursor: pg.Cursor,
+		Operation: lq.Operation, Metadata: lq.Metadata, Limit: pg.Limit, Cursor: pg.Cursor,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read logs: %w", err)

@@ -426,6 +426,11 @@ func TestFigureScopes(t *testing.T) {
 		wantCode(t, err, 404, "not_found")
 		_, err = s.Logs(ctx, ta, LogQuery{Status: 9})
 		wantErrParam(t, err, 400, "invalid_request", "status")
+		if _, err := s.Logs(ctx, ta, LogQuery{Operation: "models"}); err != nil || fake.filter.Operation != "models" {
+			t.Fatalf("operation filter: %v %+v", err, fake.filter)
+		}
+		_, err = s.Logs(ctx, ta, LogQuery{Operation: "chat/completions"})
+		wantErrParam(t, err, 400, "invalid_request", "operation")
 		if rec, err := s.Log(ctx, ta, "log_acme"); err != nil || rec.ID != "log_acme" {
 			t.Fatalf("log: %v %+v", err, rec)
 		}

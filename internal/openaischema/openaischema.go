@@ -36,6 +36,7 @@ const (
 	Completion          = "CreateCompletionResponse"
 	Embeddings          = "CreateEmbeddingResponse"
 	Error               = "ErrorResponse"
+	ListModels          = "ListModelsResponse"
 	// Response is a Responses API answer; ResponseStreamEvent one event
 	// of its stream (the data of an SSE event).
 	Response            = "Response"
@@ -44,7 +45,7 @@ const (
 
 // Roots are the schemas the subset is extracted for; it holds them and
 // every schema they refer to.
-var Roots = []string{ChatCompletion, ChatCompletionChunk, Completion, Embeddings, Error, Response, ResponseStreamEvent}
+var Roots = []string{ChatCompletion, ChatCompletionChunk, Completion, Embeddings, Error, ListModels, Response, ResponseStreamEvent}
 
 //go:embed testdata/openai-subset.json
 var subsetJSON []byte

@@ -349,12 +349,16 @@ await step('Logs: the request opens with its bodies and its trace as a waterfall
   await shot('log-trace');
 });
 
-await step('Logs: the table lists the request, also when filtered by model', async () => {
+await step('Logs: the table lists the request with its operation, also when filtered by model and operation', async () => {
   await nav('Logs');
   await page.locator(`tr[data-log="${state.requestId}"]`).waitFor();
   await page.getByLabel('Model').fill('gpt-4o-mini');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.locator(`tr[data-log="${state.requestId}"]`).waitFor();
+  await page.getByLabel('Operation').selectOption('chat');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.locator(`tr[data-log="${state.requestId}"]`).waitFor();
+  assert.equal(await page.locator(`tr[data-log="${state.requestId}"] td code`).first().textContent(), 'chat');
   await page.getByLabel('Status').fill('404');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.getByText('No requests match').waitFor();

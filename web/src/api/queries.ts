@@ -56,14 +56,14 @@ export const Q = {
 
   logs: `query Logs($filter: LogFilterInput, $cursor: String) {
     logs(filter: $filter, limit: 50, cursor: $cursor) {
-      data { id ts tenantId gatewayId userId provider model route status errorCode latencyMs tokensIn tokensOut costUsd cache }
+      data { id ts tenantId gatewayId userId provider model route status errorCode latencyMs tokensIn tokensOut costUsd cache operation }
       nextCursor
     }
   }`,
   log: `query LogDetail($id: ID!) {
     log(id: $id) {
       id ts tenantId gatewayId tokenId userId provider model route status errorCode latencyMs ttfbMs tokensIn tokensOut
-      cachedTokens costUsd cache attempts ruleHits metadata traceId clientIp userAgent requestBody responseBody
+      cachedTokens costUsd cache attempts ruleHits metadata traceId clientIp userAgent requestBody responseBody operation
     }
   }`,
   trace: `query TraceDetail($id: ID!) {

@@ -169,6 +169,8 @@ export interface LogRecord {
   userAgent?: string;
   requestBody?: string;
   responseBody?: string;
+  /** The front door (chat, completions, embeddings, responses, messages, count_tokens, models); '' on old logs. */
+  operation?: string;
 }
 export interface Span {
   spanId: string;

@@ -227,6 +227,7 @@ export function demoLogs(): LogRecord[] {
       tokensOut,
       costUsd: failed ? 0 : +((tokensIn * pin + tokensOut * pout) / 1e6).toFixed(7),
       cache: i % 7 === 0 ? 'HIT' : 'MISS',
+      operation: 'chat',
     };
   });
 }

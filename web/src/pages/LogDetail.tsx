@@ -36,6 +36,8 @@ export function LogDetail({ id }: { id: string }) {
               <dd>
                 {l.tenantId} / <Link to={`/ui/gateways/${l.gatewayId}`}>{l.gatewayId}</Link>
               </dd>
+              <dt>Operation</dt>
+              <dd>{l.operation ? <code>{l.operation}</code> : '—'}</dd>
               <dt>Route</dt>
               <dd>{l.route || '—'}</dd>
               <dt>Token / user</dt>

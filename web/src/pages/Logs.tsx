@@ -14,9 +14,11 @@ import { localInputToISO } from '../lib/range';
 import { Link, setQuery, useLocation } from '../lib/router';
 import * as v from '../lib/validate';
 
-const KEYS = ['gateway', 'user', 'provider', 'model', 'status', 'error_code', 'metadata', 'from', 'to'] as const;
+const KEYS = ['gateway', 'user', 'provider', 'model', 'status', 'error_code', 'operation', 'metadata', 'from', 'to'] as const;
 type Filters = Record<(typeof KEYS)[number], string>;
 
+/** OPERATIONS are the front doors a log can name (CONTRACT §12). */
+export const OPERATIONS = ['chat', 'completions', 'embeddings', 'responses', 'messages', 'count_tokens', 'models'] as const;
 /** logFilter turns the URL's filters into a LogFilterInput; bad input is reported, not sent. */
 export function logFilter(f: Filters, tenantId: string): { filter: Record<string, unknown> } | { error: string } {
   const filter: Record<string, unknown> = {};
@@ -31,6 +33,10 @@ export function logFilter(f: Filters, tenantId: string): { filter: Record<string
     filter.status = Number(f.status);
   }
   if (f.error_code) filter.errorCode = f.error_code;
+  if (f.operation) {
+    if (!(OPERATIONS as readonly string[]).includes(f.operation)) return { error: `The operation must be one of ${OPERATIONS.join(', ')}.` };
+    filter.operation = f.operation;
+  }
   if (f.metadata) {
     const m = v.metadataPairs(f.metadata);
     if ('error' in m) return { error: m.error };
@@ -106,6 +112,16 @@ function FilterForm({ applied, gateways }: { applied: Filters; gateways: Gateway
         <Field label="Error code">
           <input value={f.error_code} onChange={set('error_code')} placeholder="upstream_error" />
         </Field>
+        <Field label="Operation">
+          <select value={f.operation} onChange={set('operation')}>
+            <option value="">Any</option>
+            {OPERATIONS.map((o) => (
+              <option key={o} value={o}>
+                {o}
+              </option>
+            ))}
+          </select>
+        </Field>
         <Field label="Metadata" hint="key=value, one per line; all must match.">
           <textarea rows={1} value={f.metadata} onChange={set('metadata')} placeholder="team=search" />
         </Field>
@@ -153,7 +169,7 @@ function LogTable({ filter, gateways }: { filter: Record<string, unknown>; gatew
                   onClick={() =>
                     downloadCSV(
                       'sluice-logs.csv',
-                      objectsToCSV(c.data, ['id', 'ts', 'tenantId', 'gatewayId', 'userId', 'provider', 'model', 'route', 'status', 'errorCode', 'latencyMs', 'tokensIn', 'tokensOut', 'costUsd', 'cache']),
+                      objectsToCSV(c.data, ['id', 'ts', 'tenantId', 'gatewayId', 'userId', 'provider', 'model', 'route', 'status', 'errorCode', 'latencyMs', 'tokensIn', 'tokensOut', 'costUsd', 'cache', 'operation']),
                     )
                   }
                 >
@@ -166,6 +182,7 @@ function LogTable({ filter, gateways }: { filter: Record<string, unknown>; gatew
                     <tr>
                       <th scope="col">Time</th>
                       <th scope="col">Gateway</th>
+                      <th scope="col">Operation</th>
                       <th scope="col">Model</th>
                       <th scope="col">Status</th>
                       <th scope="col" className="num">
@@ -187,6 +204,7 @@ function LogTable({ filter, gateways }: { filter: Record<string, unknown>; gatew
                           <Link to={`/ui/logs/${l.id}`}>{formatTime(l.ts)}</Link>
                         </td>
                         <td>{slug(l.gatewayId)}</td>
+                        <td>{l.operation ? <code>{l.operation}</code> : <span className="muted">—</span>}</td>
                         <td>
                           {l.provider}/{l.model}
                           {l.route ? <span className="muted"> via {l.route}</span> : null}
