@@ -662,7 +662,7 @@ func TestRecords(t *testing.T) {
 	}
 	want := analytics.Record{
 		ID: id, TenantID: testTenant, GatewayID: h.gw.ID, TokenID: h.tokenID, Provider: "openai", Model: "gpt-4o-mini",
-		Status: 200, TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, CostUSD: wantCost, Cache: "BYPASS", Attempts: 2, Operation: "chat",
+		Status: 200, TokensIn: u.PromptTokens, TokensOut: u.CompletionTokens, CostUSD: wantCost, Cache: "BYPASS", Attempts: 2,
 		Metadata: map[string]string{"team": "search", "env": "test"}, TraceID: "0af7651916cd43dd8448eb211c80319c",
 		ClientIP: "127.0.0.1", UserAgent: "records-test/1.0",
 		RequestBody: body[:64], ResponseBody: string(answer[:64]), Operation: "chat",

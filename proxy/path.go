@@ -116,29 +116,3 @@ func isSlug(s []byte) bool {
 	}
 	return true
 }
-
-// operationOf is the record's operation of a parsed path (CONTRACT §12):
-// the door the request came through.
-func operationOf(r route) string {
-	switch r.kind {
-	case kindMessages:
-		return "messages"
-	case kindCountTokens:
-		return "count_tokens"
-	}
-	switch r.op {
-	case llm.OpChat:
-		return "chat"
-	case llm.OpCompletions:
-		return "completions"
-	case llm.OpEmbeddings:
-		return "embeddings"
-	case llm.OpResponses:
-		return "responses"
-	case llm.OpMessages:
-		return "messages"
-	case llm.OpCountTokens:
-		return "count_tokens"
-	}
-	return ""
-}

@@ -26,7 +26,6 @@ func (h *Inference) prepare(c *call) *apierr.Error {
 	r, ok := parsePath(raw)
 	if ok {
 		c.door = doorFor(r)
-		c.rec.Operation = operationOf(r)
 	}
 	if e := h.authenticate(c); e != nil {
 		return e
