@@ -375,3 +375,28 @@ func TestNativeContentRules(t *testing.T) {
 		t.Errorf("the refused streams reached the upstream: %d requests", n)
 	}
 }
+
+// TestNativeUsageEstimated: a native answer without usage is billed with
+// the gateway's estimate of its prompt and answer, flagged.
+func TestNativeUsageEstimated(t *testing.T) {
+	h := messagesHarness(t)
+	for _, tc := range []struct {
+		name, path, body string
+		hdr              http.Header
+	}{
+		{"responses", responsesPath, `{"model":"gpt-4o-mini","instructions":"Be brief.","input":"say hello to the estimate"}`, bearer(h.token)},
+		{"responses streamed", responsesPath, `{"model":"gpt-4o-mini","input":[{"role":"user","content":"say hello to the estimate"}],"stream":true}`, bearer(h.token)},
+		{"messages", nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":50,"system":"Be brief.","messages":[{"role":"user","content":"say hello to the estimate"}]}`, anthropicHeaders(h.token)},
+		{"messages streamed", nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"say hello to the estimate"}]}`, anthropicHeaders(h.token)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h.mock.Script(providertest.Step{NoUsage: true})
+			resp, body := h.do("POST", tc.path, tc.hdr, tc.body)
+			wantStatus(t, resp, body, http.StatusOK)
+			rec := h.record(resp.Header.Get("x-sluice-request-id"))
+			if rec.TokensIn < 4 || rec.TokensOut < 4 || !strings.Contains(strings.Join(rec.Flags, ","), "usage_estimated") {
+				t.Errorf("record tokens %d/%d flags %v", rec.TokensIn, rec.TokensOut, rec.Flags)
+			}
+		})
+	}
+}
