@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -171,7 +172,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	err := srv.ShutdownWithContext(sctx)
-	if serr := <-errc; serr != nil && err == nil {
+	// A shutdown that comes before srv.Serve has registered ln does not
+	// close it, and srv.Serve would then accept forever: close it here
+	// (a second close is harmless), and take the closed listener's error
+	// as the clean stop it is.
+	_ = ln.Close()
+	if serr := <-errc; serr != nil && !errors.Is(serr, net.ErrClosed) && err == nil {
 		err = serr
 	}
 	s.work.wait()
