@@ -44,7 +44,7 @@ measures, each phase for --duration after a short warm-up:
   3. the same for the first content chunk of a streamed request.
 
 The figures are printed next to the project's targets (docs/performance.md).
-All traffic stays on loopback; a run takes about six times --duration.`,
+All traffic stays on loopback; a run takes about eight times --duration.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
