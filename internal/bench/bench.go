@@ -193,8 +193,9 @@ type measurer struct {
 // processes kept it.
 func (m *measurer) run(ctx context.Context, r *Report) error {
 	c := m.cfg
+	phaseLen := c.Warmup + c.Duration
 	phase := func(name string, measure func() error) error {
-		fmt.Fprintf(c.Progress, "bench: %s (%s)\n", name, (c.Warmup + c.Duration).Round(time.Millisecond))
+		fmt.Fprintf(c.Progress, "bench: %s (%s)\n", name, phaseLen.Round(time.Millisecond))
 		other, err := startOtherMeter(m.gw.pid())
 		if err != nil {
 			return err
@@ -262,6 +263,8 @@ func (m *measurer) run(ctx context.Context, r *Report) error {
 	if err := fixed(&r.Streaming, m.direct.stream, m.gateway.stream, "streamed first chunk"); err != nil {
 		return err
 	}
+	// A door's phase has three parts, each after its own warm-up.
+	phaseLen = 3*c.Warmup + c.Duration
 	for _, d := range m.doors {
 		err := phase("the "+d.name+" door through the gateway", func() error {
 			door, err := m.measureDoor(ctx, d, r)
