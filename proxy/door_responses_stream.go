@@ -169,7 +169,7 @@ func (d *responsesDoor) closeItem(dst []byte) []byte {
 
 // appendEnd closes the open item and appends response.completed (or
 // response.incomplete) with the whole response; or, when e cut the stream
-// short, an error event with the error of §3.
+// short, an error event: Responses' fields and the error of §3.
 func (d *responsesDoor) appendEnd(dst []byte, e *apierr.Error) []byte {
 	if !d.started {
 		dst = d.appendStart(dst)
@@ -186,7 +186,11 @@ func (d *responsesDoor) appendEnd(dst []byte, e *apierr.Error) []byte {
 		} else {
 			dst = append(dst, "null"...)
 		}
-		return append(dst, "}\n\n"...)
+		// The error of §3 as well: the OpenAI SDKs raise an event whose
+		// data has an error object.
+		dst = append(dst, `,"error":`...)
+		dst = append(dst, e.Body()[len(`{"error":`):]...)
+		return append(dst, "\n\n"...)
 	}
 	dst = d.closeItem(dst)
 	typ := "response.completed"

@@ -205,6 +205,15 @@ func TestResponsesDoor(t *testing.T) {
 		}
 	})
 
+	t.Run("stream cut", func(t *testing.T) {
+		resp, b := h.do("POST", compatResponsesPath, hdr, `{"model":"openai/gpt-4o-mini@chunks=3@reset=1","stream":true,"input":"hi"}`)
+		wantStatus(t, resp, b, 200)
+		types := checkResponsesStream(t, b)
+		if len(types) == 0 || types[len(types)-1] != "error" {
+			t.Errorf("events %v, want an error last\n%s", types, b)
+		}
+	})
+
 	t.Run("tool call", func(t *testing.T) {
 		h.mock.Script(providertest.Step{Body: `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"w","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}`})
 		resp, b := h.do("POST", compatResponsesPath, hdr, `{"model":"openai/gpt-4o-mini","input":"weather?","tools":[{"type":"function","name":"w","parameters":{"type":"object"}}]}`)
