@@ -18,9 +18,10 @@ import (
 // /anthropic/v1/messages (and /count_tokens). The door sets the
 // body's wire (inbound.wire); the provider's codec of that wire sends the
 // body on and relays the answer as it came, stream events included
-// (providers.NativeStream hands each event over framed as SSE), reading
-// only the usage. So the encoders here are the identity; only the errors
-// the gateway writes itself are in the door's shape.
+// (providers.NewNativeStream hands each event over framed as SSE, which
+// appendChunk writes as it is), reading only the usage. So the encoders
+// here are the identity; only the errors the gateway writes itself are in
+// the door's shape.
 
 // nativeResponsesDoor is the native OpenAI Responses door. Errors are in the
 // shape of CONTRACT §3, as OpenAI's own.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/binary"
 	"sync"
 
@@ -62,6 +63,7 @@ func (h *Inference) estimate(c *call, u llm.Usage, resp []byte, sc *streamCopy) 
 				answerTexts(ch.Get("message"), &out)
 				out.text(ch.GetStringBytes("text"))
 			}
+			nativeAnswerTexts(v, c.route.op, &out)
 		}
 		est.CompletionTokens = out.total()
 	}
@@ -102,6 +104,48 @@ func promptTexts(v *fastjson.Value, op llm.Operation, t *tally) {
 		inputTexts(v.Get("prompt"), t)
 	case llm.OpEmbeddings:
 		inputTexts(v.Get("input"), t)
+	case llm.OpResponses:
+		// The native doors (door_native.go): the same texts in their wires.
+		t.text(v.GetStringBytes("instructions"))
+		if in := v.Get("input"); in != nil && in.Type() == fastjson.TypeString {
+			b, _ := in.StringBytes()
+			t.text(b)
+		}
+		for _, item := range v.GetArray("input") {
+			t.extra += tokensPerMessage
+			answerTexts(item, t)
+			t.text(item.GetStringBytes("output"))
+			t.text(item.GetStringBytes("arguments"))
+		}
+	case llm.OpMessages, llm.OpCountTokens:
+		if sys := v.Get("system"); sys != nil && sys.Type() == fastjson.TypeString {
+			b, _ := sys.StringBytes()
+			t.text(b)
+		}
+		for _, part := range v.GetArray("system") {
+			t.text(part.GetStringBytes("text"))
+		}
+		for _, m := range v.GetArray("messages") {
+			t.extra += tokensPerMessage
+			answerTexts(m, t)
+		}
+	}
+}
+
+// nativeAnswerTexts tallies the text of a native door's complete answer:
+// a Responses object's output items, a message's content blocks.
+func nativeAnswerTexts(v *fastjson.Value, op llm.Operation, t *tally) {
+	switch op {
+	case llm.OpResponses:
+		for _, item := range v.GetArray("output") {
+			answerTexts(item, t)
+			t.text(item.GetStringBytes("arguments"))
+		}
+	case llm.OpMessages:
+		answerTexts(v, t)
+		for _, block := range v.GetArray("content") {
+			t.text(block.GetStringBytes("thinking"))
+		}
 	}
 }
 
@@ -275,13 +319,25 @@ func (sc *streamCopy) answerTexts(p *fastjson.Parser, t *tally) {
 		}
 		chunk := rest[k : k+int(n)]
 		rest = rest[k+int(n):]
-		v, err := p.ParseBytes(chunk)
+		v, err := p.ParseBytes(nativeEventData(chunk))
 		if err != nil {
 			continue
 		}
 		for _, ch := range v.GetArray("choices") {
 			joined = appendDelta(joined, ch.Get("delta"))
 			joined = append(joined, ch.GetStringBytes("text")...)
+		}
+		// A native door's event: a Responses text delta (a string), or a
+		// Messages content_block_delta (text, thinking or tool input).
+		switch d := v.Get("delta"); {
+		case d == nil:
+		case d.Type() == fastjson.TypeString:
+			b, _ := d.StringBytes()
+			joined = append(joined, b...)
+		case d.Type() == fastjson.TypeObject:
+			joined = append(joined, d.GetStringBytes("text")...)
+			joined = append(joined, d.GetStringBytes("thinking")...)
+			joined = append(joined, d.GetStringBytes("partial_json")...)
 		}
 	}
 	text := tally{tok: t.tok, model: t.model}
@@ -315,4 +371,22 @@ func (sc *streamCopy) release() {
 	}
 	*sc = streamCopy{buf: sc.buf[:0]}
 	streamCopies.Put(sc)
+}
+
+// nativeEventData returns the data of a native door's chunk, an SSE event
+// as the provider sent it ("event: …\ndata: {…}\n\n"); an OpenAI chunk,
+// bare JSON, is returned as it is.
+func nativeEventData(chunk []byte) []byte {
+	if len(chunk) == 0 || chunk[0] == '{' {
+		return chunk
+	}
+	i := bytes.Index(chunk, []byte("data:"))
+	if i < 0 {
+		return chunk
+	}
+	data := chunk[i+len("data:"):]
+	if j := bytes.IndexByte(data, '\n'); j >= 0 {
+		data = data[:j]
+	}
+	return bytes.TrimSpace(data)
 }

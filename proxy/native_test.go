@@ -71,7 +71,7 @@ func TestResponsesNativePlain(t *testing.T) {
 	}
 	wantCost := cost(price, llm.Usage{PromptTokens: u.Usage.InputTokens, CompletionTokens: u.Usage.OutputTokens})
 	if rec.Status != 200 || rec.Provider != "openai" || rec.Model != "gpt-4o-mini" || rec.TokensIn != u.Usage.InputTokens ||
-		rec.TokensOut != u.Usage.OutputTokens || u.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 || len(rec.Flags) != 0 {
+		rec.TokensOut != u.Usage.OutputTokens || u.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 || len(rec.Flags) != 0 || rec.Operation != "responses" {
 		t.Errorf("record %+v, want tokens %d/%d cost %v", rec, u.Usage.InputTokens, u.Usage.OutputTokens, wantCost)
 	}
 	if resp.Header.Get("x-sluice-provider") != "openai" || resp.Header.Get("x-sluice-cache") != "BYPASS" {
@@ -208,7 +208,7 @@ func TestMessagesNativePlain(t *testing.T) {
 	}
 	wantCost := cost(price, llm.Usage{PromptTokens: got.Usage.InputTokens, CompletionTokens: got.Usage.OutputTokens})
 	if rec.Status != 200 || rec.Provider != "anthropic" || rec.TokensIn != got.Usage.InputTokens || rec.TokensOut != got.Usage.OutputTokens ||
-		got.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 {
+		got.Usage.OutputTokens == 0 || rec.CostUSD != wantCost || wantCost <= 0 || rec.Operation != "messages" {
 		t.Errorf("record %+v, want cost %v", rec, wantCost)
 	}
 }
@@ -256,7 +256,7 @@ func TestMessagesNativeCountTokens(t *testing.T) {
 		t.Fatalf("upstream got %+v", reqs)
 	}
 	rec := h.record(resp.Header.Get("x-sluice-request-id"))
-	if rec.Status != 200 || rec.CostUSD != 0 || rec.TokensIn != 0 || len(rec.Flags) != 0 {
+	if rec.Status != 200 || rec.CostUSD != 0 || rec.TokensIn != 0 || len(rec.Flags) != 0 || rec.Operation != "count_tokens" {
 		t.Errorf("record %+v", rec)
 	}
 }
@@ -373,5 +373,30 @@ func TestNativeContentRules(t *testing.T) {
 	}
 	if n := len(h.mock.Requests()); n != 1 {
 		t.Errorf("the refused streams reached the upstream: %d requests", n)
+	}
+}
+
+// TestNativeUsageEstimated: a native answer without usage is billed with
+// the gateway's estimate of its prompt and answer, flagged.
+func TestNativeUsageEstimated(t *testing.T) {
+	h := messagesHarness(t)
+	for _, tc := range []struct {
+		name, path, body string
+		hdr              http.Header
+	}{
+		{"responses", responsesPath, `{"model":"gpt-4o-mini","instructions":"Be brief.","input":"say hello to the estimate"}`, bearer(h.token)},
+		{"responses streamed", responsesPath, `{"model":"gpt-4o-mini","input":[{"role":"user","content":"say hello to the estimate"}],"stream":true}`, bearer(h.token)},
+		{"messages", nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":50,"system":"Be brief.","messages":[{"role":"user","content":"say hello to the estimate"}]}`, anthropicHeaders(h.token)},
+		{"messages streamed", nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"say hello to the estimate"}]}`, anthropicHeaders(h.token)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h.mock.Script(providertest.Step{NoUsage: true})
+			resp, body := h.do("POST", tc.path, tc.hdr, tc.body)
+			wantStatus(t, resp, body, http.StatusOK)
+			rec := h.record(resp.Header.Get("x-sluice-request-id"))
+			if rec.TokensIn < 4 || rec.TokensOut < 4 || !strings.Contains(strings.Join(rec.Flags, ","), "usage_estimated") {
+				t.Errorf("record tokens %d/%d flags %v", rec.TokensIn, rec.TokensOut, rec.Flags)
+			}
+		})
 	}
 }
