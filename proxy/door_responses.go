@@ -58,12 +58,20 @@ type responsesEcho struct {
 	ParallelToolCalls json.RawMessage `json:"parallel_tool_calls"`
 }
 
-// responsesItem is one output item: a message with its text or a
+// responsesItem is one output item: a message with its text, the
+// model's reasoning (a provider's reasoning_content) with its text, or a
 // function call with its arguments.
 type responsesItem struct {
-	call                 bool
+	kind                 byte   // itemMessage, itemReasoning or itemCall
 	id, callID, name, tx []byte // tx: the text, or the arguments
 }
+
+// The output item kinds.
+const (
+	itemMessage   = 'm'
+	itemReasoning = 'r'
+	itemCall      = 'f'
+)
 
 func (d *responsesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *apierr.Error) {
 	// The client's own bytes pass the gateway's body checks first.
@@ -131,12 +139,15 @@ func (d *responsesDoor) answer(body []byte) []byte {
 	d.setAnswer(v)
 	ch := v.Get("choices", "0")
 	m := ch.Get("message")
+	if t := m.GetStringBytes("reasoning_content"); len(t) > 0 {
+		d.items = append(d.items, responsesItem{kind: itemReasoning, id: d.itemID("rs_", len(d.items)), tx: append([]byte(nil), t...)})
+	}
 	if t := m.GetStringBytes("content"); len(t) > 0 {
-		d.items = append(d.items, responsesItem{id: d.itemID("msg_", 0), tx: append([]byte(nil), t...)})
+		d.items = append(d.items, responsesItem{kind: itemMessage, id: d.itemID("msg_", len(d.items)), tx: append([]byte(nil), t...)})
 	}
 	for _, tc := range m.GetArray("tool_calls") {
 		id := tc.GetStringBytes("id")
-		d.items = append(d.items, responsesItem{call: true, id: append([]byte("fc_"), id...), callID: append([]byte(nil), id...),
+		d.items = append(d.items, responsesItem{kind: itemCall, id: append([]byte("fc_"), id...), callID: append([]byte(nil), id...),
 			name: append([]byte(nil), tc.GetStringBytes("function", "name")...), tx: append([]byte(nil), tc.GetStringBytes("function", "arguments")...)})
 	}
 	d.finish = string(ch.GetStringBytes("finish_reason"))
@@ -262,7 +273,8 @@ func (d *responsesDoor) appendUsage(dst []byte) []byte {
 // appendTo appends the item as an output item of status; a message in
 // progress has no content yet.
 func (it *responsesItem) appendTo(dst []byte, status string) []byte {
-	if it.call {
+	switch it.kind {
+	case itemCall:
 		dst = append(dst, `{"type":"function_call","id":`...)
 		dst = jsonstr.Append(dst, it.id)
 		dst = append(dst, `,"call_id":`...)
@@ -278,6 +290,16 @@ func (it *responsesItem) appendTo(dst []byte, status string) []byte {
 		dst = append(dst, `,"status":"`...)
 		dst = append(dst, status...)
 		return append(dst, `"}`...)
+	case itemReasoning:
+		dst = append(dst, `{"type":"reasoning","id":`...)
+		dst = jsonstr.Append(dst, it.id)
+		dst = append(dst, `,"status":"`...)
+		dst = append(dst, status...)
+		dst = append(dst, `","summary":[],"content":[`...)
+		if status != "in_progress" {
+			dst = it.appendPart(dst, it.tx)
+		}
+		return append(dst, "]}"...)
 	}
 	dst = append(dst, `{"type":"message","id":`...)
 	dst = jsonstr.Append(dst, it.id)
@@ -285,13 +307,19 @@ func (it *responsesItem) appendTo(dst []byte, status string) []byte {
 	dst = append(dst, status...)
 	dst = append(dst, `","role":"assistant","content":[`...)
 	if status != "in_progress" {
-		dst = appendTextPart(dst, it.tx)
+		dst = it.appendPart(dst, it.tx)
 	}
 	return append(dst, "]}"...)
 }
 
-// appendTextPart appends an output_text content part.
-func appendTextPart(dst, text []byte) []byte {
+// appendPart appends the content part of a message (output_text) or of
+// reasoning (reasoning_text) holding text.
+func (it *responsesItem) appendPart(dst, text []byte) []byte {
+	if it.kind == itemReasoning {
+		dst = append(dst, `{"type":"reasoning_text","text":`...)
+		dst = jsonstr.Append(dst, text)
+		return append(dst, '}')
+	}
 	dst = append(dst, `{"type":"output_text","text":`...)
 	dst = jsonstr.Append(dst, text)
 	return append(dst, `,"annotations":[],"logprobs":[]}`...)

@@ -34,23 +34,17 @@ func (d *responsesDoor) appendChunk(dst, chunk []byte) []byte {
 		return dst
 	}
 	delta := ch.Get("delta")
+	if t := delta.GetStringBytes("reasoning_content"); len(t) > 0 {
+		dst = d.appendText(dst, itemReasoning, "rs_", t)
+	}
 	if t := delta.GetStringBytes("content"); len(t) > 0 {
-		if d.open < 0 || d.items[d.open].call {
-			dst = d.openItem(dst, responsesItem{id: d.itemID("msg_", len(d.items))})
-		}
-		it := &d.items[d.open]
-		it.tx = append(it.tx, t...)
-		dst = d.event(dst, "response.output_text.delta")
-		dst = d.appendItemRef(dst, it, true)
-		dst = append(dst, `,"delta":`...)
-		dst = jsonstr.Append(dst, t)
-		dst = append(dst, `,"logprobs":[]}`+"\n\n"...)
+		dst = d.appendText(dst, itemMessage, "msg_", t)
 	}
 	for _, tc := range delta.GetArray("tool_calls") {
 		i := tc.GetInt64("index")
-		if id := tc.GetStringBytes("id"); len(id) > 0 || d.open < 0 || !d.items[d.open].call || d.tool != i {
+		if id := tc.GetStringBytes("id"); len(id) > 0 || d.open < 0 || d.items[d.open].kind != itemCall || d.tool != i {
 			d.tool = i
-			dst = d.openItem(dst, responsesItem{call: true, id: append([]byte("fc_"), id...), callID: append([]byte(nil), id...),
+			dst = d.openItem(dst, responsesItem{kind: itemCall, id: append([]byte("fc_"), id...), callID: append([]byte(nil), id...),
 				name: append([]byte(nil), tc.GetStringBytes("function", "name")...)})
 		}
 		if args := tc.GetStringBytes("function", "arguments"); len(args) > 0 {
@@ -67,6 +61,28 @@ func (d *responsesDoor) appendChunk(dst, chunk []byte) []byte {
 		d.finish = string(fr)
 	}
 	return dst
+}
+
+// appendText appends a text delta to the open item of kind (a message or
+// reasoning), opening one (ids with prefix) when another kind is open.
+func (d *responsesDoor) appendText(dst []byte, kind byte, prefix string, t []byte) []byte {
+	if d.open < 0 || d.items[d.open].kind != kind {
+		dst = d.openItem(dst, responsesItem{kind: kind, id: d.itemID(prefix, len(d.items))})
+	}
+	it := &d.items[d.open]
+	it.tx = append(it.tx, t...)
+	if kind == itemReasoning {
+		dst = d.event(dst, "response.reasoning_text.delta")
+	} else {
+		dst = d.event(dst, "response.output_text.delta")
+	}
+	dst = d.appendItemRef(dst, it, true)
+	dst = append(dst, `,"delta":`...)
+	dst = jsonstr.Append(dst, t)
+	if kind == itemMessage {
+		dst = append(dst, `,"logprobs":[]`...)
+	}
+	return append(dst, "}\n\n"...)
 }
 
 // event appends the head of an event of type typ, up to and including its
@@ -122,11 +138,11 @@ func (d *responsesDoor) openItem(dst []byte, it responsesItem) []byte {
 	dst = append(dst, `,"item":`...)
 	dst = p.appendTo(dst, "in_progress")
 	dst = append(dst, "}\n\n"...)
-	if !p.call {
+	if p.kind != itemCall {
 		dst = d.event(dst, "response.content_part.added")
 		dst = d.appendItemRef(dst, p, true)
 		dst = append(dst, `,"part":`...)
-		dst = appendTextPart(dst, nil)
+		dst = p.appendPart(dst, nil)
 		dst = append(dst, "}\n\n"...)
 	}
 	return dst
@@ -138,7 +154,8 @@ func (d *responsesDoor) closeItem(dst []byte) []byte {
 		return dst
 	}
 	p := &d.items[d.open]
-	if p.call {
+	switch p.kind {
+	case itemCall:
 		dst = d.event(dst, "response.function_call_arguments.done")
 		dst = d.appendItemRef(dst, p, false)
 		dst = append(dst, `,"name":`...)
@@ -146,16 +163,23 @@ func (d *responsesDoor) closeItem(dst []byte) []byte {
 		dst = append(dst, `,"arguments":`...)
 		dst = jsonstr.Append(dst, p.tx)
 		dst = append(dst, "}\n\n"...)
-	} else {
-		dst = d.event(dst, "response.output_text.done")
+	default:
+		if p.kind == itemReasoning {
+			dst = d.event(dst, "response.reasoning_text.done")
+		} else {
+			dst = d.event(dst, "response.output_text.done")
+		}
 		dst = d.appendItemRef(dst, p, true)
 		dst = append(dst, `,"text":`...)
 		dst = jsonstr.Append(dst, p.tx)
-		dst = append(dst, `,"logprobs":[]}`+"\n\n"...)
+		if p.kind == itemMessage {
+			dst = append(dst, `,"logprobs":[]`...)
+		}
+		dst = append(dst, "}\n\n"...)
 		dst = d.event(dst, "response.content_part.done")
 		dst = d.appendItemRef(dst, p, true)
 		dst = append(dst, `,"part":`...)
-		dst = appendTextPart(dst, p.tx)
+		dst = p.appendPart(dst, p.tx)
 		dst = append(dst, "}\n\n"...)
 	}
 	dst = d.event(dst, "response.output_item.done")
