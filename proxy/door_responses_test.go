@@ -278,3 +278,61 @@ func TestResponsesDoorCache(t *testing.T) {
 		}
 	}
 }
+
+// FuzzResponsesDoorDecode: client bytes on /compat/responses never panic
+// the door, a refusal is a 400 of the gateway's codes, and what is
+// accepted hands the pipeline a chat body that the chat door accepts.
+func FuzzResponsesDoorDecode(f *testing.F) {
+	files, _ := filepath.Glob("../internal/llm/testdata/responses/*.json")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil && !strings.HasSuffix(p, ".openai.json") {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"model":"m","input":"x","store":true}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var p fastjson.Parser
+		in, e := new(responsesDoor).decode(&p, body, llm.OpChat)
+		if e != nil {
+			switch e.Code {
+			case apierr.CodeInvalidJSON, apierr.CodeInvalidRequest, apierr.CodeUnsupportedFeature:
+			default:
+				t.Fatalf("refused with %d %s %q", e.Status, e.Code, e.Message)
+			}
+			if e.Status != 400 || e.Message == "" {
+				t.Fatalf("refused with %d %s %q", e.Status, e.Code, e.Message)
+			}
+			return
+		}
+		if _, e := parseBody(&p, in.body, llm.OpChat); e != nil {
+			t.Fatalf("the translated body %s is refused: %v", in.body, e)
+		}
+	})
+}
+
+// FuzzResponsesStream: whatever chunks a provider relays, the door writes
+// well-formed events, each valid JSON with its type and sequence number.
+func FuzzResponsesStream(f *testing.F) {
+	files, _ := filepath.Glob("testdata/responses/stream_*.chunks")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d := new(responsesDoor)
+		var out []byte
+		for _, line := range bytes.Split(in, []byte("\n")) {
+			out = d.appendChunk(out, line)
+		}
+		out = d.appendEnd(out, nil)
+		for i, ev := range bytes.Split(bytes.TrimSuffix(out, []byte("\n\n")), []byte("\n\n")) {
+			_, data, ok := bytes.Cut(ev, []byte("\ndata: "))
+			var p fastjson.Parser
+			v, err := p.ParseBytes(data)
+			if !ok || err != nil || v.GetInt("sequence_number") != i || len(v.GetStringBytes("type")) == 0 {
+				t.Fatalf("event %d %q", i, ev)
+			}
+		}
+	})
+}
