@@ -46,6 +46,8 @@ func doorFor(r route) door {
 		return new(messagesDoor)
 	case kindCountTokens:
 		return &messagesDoor{count: true}
+	case kindResponses:
+		return new(responsesDoor)
 	}
 	switch r.op {
 	case llm.OpResponses:

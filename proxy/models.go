@@ -38,6 +38,8 @@ func (r route) operation() string {
 		return analytics.OpMessages
 	case r.kind == kindCountTokens:
 		return analytics.OpCountTokens
+	case r.kind == kindResponses:
+		return analytics.OpResponses
 	}
 	switch r.op {
 	case llm.OpChat:

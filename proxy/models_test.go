@@ -215,6 +215,7 @@ func TestParseModelsPath(t *testing.T) {
 		{"/v1/acme/prod/openai/embeddings", true, false, "openai", "embeddings"},
 		{"/v1/acme/prod/compat/v1/messages", true, false, "", "messages"},
 		{"/v1/acme/prod/compat/v1/messages/count_tokens", true, false, "", "count_tokens"},
+		{"/v1/acme/prod/compat/responses", true, false, "", "responses"},
 	} {
 		r, ok := parsePath([]byte(tc.path))
 		if ok != tc.ok || (ok && (r.models != tc.models || string(r.provider) != tc.provider || r.operation() != tc.opName)) {

@@ -31,6 +31,9 @@ const (
 	// kindCountTokens is /compat/v1/messages/count_tokens, answered by the
 	// gateway.
 	kindCountTokens
+	// kindResponses is /compat/responses (op chat): the translated OpenAI
+	// Responses door (proxy/door_responses.go).
+	kindResponses
 )
 
 var compatSeg = []byte("compat")
@@ -83,6 +86,8 @@ func parsePath(p []byte) (r route, ok bool) {
 		r.op, r.kind = llm.OpChat, kindMessages
 	case n == 6 && compat && string(segs[3]) == "v1" && string(segs[4]) == "messages" && string(segs[5]) == "count_tokens":
 		r.op, r.kind = llm.OpChat, kindCountTokens
+	case n == 4 && compat && string(segs[3]) == "responses":
+		r.op, r.kind = llm.OpChat, kindResponses
 	case n == 4 && string(segs[3]) == "models":
 		r.models = true
 	case n == 4 && string(segs[3]) == "responses" && string(r.provider) == "openai":

@@ -64,6 +64,9 @@ func TestParsePathMessages(t *testing.T) {
 		{"/v1/acme/prod/compat/v1/count_tokens", false, 0},
 		{"/v1/acme/prod/compat/count_tokens/messages", false, 0},
 		{"/v1/acme/prod/compat/v2/messages", false, 0},
+		{"/v1/acme/prod/compat/responses", true, kindResponses},
+		{"/v1/acme/prod/compat/responses/", false, 0},
+		{"/v1/acme/prod/compat/v1/responses", false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -96,6 +99,8 @@ func FuzzParsePath(f *testing.F) {
 			got += "v1/messages"
 		case kindCountTokens:
 			got += "v1/messages/count_tokens"
+		case kindResponses:
+			got += "responses"
 		default:
 			got += r.op.String()
 		}

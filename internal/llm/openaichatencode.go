@@ -75,7 +75,33 @@ func EncodeOpenAIChat(r *Request) ([]byte, error) {
 			}
 		}
 	}
+	if rf := r.ResponseFormat; rf != nil && (rf.Type == "json_object" || rf.Type == "json_schema") {
+		b, err := responseFormatOut(rf)
+		if err != nil {
+			return nil, err
+		}
+		out.ResponseFormat = b
+	}
 	return json.Marshal(&out)
+}
+
+// responseFormatOut is rf as OpenAI chat's response_format.
+func responseFormatOut(rf *ResponseFormat) (json.RawMessage, error) {
+	if rf.Type == "json_object" {
+		return json.RawMessage(`{"type":"json_object"}`), nil
+	}
+	var s struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Schema      json.RawMessage `json:"schema,omitempty"`
+			Strict      *bool           `json:"strict,omitempty"`
+		} `json:"json_schema"`
+	}
+	s.Type = "json_schema"
+	s.JSONSchema.Name, s.JSONSchema.Description, s.JSONSchema.Schema, s.JSONSchema.Strict = rf.Name, rf.Description, rf.Schema, rf.Strict
+	return json.Marshal(&s)
 }
 
 // messagesOut is m in OpenAI messages: one, or, for a user message with
@@ -173,6 +199,7 @@ type (
 		ToolChoice        json.RawMessage `json:"tool_choice,omitempty"`
 		ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
 		ReasoningEffort   string          `json:"reasoning_effort,omitempty"`
+		ResponseFormat    json.RawMessage `json:"response_format,omitempty"`
 	}
 	openAIMessageOut struct {
 		Role       string              `json:"role"`

@@ -1,0 +1,326 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/jsonstr"
+	"github.com/sluicehq/sluice/internal/llm"
+)
+
+// responsesDoor is the OpenAI Responses door of /compat/responses
+// (CONTRACT §12): stateless, any provider, translated. Like messagesDoor
+// it translates at the door: decode turns the client's Responses body
+// into an OpenAI chat body (llm.DecodeOpenAIResponses,
+// llm.EncodeOpenAIChat), which the pipeline forwards, rules, caches and
+// logs as the chat door's; answers and stream chunks come back
+// OpenAI-chat-shaped and the door writes them as a Responses `response`
+// object and Responses stream events. Errors keep the shape of §3, which
+// is OpenAI's, so the OpenAI SDK raises them.
+//
+// One responsesDoor is made per request (doorFor): it holds what the
+// response object echoes of the request and the stream's translation.
+type responsesDoor struct {
+	// echo holds the request fields the response object repeats.
+	echo responsesEcho
+	// The answer: ids, output items so far, finish reason and usage.
+	id, model []byte
+	created   int64
+	items     []responsesItem
+	finish    string
+	usage     llm.Usage
+	reasoning int64 // output_tokens_details.reasoning_tokens
+	// The stream's state: started once response.created is written; seq
+	// is the next sequence_number; open is the index of the open item in
+	// items (-1 none after start) and tool its chat tool call index.
+	started bool
+	seq     int64
+	open    int
+	tool    int64
+	p       fastjson.Parser
+}
+
+var _ door = (*responsesDoor)(nil)
+
+// responsesEcho is the request as the response object repeats it: each
+// field the client's JSON value, nil when absent.
+type responsesEcho struct {
+	Instructions      json.RawMessage `json:"instructions"`
+	Tools             json.RawMessage `json:"tools"`
+	ToolChoice        json.RawMessage `json:"tool_choice"`
+	Temperature       json.RawMessage `json:"temperature"`
+	TopP              json.RawMessage `json:"top_p"`
+	MaxOutputTokens   json.RawMessage `json:"max_output_tokens"`
+	Metadata          json.RawMessage `json:"metadata"`
+	ParallelToolCalls json.RawMessage `json:"parallel_tool_calls"`
+}
+
+// responsesItem is one output item: a message with its text, the
+// model's reasoning (a provider's reasoning_content) with its text, or a
+// function call with its arguments.
+type responsesItem struct {
+	kind                 byte   // itemMessage, itemReasoning or itemCall
+	id, callID, name, tx []byte // tx: the text, or the arguments
+}
+
+// The output item kinds.
+const (
+	itemMessage   = 'm'
+	itemReasoning = 'r'
+	itemCall      = 'f'
+)
+
+func (d *responsesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation) (inbound, *apierr.Error) {
+	// The client's own bytes pass the gateway's body checks first.
+	raw, e := parseBody(p, body, llm.OpResponses)
+	if e != nil {
+		return raw, e
+	}
+	r, err := llm.DecodeOpenAIResponses(body)
+	if err != nil {
+		return raw, responsesTranslateError(err)
+	}
+	chat, err := llm.EncodeOpenAIChat(r)
+	if err != nil {
+		return raw, responsesTranslateError(err)
+	}
+	// The echo fields have already been read once as JSON: this cannot fail.
+	_ = json.Unmarshal(body, &d.echo)
+	d.echo.Tools = echoTools(d.echo.Tools)
+	in, e := parseBody(p, chat, op)
+	if e != nil {
+		return in, e
+	}
+	in.body = chat
+	return in, nil
+}
+
+// echoTools is the request's function tools as a response lists them:
+// each with its parameters and strict, null when the client gave none.
+func echoTools(raw json.RawMessage) json.RawMessage {
+	var tools []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description *string         `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      *bool           `json:"strict"`
+	}
+	if json.Unmarshal(raw, &tools) != nil || len(tools) == 0 {
+		return nil
+	}
+	for i := range tools {
+		if len(tools[i].Parameters) == 0 {
+			tools[i].Parameters = json.RawMessage("null")
+		}
+	}
+	b, _ := json.Marshal(tools)
+	return b
+}
+
+// responsesTranslateError is the 400 of a body the door cannot translate.
+func responsesTranslateError(err error) *apierr.Error {
+	if _, ok := err.(*llm.SchemaError); ok {
+		return apierr.New(400, apierr.CodeInvalidRequest, "the request does not fit the Responses schema: %v", err)
+	}
+	return translateError(err)
+}
+
+func (d *responsesDoor) errorBody(e *apierr.Error) []byte { return e.Body() }
+
+// answer writes an OpenAI chat.completion as a Responses response object.
+func (d *responsesDoor) answer(body []byte) []byte {
+	v, err := d.p.ParseBytes(body)
+	if err != nil {
+		return body
+	}
+	d.setAnswer(v)
+	ch := v.Get("choices", "0")
+	m := ch.Get("message")
+	if t := m.GetStringBytes("reasoning_content"); len(t) > 0 {
+		d.items = append(d.items, responsesItem{kind: itemReasoning, id: d.itemID("rs_", len(d.items)), tx: append([]byte(nil), t...)})
+	}
+	if t := m.GetStringBytes("content"); len(t) > 0 {
+		d.items = append(d.items, responsesItem{kind: itemMessage, id: d.itemID("msg_", len(d.items)), tx: append([]byte(nil), t...)})
+	}
+	for _, tc := range m.GetArray("tool_calls") {
+		id := tc.GetStringBytes("id")
+		d.items = append(d.items, responsesItem{kind: itemCall, id: append([]byte("fc_"), id...), callID: append([]byte(nil), id...),
+			name: append([]byte(nil), tc.GetStringBytes("function", "name")...), tx: append([]byte(nil), tc.GetStringBytes("function", "arguments")...)})
+	}
+	d.finish = string(ch.GetStringBytes("finish_reason"))
+	return d.appendResponse(make([]byte, 0, len(body)+512), true)
+}
+
+// setAnswer takes the id, model, creation time and usage of a chat
+// completion or chunk.
+func (d *responsesDoor) setAnswer(v *fastjson.Value) {
+	if d.id == nil {
+		d.id = append([]byte("resp_"), v.GetStringBytes("id")...)
+		d.model = append([]byte(nil), v.GetStringBytes("model")...)
+		d.created = v.GetInt64("created")
+	}
+	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
+		d.usage = usageOf(u)
+		d.usage.CacheCreationTokens = u.GetInt64("prompt_tokens_details", "cache_creation_tokens")
+		d.reasoning = u.GetInt64("completion_tokens_details", "reasoning_tokens")
+	}
+}
+
+// itemID is the id of the output item at index i.
+func (d *responsesDoor) itemID(prefix string, i int) []byte {
+	b := append([]byte(prefix), d.id[min(len(d.id), len("resp_")):]...)
+	b = append(b, '_')
+	return strconv.AppendInt(b, int64(i), 10)
+}
+
+// status is the response's status and incomplete reason.
+func (d *responsesDoor) status() (status, reason string) {
+	switch d.finish {
+	case "length":
+		return "incomplete", "max_output_tokens"
+	case "content_filter":
+		return "incomplete", "content_filter"
+	}
+	return "completed", ""
+}
+
+// appendResponse appends the response object: in progress with no output
+// (done false), or finished with the items and the usage.
+func (d *responsesDoor) appendResponse(dst []byte, done bool) []byte {
+	status, reason := "in_progress", ""
+	if done {
+		status, reason = d.status()
+	}
+	dst = append(dst, `{"id":`...)
+	dst = jsonstr.Append(dst, d.id)
+	dst = append(dst, `,"object":"response","created_at":`...)
+	dst = strconv.AppendInt(dst, d.created, 10)
+	dst = append(dst, `,"status":"`...)
+	dst = append(dst, status...)
+	dst = append(dst, `","error":null,"incomplete_details":`...)
+	if reason != "" {
+		dst = append(dst, `{"reason":"`...)
+		dst = append(dst, reason...)
+		dst = append(dst, `"}`...)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"model":`...)
+	dst = jsonstr.Append(dst, d.model)
+	dst = append(dst, `,"output":[`...)
+	if done {
+		for i := range d.items {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = d.items[i].appendTo(dst, "completed")
+		}
+	}
+	dst = append(dst, ']')
+	e := &d.echo
+	dst = appendEcho(dst, "instructions", e.Instructions, "null")
+	dst = appendEcho(dst, "tools", e.Tools, "[]")
+	dst = appendEcho(dst, "tool_choice", e.ToolChoice, `"auto"`)
+	dst = appendEcho(dst, "temperature", e.Temperature, "null")
+	dst = appendEcho(dst, "top_p", e.TopP, "null")
+	dst = appendEcho(dst, "max_output_tokens", e.MaxOutputTokens, "null")
+	dst = appendEcho(dst, "metadata", e.Metadata, "{}")
+	dst = appendEcho(dst, "parallel_tool_calls", e.ParallelToolCalls, "true")
+	dst = append(dst, `,"store":false`...)
+	if done {
+		dst = append(dst, `,"usage":`...)
+		dst = d.appendUsage(dst)
+	}
+	return append(dst, '}')
+}
+
+// appendEcho appends ,"key":v, or def when v is absent or null.
+func appendEcho(dst []byte, key string, v json.RawMessage, def string) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	if len(v) == 0 || string(v) == "null" {
+		return append(dst, def...)
+	}
+	return append(dst, v...)
+}
+
+// appendUsage appends the usage in the Responses shape.
+func (d *responsesDoor) appendUsage(dst []byte) []byte {
+	u := d.usage
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.PromptTokens + u.CompletionTokens
+	}
+	dst = append(dst, `{"input_tokens":`...)
+	dst = strconv.AppendInt(dst, u.PromptTokens, 10)
+	dst = append(dst, `,"input_tokens_details":{"cached_tokens":`...)
+	dst = strconv.AppendInt(dst, u.CachedTokens, 10)
+	dst = append(dst, `,"cache_write_tokens":`...)
+	dst = strconv.AppendInt(dst, u.CacheCreationTokens, 10)
+	dst = append(dst, `},"output_tokens":`...)
+	dst = strconv.AppendInt(dst, u.CompletionTokens, 10)
+	dst = append(dst, `,"output_tokens_details":{"reasoning_tokens":`...)
+	dst = strconv.AppendInt(dst, d.reasoning, 10)
+	dst = append(dst, `},"total_tokens":`...)
+	dst = strconv.AppendInt(dst, total, 10)
+	return append(dst, '}')
+}
+
+// appendTo appends the item as an output item of status; a message in
+// progress has no content yet.
+func (it *responsesItem) appendTo(dst []byte, status string) []byte {
+	switch it.kind {
+	case itemCall:
+		dst = append(dst, `{"type":"function_call","id":`...)
+		dst = jsonstr.Append(dst, it.id)
+		dst = append(dst, `,"call_id":`...)
+		dst = jsonstr.Append(dst, it.callID)
+		dst = append(dst, `,"name":`...)
+		dst = jsonstr.Append(dst, it.name)
+		dst = append(dst, `,"arguments":`...)
+		if status == "in_progress" {
+			dst = append(dst, `""`...)
+		} else {
+			dst = jsonstr.Append(dst, it.tx)
+		}
+		dst = append(dst, `,"status":"`...)
+		dst = append(dst, status...)
+		return append(dst, `"}`...)
+	case itemReasoning:
+		dst = append(dst, `{"type":"reasoning","id":`...)
+		dst = jsonstr.Append(dst, it.id)
+		dst = append(dst, `,"status":"`...)
+		dst = append(dst, status...)
+		dst = append(dst, `","summary":[],"content":[`...)
+		if status != "in_progress" {
+			dst = it.appendPart(dst, it.tx)
+		}
+		return append(dst, "]}"...)
+	}
+	dst = append(dst, `{"type":"message","id":`...)
+	dst = jsonstr.Append(dst, it.id)
+	dst = append(dst, `,"status":"`...)
+	dst = append(dst, status...)
+	dst = append(dst, `","role":"assistant","content":[`...)
+	if status != "in_progress" {
+		dst = it.appendPart(dst, it.tx)
+	}
+	return append(dst, "]}"...)
+}
+
+// appendPart appends the content part of a message (output_text) or of
+// reasoning (reasoning_text) holding text.
+func (it *responsesItem) appendPart(dst, text []byte) []byte {
+	if it.kind == itemReasoning {
+		dst = append(dst, `{"type":"reasoning_text","text":`...)
+		dst = jsonstr.Append(dst, text)
+		return append(dst, '}')
+	}
+	dst = append(dst, `{"type":"output_text","text":`...)
+	dst = jsonstr.Append(dst, text)
+	return append(dst, `,"annotations":[],"logprobs":[]}`...)
+}
