@@ -74,6 +74,16 @@ func (d *messagesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation)
 		return in, e
 	}
 	in.body = chat
+	if llm.HasThinking(r) {
+		// The chat body drops thinking and its signatures; the codecs
+		// that read them back get them from the neutral request.
+		n, err := llm.DecodeOpenAIChat(chat)
+		if err != nil {
+			return in, translateError(err)
+		}
+		llm.CarryThinking(n, r)
+		in.neutral = n
+	}
 	return in, nil
 }
 

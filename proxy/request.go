@@ -27,6 +27,9 @@ type inbound struct {
 	// body, when set, is the body to forward in place of the client's: a
 	// translating door's OpenAI chat body (messagesDoor).
 	body []byte
+	// neutral is the translating door's neutral request when it holds
+	// thinking the OpenAI body cannot carry (providers.Request.Neutral).
+	neutral *llm.Request
 }
 
 // forbiddenFields are body fields that would let a client choose where the

@@ -76,6 +76,12 @@ type Request struct {
 	// when it speaks that wire, or reads the neutral llm.Request that
 	// door's decoder gives.
 	Wire llm.Wire
+	// Neutral, when set, is the request decoded by a translating door
+	// with what its OpenAI chat Body cannot carry: thinking parts with
+	// their signatures and a thinking budget (llm.CarryThinking). A
+	// translating codec encodes from it instead of decoding Body; a codec
+	// that passes Body on ignores it. nil for most requests.
+	Neutral *llm.Request
 	// Stream is the client's "stream" flag.
 	Stream bool
 	// ClientWantsUsage is true when the client set

@@ -77,7 +77,13 @@ func (a *Anthropic) Validate(req *providers.Request) error {
 	if req.Op != llm.OpChat {
 		return nil
 	}
-	return unsupported(req.Body)
+	return unsupported(req.Body, hasBudget(req.Neutral))
+}
+
+// hasBudget reports whether a door's neutral request carries a thinking
+// budget (providers.Request.Neutral).
+func hasBudget(n *llm.Request) bool {
+	return n != nil && n.Reasoning != nil && n.Reasoning.BudgetTokens != nil
 }
 
 // Chat sends a chat completion and waits for the whole answer.
@@ -99,7 +105,7 @@ func (a *Anthropic) EncodeRequest(_ context.Context, req *providers.Request, _ l
 	if req.Wire == llm.WireAnthropicMessages {
 		return encodeNative(req) // native.go
 	}
-	body, jsonTool, err := requestBody(req.Body, req.Model, stream, req.MaxOutputTokens)
+	body, jsonTool, err := requestBody(req.Body, req.Neutral, req.Model, stream, req.MaxOutputTokens)
 	if err != nil {
 		return providers.Encoded{}, err
 	}
@@ -181,7 +187,10 @@ func invalid(format string, args ...any) *providers.Error {
 // unsupported refuses the request fields the Messages API has
 // no equivalent for. It reads only top-level fields, with a pooled
 // parser, so running it before every attempt costs little.
-func unsupported(body []byte) error {
+//
+// budget true means reasoning_effort stands for a thinking budget the
+// request carries besides (providers.Request.Neutral).
+func unsupported(body []byte, budget bool) error {
 	p := providers.BodyParsers.Get()
 	defer providers.BodyParsers.Put(p)
 	v, err := p.ParseBytes(body)
@@ -228,7 +237,7 @@ func unsupported(body []byte) error {
 		return refusal("the deprecated functions and function_call fields; use tools and tool_choice")
 	case given("web_search_options"):
 		return refusal("web_search_options")
-	case given("reasoning_effort"):
+	case given("reasoning_effort") && !budget:
 		return refusal("reasoning_effort")
 	}
 	return nil
@@ -262,6 +271,13 @@ type request struct {
 	TopP          json.RawMessage  `json:"top_p,omitempty"`
 	Tools         []anthropicTool  `json:"tools,omitempty"`
 	ToolChoice    *anthropicChoice `json:"tool_choice,omitempty"`
+	Thinking      *thinking        `json:"thinking,omitempty"`
+}
+
+// thinking enables extended thinking with a token budget.
+type thinking struct {
+	Type         string `json:"type"` // enabled
+	BudgetTokens int64  `json:"budget_tokens"`
 }
 
 type metadata struct {
@@ -285,6 +301,11 @@ type block struct {
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
 	Content      json.RawMessage `json:"content,omitempty"`
 	CacheControl json.RawMessage `json:"cache_control,omitempty"`
+	// Thinking and Signature are a thinking block's; Data is a
+	// redacted_thinking block's.
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature string  `json:"signature,omitempty"`
+	Data      string  `json:"data,omitempty"`
 }
 
 type source struct {
@@ -327,14 +348,25 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // DefaultMaxTokens. A json_schema or json_object response_format
 // becomes a forced tool whose input is the answer, since the Messages API
 // has no JSON mode of its own.
-func requestBody(body []byte, model string, stream bool, capOut int64) ([]byte, string, error) {
-	if err := unsupported(body); err != nil {
+//
+// neutral, when set, is the request a translating door decoded
+// (providers.Request.Neutral): it is encoded in place of body's
+// decoding, so that thinking blocks with their signatures go back as the
+// client sent them and a thinking budget is thinking (body's
+// reasoning_effort, which stands for it, is then no refusal).
+func requestBody(body []byte, neutral *llm.Request, model string, stream bool, capOut int64) ([]byte, string, error) {
+	budget := hasBudget(neutral)
+	if err := unsupported(body, budget); err != nil {
 		return nil, "", err
 	}
-	in, err := providers.DecodeChat("anthropic", body)
-	if err != nil {
-		return nil, "", err
+	in := neutral
+	if in == nil {
+		var err error
+		if in, err = providers.DecodeChat("anthropic", body); err != nil {
+			return nil, "", err
+		}
 	}
+	var err error
 	out := request{Model: model, MaxTokens: DefaultMaxTokens, Stream: stream,
 		Temperature: in.Temperature, TopP: in.TopP}
 	switch {
@@ -345,6 +377,9 @@ func requestBody(body []byte, model string, stream bool, capOut int64) ([]byte, 
 	}
 	if len(in.Stop) > 0 {
 		out.StopSequences = in.Stop
+	}
+	if budget {
+		out.Thinking = &thinking{Type: "enabled", BudgetTokens: *neutral.Reasoning.BudgetTokens}
 	}
 	if in.User != "" {
 		out.Metadata = &metadata{UserID: in.User}
@@ -455,6 +490,14 @@ func toolResultsFirst(blocks []block) {
 func content(parts []llm.Part, i int) ([]block, error) {
 	var blocks []block
 	for _, p := range parts {
+		switch p.Kind {
+		case llm.PartThinking:
+			blocks = append(blocks, block{Type: "thinking", Thinking: &p.Text, Signature: p.Signature})
+			continue
+		case llm.PartRedactedThinking:
+			blocks = append(blocks, block{Type: "redacted_thinking", Data: p.Data})
+			continue
+		}
 		switch p.WireType {
 		case "text", "refusal":
 			if strings.TrimSpace(p.Text) != "" {

@@ -44,7 +44,7 @@ func TestAnthropicRequestGolden(t *testing.T) {
 				Stream bool `json:"stream"`
 			}
 			_ = json.Unmarshal(body, &flags)
-			out, jsonTool, err := requestBody(body, "claude-sonnet-4-5", flags.Stream, 0)
+			out, jsonTool, err := requestBody(body, nil, "claude-sonnet-4-5", flags.Stream, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestAnthropicRequestRefused(t *testing.T) {
 	a := New(nil).(*Anthropic)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := requestBody([]byte(tt.body), "m", false, 0)
+			_, _, err := requestBody([]byte(tt.body), nil, "m", false, 0)
 			if e := providers.AsError(err); e == nil || e.Status != 400 || e.Retryable() || !strings.Contains(e.Message, tt.want) {
 				t.Errorf("translation: got %v, want a 400 *Error containing %q", err, tt.want)
 			}
@@ -104,7 +104,7 @@ func TestAnthropicRequestRefused(t *testing.T) {
 	if err := a.Validate(&providers.Request{Op: llm.OpChat, Body: []byte(ok)}); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
-	if _, _, err := requestBody([]byte(ok), "m", false, 0); err != nil {
+	if _, _, err := requestBody([]byte(ok), nil, "m", false, 0); err != nil {
 		t.Errorf("translation: %v", err)
 	}
 	if err := a.Validate(&providers.Request{Op: llm.OpEmbeddings, Body: []byte(`{"n":3}`)}); err != nil {

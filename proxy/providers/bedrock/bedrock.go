@@ -83,7 +83,7 @@ func (b *Bedrock) Validate(req *providers.Request) error {
 		_, err := embedPlan(req)
 		return err
 	}
-	_, err := converseBody(req.Body, req.MaxOutputTokens)
+	_, err := converseBody(req.Body, req.Neutral, req.MaxOutputTokens)
 	return err
 }
 
@@ -102,7 +102,7 @@ func (b *Bedrock) ChatStream(ctx context.Context, req *providers.Request) (provi
 // EncodeRequest translates a chat request into a signed Converse (or
 // ConverseStream) call.
 func (b *Bedrock) EncodeRequest(ctx context.Context, req *providers.Request, _ llm.Operation, stream bool) (providers.Encoded, error) {
-	body, err := converseBody(req.Body, req.MaxOutputTokens)
+	body, err := converseBody(req.Body, req.Neutral, req.MaxOutputTokens)
 	if err != nil {
 		return providers.Encoded{}, err
 	}

@@ -57,6 +57,20 @@ type converseReq struct {
 	InferenceConfig *inference        `json:"inferenceConfig,omitempty"`
 	ToolConfig      *toolConfig       `json:"toolConfig,omitempty"`
 	RequestMetadata map[string]string `json:"requestMetadata,omitempty"`
+	// AdditionalModelRequestFields carries what Converse passes to the
+	// model as is: Claude's thinking budget.
+	AdditionalModelRequestFields *additionalFields `json:"additionalModelRequestFields,omitempty"`
+}
+
+// additionalFields are the model fields of a Converse request.
+type additionalFields struct {
+	Thinking *thinking `json:"thinking,omitempty"`
+}
+
+// thinking enables Claude's extended thinking with a token budget.
+type thinking struct {
+	Type         string `json:"type"` // enabled
+	BudgetTokens int64  `json:"budget_tokens"`
 }
 
 type system struct {
@@ -74,6 +88,19 @@ type block struct {
 	Image      *image      `json:"image,omitempty"`
 	ToolUse    *toolUse    `json:"toolUse,omitempty"`
 	ToolResult *toolResult `json:"toolResult,omitempty"`
+	// ReasoningContent is an earlier answer's reasoning, sent back with
+	// its signature (Claude's thinking).
+	ReasoningContent *reasoningContent `json:"reasoningContent,omitempty"`
+}
+
+// reasoningContent is {"reasoningText":{text,signature}} or
+// {"redactedContent": base64}.
+type reasoningContent struct {
+	ReasoningText *struct {
+		Text      string `json:"text"`
+		Signature string `json:"signature,omitempty"`
+	} `json:"reasoningText,omitempty"`
+	RedactedContent string `json:"redactedContent,omitempty"`
 }
 
 type image struct {
@@ -137,10 +164,22 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // gateway's cap (Request.MaxOutputTokens), sent as inferenceConfig.maxTokens
 // when the request sets no maximum. A feature Converse cannot express is
 // an *Error with status 400.
-func converseBody(body []byte, capOut int64) ([]byte, error) {
-	r, err := llm.DecodeOpenAIChat(body)
-	if err != nil {
-		return nil, decodeError(err)
+//
+// neutral, when set, is the request a translating door decoded
+// (providers.Request.Neutral), encoded in place of body's decoding: its
+// thinking parts go back as reasoningContent blocks with their
+// signatures, and its thinking budget as
+// additionalModelRequestFields.thinking (Claude on Bedrock).
+func converseBody(body []byte, neutral *llm.Request, capOut int64) ([]byte, error) {
+	r := neutral
+	if r == nil {
+		var err error
+		if r, err = llm.DecodeOpenAIChat(body); err != nil {
+			return nil, decodeError(err)
+		}
+	} else {
+		c := *neutral // the door's request serves every attempt: no writes
+		r = &c
 	}
 	in := chatIn{Request: r}
 	if err := json.Unmarshal(body, &in.extras); err != nil {
@@ -233,6 +272,9 @@ func converse(in *chatIn) (*converseReq, error) {
 		}
 		out.RequestMetadata = map[string]string{"user": in.User}
 	}
+	if rs := in.Reasoning; rs != nil && rs.BudgetTokens != nil {
+		out.AdditionalModelRequestFields = &additionalFields{Thinking: &thinking{Type: "enabled", BudgetTokens: *rs.BudgetTokens}}
+	}
 	return out, nil
 }
 
@@ -299,6 +341,19 @@ func content(content []llm.Part, i int, images bool) ([]block, error) {
 	blocks := make([]block, 0, len(content))
 	for j := range content {
 		p := &content[j]
+		switch p.Kind {
+		case llm.PartThinking:
+			rc := &reasoningContent{}
+			rc.ReasoningText = &struct {
+				Text      string `json:"text"`
+				Signature string `json:"signature,omitempty"`
+			}{p.Text, p.Signature}
+			blocks = append(blocks, block{ReasoningContent: rc})
+			continue
+		case llm.PartRedactedThinking:
+			blocks = append(blocks, block{ReasoningContent: &reasoningContent{RedactedContent: p.Data}})
+			continue
+		}
 		switch p.WireType {
 		case "text", "refusal":
 			t := p.Text

@@ -1,0 +1,58 @@
+package llm
+
+// HasThinking reports whether r holds what the OpenAI chat wire cannot
+// carry to a provider that reads it back: thinking parts of assistant
+// messages (with their signatures) or a reasoning token budget.
+func HasThinking(r *Request) bool {
+	if r.Reasoning != nil && r.Reasoning.BudgetTokens != nil {
+		return true
+	}
+	for i := range r.Messages {
+		if r.Messages[i].Role != RoleAssistant {
+			continue
+		}
+		for _, p := range r.Messages[i].Parts {
+			if p.Kind == PartThinking || p.Kind == PartRedactedThinking {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CarryThinking copies into to what EncodeOpenAIChat leaves out of from,
+// when to is from's OpenAI chat encoding decoded again
+// (DecodeOpenAIChat): the thinking parts of each assistant message, in
+// front of the rest of the matching assistant message of to, and the
+// reasoning budget. EncodeOpenAIChat writes exactly one assistant
+// message per assistant message, in order, so the k-th of each match.
+// A translating codec of a provider that reads thinking back (Anthropic,
+// Claude on Bedrock) then sends them as the client wrote them.
+func CarryThinking(to, from *Request) {
+	if rs := from.Reasoning; rs != nil && rs.BudgetTokens != nil {
+		to.Reasoning = rs
+	}
+	j := 0
+	for i := range from.Messages {
+		m := &from.Messages[i]
+		if m.Role != RoleAssistant {
+			continue
+		}
+		for j < len(to.Messages) && to.Messages[j].Role != RoleAssistant {
+			j++
+		}
+		if j == len(to.Messages) {
+			return
+		}
+		var thinking []Part
+		for _, p := range m.Parts {
+			if p.Kind == PartThinking || p.Kind == PartRedactedThinking {
+				thinking = append(thinking, p)
+			}
+		}
+		if len(thinking) > 0 {
+			to.Messages[j].Parts = append(thinking, to.Messages[j].Parts...)
+		}
+		j++
+	}
+}

@@ -1,0 +1,93 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestMessagesThinkingRelayed: on the translating Messages door, thinking
+// blocks of earlier assistant turns reach Anthropic and Claude on Bedrock
+// with their signatures, redacted thinking with its data, and thinking's
+// budget reaches them as thinking, not as reasoning_effort.
+func TestMessagesThinkingRelayed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	h.addNativeProviders()
+	hdr := http.Header{"X-Api-Key": {h.token}, "Content-Type": {"application/json"}, "Anthropic-Version": {"2023-06-01"}}
+	body := func(model string) string {
+		return `{"model":"` + model + `","max_tokens":2048,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[` +
+			`{"role":"user","content":"2+2?"},` +
+			`{"role":"assistant","content":[{"type":"thinking","thinking":"Add them.","signature":"sig-abc=="},` +
+			`{"type":"redacted_thinking","data":"ZW5jcnlwdGVk"},{"type":"text","text":"4"},` +
+			`{"type":"tool_use","id":"tu_1","name":"calc","input":{"x":1}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu_1","content":"ok"},{"type":"text","text":"and 3+3?"}]}],` +
+			`"tools":[{"name":"calc","input_schema":{"type":"object"}}]}`
+	}
+	for _, tt := range []struct {
+		name, model string
+		// want are the JSON fragments the upstream must receive.
+		want []string
+	}{
+		{"anthropic", "anthropic/claude-sonnet-4-5", []string{
+			`"thinking":{"type":"enabled","budget_tokens":1024}`,
+			`{"role":"assistant","content":[{"type":"thinking","thinking":"Add them.","signature":"sig-abc=="},` +
+				`{"type":"redacted_thinking","data":"ZW5jcnlwdGVk"},{"type":"text","text":"4"},{"type":"tool_use","id":"tu_1","name":"calc","input":{"x":1}}]}`,
+		}},
+		{"bedrock", "bedrock/anthropic.claude-sonnet-4-5-v1:0", []string{
+			`"additionalModelRequestFields":{"thinking":{"type":"enabled","budget_tokens":1024}}`,
+			`{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"Add them.","signature":"sig-abc=="}}},` +
+				`{"reasoningContent":{"redactedContent":"ZW5jcnlwdGVk"}},{"text":"4"},{"toolUse":{"toolUseId":"tu_1","name":"calc","input":{"x":1}}}]}`,
+		}},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(tt.name+map[bool]string{false: "", true: "/stream"}[stream], func(t *testing.T) {
+				b := body(tt.model)
+				if stream {
+					b = strings.Replace(b, `"max_tokens":2048`, `"max_tokens":2048,"stream":true`, 1)
+				}
+				before := len(h.mock.Requests())
+				resp, out := h.do("POST", messagesPath, hdr, b)
+				wantStatus(t, resp, out, 200)
+				reqs := h.mock.Requests()[before:]
+				if len(reqs) != 1 {
+					t.Fatalf("upstream requests %+v", reqs)
+				}
+				sent := string(reqs[0].Body)
+				for _, w := range tt.want {
+					if !strings.Contains(sent, w) {
+						t.Errorf("upstream body lacks %s:\n%s", w, sent)
+					}
+				}
+				if strings.Contains(sent, "reasoning_effort") {
+					t.Errorf("upstream body holds reasoning_effort: %s", sent)
+				}
+				if !stream && !json.Valid(out) {
+					t.Errorf("answer %s", out)
+				}
+			})
+		}
+	}
+}
+
+// TestMessagesThinkingOpenAI: an OpenAI-wire target still gets the plain
+// chat body, thinking left out and the budget as reasoning_effort.
+func TestMessagesThinkingOpenAI(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	hdr := http.Header{"X-Api-Key": {h.token}, "Content-Type": {"application/json"}, "Anthropic-Version": {"2023-06-01"}}
+	before := len(h.mock.Requests())
+	resp, out := h.do("POST", messagesPath, hdr, `{"model":"openai/gpt-4o-mini","max_tokens":2048,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[`+
+		`{"role":"user","content":"2+2?"},{"role":"assistant","content":[{"type":"thinking","thinking":"Add them.","signature":"sig-abc=="},{"type":"text","text":"4"}]},`+
+		`{"role":"user","content":"and 3+3?"}]}`)
+	wantStatus(t, resp, out, 200)
+	reqs := h.mock.Requests()[before:]
+	if len(reqs) != 1 {
+		t.Fatalf("upstream requests %+v", reqs)
+	}
+	sent := string(reqs[0].Body)
+	if strings.Contains(sent, "sig-abc") || strings.Contains(sent, "Add them.") || !strings.Contains(sent, `"reasoning_effort":"low"`) {
+		t.Errorf("upstream body %s", sent)
+	}
+}
