@@ -74,6 +74,7 @@ func (d *messagesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation)
 		return in, e
 	}
 	in.body = chat
+	in.thinkingBlocks = true
 	if llm.HasThinking(r) {
 		// The chat body drops thinking and its signatures; the codecs
 		// that read them back get them from the neutral request.
@@ -138,7 +139,22 @@ func (d *messagesDoor) answer(body []byte) []byte {
 		}
 		n++
 	}
-	if t := m.GetStringBytes("reasoning_content"); len(t) > 0 {
+	if tb := m.GetArray("thinking_blocks"); len(tb) > 0 {
+		// A codec's thinking blocks, signed (providers.Request.ThinkingBlocks).
+		for _, b := range tb {
+			sep()
+			if string(b.GetStringBytes("type")) == "redacted_thinking" {
+				dst = append(dst, `{"type":"redacted_thinking","data":`...)
+				dst = jsonstr.Append(dst, b.GetStringBytes("data"))
+			} else {
+				dst = append(dst, `{"type":"thinking","thinking":`...)
+				dst = jsonstr.Append(dst, b.GetStringBytes("thinking"))
+				dst = append(dst, `,"signature":`...)
+				dst = jsonstr.Append(dst, b.GetStringBytes("signature"))
+			}
+			dst = append(dst, '}')
+		}
+	} else if t := m.GetStringBytes("reasoning_content"); len(t) > 0 {
 		sep()
 		dst = append(dst, `{"type":"thinking","thinking":`...)
 		dst = jsonstr.Append(dst, t)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestMessagesThinkingRelayed: on the translating Messages door, thinking
@@ -89,5 +91,25 @@ func TestMessagesThinkingOpenAI(t *testing.T) {
 	sent := string(reqs[0].Body)
 	if strings.Contains(sent, "sig-abc") || strings.Contains(sent, "Add them.") || !strings.Contains(sent, `"reasoning_effort":"low"`) {
 		t.Errorf("upstream body %s", sent)
+	}
+}
+
+// TestMessagesThinkingAnswer: an Anthropic answer's thinking blocks reach
+// the Messages client with their signatures, redacted thinking with its
+// data, in the answer's order before the text.
+func TestMessagesThinkingAnswer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{})
+	h.addNativeProviders()
+	hdr := http.Header{"X-Api-Key": {h.token}, "Content-Type": {"application/json"}, "Anthropic-Version": {"2023-06-01"}}
+	h.mock.Script(providertest.Step{Body: `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[` +
+		`{"type":"thinking","thinking":"Let me add.","signature":"sig-xyz=="},{"type":"redacted_thinking","data":"ZW5j"},{"type":"text","text":"4"}],` +
+		`"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}`})
+	resp, out := h.do("POST", messagesPath, hdr, `{"model":"anthropic/claude-sonnet-4-5","max_tokens":2048,`+
+		`"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"2+2?"}]}`)
+	wantStatus(t, resp, out, 200)
+	want := `"content":[{"type":"thinking","thinking":"Let me add.","signature":"sig-xyz=="},{"type":"redacted_thinking","data":"ZW5j"},{"type":"text","text":"4"}]`
+	if !strings.Contains(string(out), want) {
+		t.Errorf("answer %s\nwant %s", out, want)
 	}
 }

@@ -30,6 +30,9 @@ type inbound struct {
 	// neutral is the translating door's neutral request when it holds
 	// thinking the OpenAI body cannot carry (providers.Request.Neutral).
 	neutral *llm.Request
+	// thinkingBlocks says the door gives answers' thinking blocks back
+	// (providers.Request.ThinkingBlocks).
+	thinkingBlocks bool
 }
 
 // forbiddenFields are body fields that would let a client choose where the

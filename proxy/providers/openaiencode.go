@@ -21,6 +21,12 @@ type OpenAIOptions struct {
 	// Usage.ReasoningTokens, zero included (Gemini's answers, as Google's
 	// own OpenAI compatibility layer writes them).
 	ReasoningDetails bool
+	// ThinkingBlocks writes a message's thinking and redacted thinking
+	// parts, signatures and data included, as message.thinking_blocks
+	// ([{type: thinking, thinking, signature} | {type: redacted_thinking,
+	// data}], LiteLLM's field), when it has any: for a door that gives
+	// them back to its client (providers.Request.ThinkingBlocks).
+	ThinkingBlocks bool
 }
 
 // EncodeOpenAIResponse is the chat.completion of r. Each choice's message
@@ -58,6 +64,9 @@ func AppendOpenAIResponse(dst []byte, r *llm.Response, opts OpenAIOptions) []byt
 		dst = append(dst, `,"message":{"role":"assistant","content":`...)
 		dst = appendTextContent(dst, c.Message.Parts)
 		dst = append(dst, `,"refusal":null`...)
+		if opts.ThinkingBlocks {
+			dst = appendThinkingBlocks(dst, c.Message.Parts)
+		}
 		if len(c.Message.ToolCalls) > 0 {
 			dst = append(dst, `,"tool_calls":[`...)
 			for j := range c.Message.ToolCalls {
@@ -78,6 +87,38 @@ func AppendOpenAIResponse(dst []byte, r *llm.Response, opts OpenAIOptions) []byt
 		dst = appendUsage(dst, r.Usage, opts)
 	}
 	return append(dst, '}')
+}
+
+// appendThinkingBlocks appends ,"thinking_blocks":[…] with the thinking
+// and redacted thinking parts, when there are any.
+func appendThinkingBlocks(dst []byte, parts []llm.Part) []byte {
+	n := 0
+	for i := range parts {
+		p := &parts[i]
+		if p.Kind != llm.PartThinking && p.Kind != llm.PartRedactedThinking {
+			continue
+		}
+		if n == 0 {
+			dst = append(dst, `,"thinking_blocks":[`...)
+		} else {
+			dst = append(dst, ',')
+		}
+		n++
+		if p.Kind == llm.PartThinking {
+			dst = append(dst, `{"type":"thinking","thinking":`...)
+			dst = jsonstr.Append(dst, p.Text)
+			dst = append(dst, `,"signature":`...)
+			dst = jsonstr.Append(dst, p.Signature)
+		} else {
+			dst = append(dst, `{"type":"redacted_thinking","data":`...)
+			dst = jsonstr.Append(dst, p.Data)
+		}
+		dst = append(dst, '}')
+	}
+	if n > 0 {
+		dst = append(dst, ']')
+	}
+	return dst
 }
 
 // appendOpenAIHead appends the fields an answer or chunk starts with,

@@ -82,6 +82,12 @@ type Request struct {
 	// translating codec encodes from it instead of decoding Body; a codec
 	// that passes Body on ignores it. nil for most requests.
 	Neutral *llm.Request
+	// ThinkingBlocks asks a translating codec whose provider signs its
+	// thinking (Anthropic) to write an answer's thinking blocks, their
+	// signatures included, as message.thinking_blocks
+	// (OpenAIOptions.ThinkingBlocks): set by the Messages door, which
+	// gives them back to its client.
+	ThinkingBlocks bool
 	// Stream is the client's "stream" flag.
 	Stream bool
 	// ClientWantsUsage is true when the client set
