@@ -55,8 +55,10 @@ var govDoors = []govDoor{
 		},
 		hdr: anthropicHeaders},
 	{name: "native responses", path: responsesPath, op: analytics.OpResponses, native: true,
-		body: func(text string) string { return `{"model":"gpt-4o-mini","max_output_tokens":16,"input":` + quote(text) + `}` },
-		hdr:  bearer},
+		body: func(text string) string {
+			return `{"model":"gpt-4o-mini","max_output_tokens":16,"input":` + quote(text) + `}`
+		},
+		hdr: bearer},
 }
 
 // govHarness is a harness with both an openai and an anthropic key on the
