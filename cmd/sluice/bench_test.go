@@ -26,7 +26,7 @@ const benchGatewayEnv = "SLUICE_BENCH_TEST_GATEWAY=1"
 // figures of so short a run mean nothing.
 func TestBench(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the benchmark for about 5 s")
+		t.Skip("runs the benchmark for about 7 s")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -72,8 +72,31 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s = %v, want > 0", name, v)
 		}
 	}
-	if got := len(r.Targets); got != 4 {
-		t.Errorf("%d targets, want 4", got)
+	if got := len(r.Targets); got != 10 {
+		t.Errorf("%d targets, want 10 (4, and 3 for each of the 2 other doors)", got)
+	}
+	var doors []string
+	for _, d := range r.Doors {
+		doors = append(doors, d.Name)
+		for name, v := range map[string]float64{
+			"requests/s": d.Throughput.PerSecond, "CPU per request": d.CPUPerRequestMS,
+			"latency p50": d.Latency.P50MS, "first streamed event p50": d.Streaming.P50MS,
+			"fixed-rate requests": float64(d.Latency.Requests), "streamed requests": float64(d.Streaming.Requests),
+		} {
+			if !(v > 0) {
+				t.Errorf("%s door: %s = %v, want > 0", d.Name, name, v)
+			}
+		}
+		if n := d.Throughput.Errors + d.Latency.Errors + d.Streaming.Errors; n != 0 {
+			t.Errorf("%s door: %d failed requests, first: %s %s %s", d.Name, n,
+				d.Throughput.FirstError, d.Latency.FirstError, d.Streaming.FirstError)
+		}
+	}
+	if !slices.Equal(doors, []string{"messages", "responses"}) {
+		t.Errorf("doors %v, want messages and responses", doors)
+	}
+	if got := len(r.OtherProcesses.Phases); got != 8 {
+		t.Errorf("%d phases, want 8", got)
 	}
 	for _, l := range []bench.Latencies{r.Latency.Direct, r.Latency.Gateway, r.Streaming.Direct, r.Streaming.Gateway} {
 		if l.Errors != 0 {
@@ -90,6 +113,9 @@ func TestBench(t *testing.T) {
 		"Latency at 100 requests/s", "added by the gateway",
 		"Streamed: time to the first content chunk", "peak RSS", "Other processes", "Targets",
 		"CPU per non-streamed request", "added latency p50", "added latency p99", "first streamed chunk",
+		"Front doors", "/compat/v1/messages", "/openai/responses",
+		"messages door: p50 over the chat door", "responses door: added to the first streamed event",
+		"responses door: CPU per request over the chat door",
 	} {
 		if !strings.Contains(text.String(), section) {
 			t.Errorf("the report lacks %q:\n%s", section, text.String())

@@ -57,7 +57,7 @@ const (
 
 // Config configures a run. Only Gateway is required.
 type Config struct {
-	// Duration is how long each of the six phases measures (10s).
+	// Duration is how long each of the eight phases measures (10s).
 	Duration time.Duration
 	// Warmup is the discarded start of each phase (a tenth of Duration, at
 	// most 1s).
@@ -161,7 +161,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			StreamModel: model + streamDirective, RequestBytes: len(chatBody("openai/"+model, false)),
 		},
 	}
-	m := measurer{cfg: cfg, gw: gw, direct: directTargets(mockURL), gateway: gatewayTargets(gw.base, token)}
+	m := measurer{cfg: cfg, gw: gw, direct: directTargets(mockURL), gateway: gatewayTargets(gw.base, token),
+		doors: doorTargets(gw.base, token)}
 	if err := m.run(ctx, r); err != nil {
 		return nil, err
 	}
@@ -181,16 +182,20 @@ type measurer struct {
 	cfg             Config
 	gw              *gateway
 	direct, gateway targets
+	// doors are the other front doors, measured after the chat door.
+	doors []doorTarget
 }
 
-// run measures the six phases into r, in a fixed order: throughput
+// run measures the eight phases into r, in a fixed order: throughput
 // (direct, gateway), plain latency (direct, gateway), streamed first chunk
-// (direct, gateway). Each phase also records how busy the machine's other
+// (direct, gateway), then one phase per other front door (Messages,
+// Responses), compared with the chat door's figures. Each phase also records how busy the machine's other
 // processes kept it.
 func (m *measurer) run(ctx context.Context, r *Report) error {
 	c := m.cfg
+	phaseLen := c.Warmup + c.Duration
 	phase := func(name string, measure func() error) error {
-		fmt.Fprintf(c.Progress, "bench: %s (%s)\n", name, (c.Warmup + c.Duration).Round(time.Millisecond))
+		fmt.Fprintf(c.Progress, "bench: %s (%s)\n", name, phaseLen.Round(time.Millisecond))
 		other, err := startOtherMeter(m.gw.pid())
 		if err != nil {
 			return err
@@ -257,6 +262,18 @@ func (m *measurer) run(ctx context.Context, r *Report) error {
 	}
 	if err := fixed(&r.Streaming, m.direct.stream, m.gateway.stream, "streamed first chunk"); err != nil {
 		return err
+	}
+	// A door's phase has three parts, each after its own warm-up.
+	phaseLen = 3*c.Warmup + c.Duration
+	for _, d := range m.doors {
+		err := phase("the "+d.name+" door through the gateway", func() error {
+			door, err := m.measureDoor(ctx, d, r)
+			r.Doors = append(r.Doors, door)
+			return err
+		})
+		if err != nil {
+			return err
+		}
 	}
 	var idleS float64
 	for _, cpu := range idle {

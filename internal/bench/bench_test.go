@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -86,6 +87,67 @@ func TestHasContent(t *testing.T) {
 		if got := hasContent([]byte(tc.in)); got != tc.want {
 			t.Errorf("hasContent(%s) = %t, want %t", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestHasString covers the first content event of the Messages and
+// Responses doors' streams: the opening events carry empty strings.
+func TestHasString(t *testing.T) {
+	text, delta := []byte(`"text":`), []byte(`"delta":`)
+	for _, tc := range []struct {
+		in   string
+		key  []byte
+		want bool
+	}{
+		{`event: content_block_start` + "\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, text, false},
+		{`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`, text, true},
+		{`event: response.content_part.added` + "\n" + `data: {"type":"response.content_part.added","part":{"type":"output_text","text":""}}`, delta, false},
+		{`event: response.output_text.delta` + "\n" + `data: {"type":"response.output_text.delta","delta":"Hel"}`, delta, true},
+	} {
+		if got := hasString([]byte(tc.in), tc.key); got != tc.want {
+			t.Errorf("hasString(%s, %s) = %t, want %t", tc.in, tc.key, got, tc.want)
+		}
+	}
+}
+
+func TestDoorTargets(t *testing.T) {
+	ds := doorTargets("http://127.0.0.1:1", "sk-x")
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.plain.url, d.stream.url)
+		if !d.stream.stream || d.plain.stream || d.stream.contentKey == nil || d.stream.done == nil {
+			t.Errorf("%s: streamed target %+v, plain %+v", d.name, d.stream, d.plain)
+		}
+		for _, b := range [][]byte{d.plain.body, d.stream.body} {
+			if !json.Valid(b) {
+				t.Errorf("%s: body is not JSON: %s", d.name, b)
+			}
+		}
+	}
+	want := []string{
+		"http://127.0.0.1:1/v1/bench/prod/compat/v1/messages", "http://127.0.0.1:1/v1/bench/prod/compat/v1/messages",
+		"http://127.0.0.1:1/v1/bench/prod/openai/responses", "http://127.0.0.1:1/v1/bench/prod/openai/responses",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("URLs (-want +got):\n%s", diff)
+	}
+}
+
+func TestJudgeDoors(t *testing.T) {
+	r := &Report{Throughput: Throughput{CPUPerRequestMS: 0.1}, Doors: []Door{
+		{Name: "messages", OverChatP50MS: 0.04, StreamAddedP50MS: 0.2, CPUOverChatMS: 0.005},
+		{Name: "responses", OverChatP50MS: 0.06, StreamAddedP50MS: 0.4, CPUOverChatMS: 0.02},
+	}}
+	r.judge()
+	var met []bool
+	for _, tg := range r.Targets[4:] {
+		met = append(met, tg.Met)
+	}
+	if diff := cmp.Diff([]bool{true, true, true, false, false, false}, met); diff != "" {
+		t.Errorf("door verdicts (-want +got):\n%s\n%+v", diff, r.Targets)
+	}
+	if r.Targets[6].Limit != 0.01 {
+		t.Errorf("CPU limit %g ms, want 10%% of 0.1 ms", r.Targets[6].Limit)
 	}
 }
 

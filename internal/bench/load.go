@@ -36,6 +36,10 @@ type target struct {
 	// stream marks an SSE request: its latency is the time to the first
 	// content chunk.
 	stream bool
+	// contentKey is the JSON key whose first non-empty string value marks
+	// a stream's first content event, and done the bytes its end must
+	// hold; nil means the chat stream's "content": and data: [DONE].
+	contentKey, done []byte
 }
 
 // client returns a client of t's host with conns connections at most.
@@ -71,10 +75,18 @@ type exchange struct {
 	req  fasthttp.Request
 	resp fasthttp.Response
 	acc  []byte // a stream's body so far
+	// contentKey and done are t's, or the chat stream's by default.
+	contentKey, done []byte
 }
 
 func newExchange(t target, c *fasthttp.HostClient) *exchange {
-	x := &exchange{t: t, c: c, acc: make([]byte, 0, 4096)}
+	x := &exchange{t: t, c: c, acc: make([]byte, 0, 4096), contentKey: t.contentKey, done: t.done}
+	if x.contentKey == nil {
+		x.contentKey = contentKey
+	}
+	if x.done == nil {
+		x.done = doneEvent
+	}
 	t.request(&x.req)
 	return x
 }
@@ -105,7 +117,7 @@ func (x *exchange) readStream() (time.Time, error) {
 	r := x.resp.BodyStream()
 	if r == nil { // the client read the whole (short) body already
 		at := time.Now()
-		if b := x.resp.Body(); !hasContent(b) || !bytes.Contains(b, doneEvent) {
+		if b := x.resp.Body(); !hasString(b, x.contentKey) || !bytes.Contains(b, x.done) {
 			return time.Time{}, errNoContent
 		}
 		return at, nil
@@ -118,7 +130,7 @@ func (x *exchange) readStream() (time.Time, error) {
 		}
 		n, err := r.Read(x.acc[len(x.acc):cap(x.acc)])
 		x.acc = x.acc[:len(x.acc)+n]
-		if at.IsZero() && n > 0 && hasContent(x.acc) {
+		if at.IsZero() && n > 0 && hasString(x.acc, x.contentKey) {
 			at = time.Now()
 		}
 		if errors.Is(err, io.EOF) {
@@ -128,7 +140,7 @@ func (x *exchange) readStream() (time.Time, error) {
 			return time.Time{}, fmt.Errorf("read stream: %w", err)
 		}
 	}
-	if at.IsZero() || !bytes.Contains(x.acc, doneEvent) {
+	if at.IsZero() || !bytes.Contains(x.acc, x.done) {
 		return time.Time{}, errNoContent
 	}
 	return at, nil
@@ -141,13 +153,17 @@ var (
 
 // hasContent reports whether b holds a chat chunk with non-empty content
 // (the role chunk that starts a stream has "content":"").
-func hasContent(b []byte) bool {
+func hasContent(b []byte) bool { return hasString(b, contentKey) }
+
+// hasString reports whether b holds key followed by a non-empty JSON
+// string.
+func hasString(b, key []byte) bool {
 	for {
-		i := bytes.Index(b, contentKey)
+		i := bytes.Index(b, key)
 		if i < 0 {
 			return false
 		}
-		b = bytes.TrimLeft(b[i+len(contentKey):], " ")
+		b = bytes.TrimLeft(b[i+len(key):], " ")
 		if len(b) >= 2 && b[0] == '"' && b[1] != '"' {
 			return true
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -23,7 +24,10 @@ type Report struct {
 	// Streaming is the time to the first content chunk of a streamed
 	// request at a fixed rate.
 	Streaming Comparison `json:"streaming_first_chunk"`
-	Gateway   Process    `json:"gateway_process"`
+	// Doors are the Messages and Responses front doors against the chat
+	// door (issue 14).
+	Doors   []Door  `json:"doors"`
+	Gateway Process `json:"gateway_process"`
 	// OtherProcesses is the load the rest of the machine added meanwhile.
 	OtherProcesses OtherProcesses `json:"other_processes"`
 	Targets        []Target       `json:"targets"`
@@ -142,6 +146,13 @@ const (
 	targetAddedP50MS      = 0.5
 	targetAddedP99MS      = 2
 	targetStreamAddedMS   = 1
+
+	// The front doors' targets (issue 14): added latency p50 within
+	// 0.05 ms of the chat door's, the first streamed event added at most
+	// 0.3 ms p50, CPU per request within 10% of the chat door's.
+	targetDoorOverChatP50MS = 0.05
+	targetDoorStreamAddedMS = 0.3
+	targetDoorCPUShare      = 0.10
 )
 
 // judge fills r.Targets and r.Disturbed.
@@ -158,6 +169,14 @@ func (r *Report) judge() {
 	add("added latency p50"+rate, r.Latency.Added.P50MS, targetAddedP50MS)
 	add("added latency p99"+rate, r.Latency.Added.P99MS, targetAddedP99MS)
 	add("added to the first streamed chunk, p50"+rate, r.Streaming.Added.P50MS, targetStreamAddedMS)
+	for _, d := range r.Doors {
+		add(d.Name+" door: p50 over the chat door"+rate, d.OverChatP50MS, targetDoorOverChatP50MS)
+		add(d.Name+" door: added to the first streamed event, p50"+rate, d.StreamAddedP50MS, targetDoorStreamAddedMS)
+		// Within 10% of the chat door's CPU per request: the limit is that
+		// 10%, in ms, and the value the door's excess over the chat door.
+		limit := math.Round(r.Throughput.CPUPerRequestMS*targetDoorCPUShare*1e4) / 1e4
+		add(d.Name+" door: CPU per request over the chat door", d.CPUOverChatMS, limit)
+	}
 }
 
 // WriteJSON writes r as indented JSON.
@@ -211,6 +230,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		return err
 	}
 
+	if err := writeDoors(bw, r); err != nil {
+		return err
+	}
+
 	fmt.Fprintf(bw, "Gateway process\n")
 	fmt.Fprintf(bw, "  peak RSS   %.1f MiB\n", float64(r.Gateway.PeakRSSBytes)/(1<<20))
 	fmt.Fprintf(bw, "  CPU time   %.2f s over the whole run; %.2f%% of a CPU while idle (during the direct phases)\n",
@@ -226,7 +249,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(bw, "%s %.0f%%", sep, p.Share*100)
 		}
-		fmt.Fprintf(bw, " (in the order above: throughput, latency, streamed; direct then gateway)\n")
+		fmt.Fprintf(bw, " (in the order above: throughput, latency, streamed, direct then gateway; then each door)\n")
 	}
 	if r.Disturbed {
 		fmt.Fprintf(bw, "  WARNING: the machine was not idle; these figures are disturbed. Rerun on an idle machine.\n")
@@ -270,6 +293,40 @@ func writeComparison(w *bufio.Writer, c Comparison, title string) error {
 	for _, e := range []struct{ who, msg string }{{"direct", c.Direct.FirstError}, {"gateway", c.Gateway.FirstError}} {
 		if e.msg != "" {
 			fmt.Fprintf(w, "  first %s error: %s\n", e.who, e.msg)
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// writeDoors prints the front doors against the direct call and the chat
+// door.
+func writeDoors(w *bufio.Writer, r *Report) error {
+	if len(r.Doors) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "Front doors: the same request through each door (ms; latencies at %d requests/s)\n", r.Latency.Rate)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "\trequests/s\tCPU/request\tp50\tadded p50\tover chat\tfirst event p50\tadded\tover chat\terrors\t\n")
+	fmt.Fprintf(tw, "chat\t%.0f\t%.3f\t%.3f\t%+.3f\t\t%.3f\t%+.3f\t\t%d\t\n",
+		r.Throughput.Gateway.PerSecond, r.Throughput.CPUPerRequestMS, r.Latency.Gateway.P50MS, r.Latency.Added.P50MS,
+		r.Streaming.Gateway.P50MS, r.Streaming.Added.P50MS, r.Throughput.Gateway.Errors+r.Latency.Gateway.Errors+r.Streaming.Gateway.Errors)
+	for _, d := range r.Doors {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.3f\t%.3f\t%+.3f\t%+.3f\t%.3f\t%+.3f\t%+.3f\t%d\t\n",
+			d.Name, d.Throughput.PerSecond, d.CPUPerRequestMS, d.Latency.P50MS, d.AddedP50MS, d.OverChatP50MS,
+			d.Streaming.P50MS, d.StreamAddedP50MS, d.StreamOverChatP50MS, d.Throughput.Errors+d.Latency.Errors+d.Streaming.Errors)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, d := range r.Doors {
+		fmt.Fprintf(w, "  %s  POST …%s, CPU %+.3f ms per request over the chat door (%.2f s over %d requests)\n",
+			d.Name, d.Path, d.CPUOverChatMS, d.GatewayCPUS, d.Throughput.Requests)
+		for _, e := range []string{d.Throughput.FirstError, d.Latency.FirstError, d.Streaming.FirstError} {
+			if e != "" {
+				fmt.Fprintf(w, "    first error: %s\n", e)
+				break
+			}
 		}
 	}
 	fmt.Fprintln(w)
