@@ -367,6 +367,8 @@ func (h *Inference) exhausted(c *call, last error, attempts int) *apierr.Error {
 		c.noRetry = true
 		return apierr.New(http.StatusBadGateway, apierr.CodeUpstreamError, "provider %s refused this gateway's provider key (it answered %d: %s); "+
 			"your token was accepted, the gateway's key for %s must be fixed", c.rec.Provider, pe.Status, pe.Message, c.rec.Provider)
+	case pe.Unsupported:
+		return apierr.New(http.StatusBadRequest, apierr.CodeUnsupportedFeature, "provider %s cannot serve this request: %s", c.rec.Provider, pe.Message)
 	case pe.Status == http.StatusBadRequest || pe.Status == http.StatusNotFound || pe.Status == http.StatusUnprocessableEntity:
 		return apierr.New(pe.Status, apierr.CodeUpstreamError, "provider %s answered %d: %s", c.rec.Provider, pe.Status, pe.Message)
 	case pe.Status == 0:

@@ -85,11 +85,11 @@ func (h *Inference) cacheLookup(c *call) bool {
 	return false
 }
 
-// cacheScope is where the request goes: its gateway, operation and
-// target. A route is named with its targets, so that changing them does
-// not serve answers of the old ones.
+// cacheScope is where the request goes: its gateway, operation (per door)
+// and target. A route is named with its targets, so that changing them
+// does not serve answers of the old ones.
 func cacheScope(c *call, p *plan) respcache.Scope {
-	s := respcache.Scope{TenantID: c.gw.TenantID, GatewayID: c.gw.ID, Op: c.route.op.String()}
+	s := respcache.Scope{TenantID: c.gw.TenantID, GatewayID: c.gw.ID, Op: cacheOp(c.route)}
 	if c.rec.Route == "" && len(p.targets) == 1 {
 		s.Provider, s.Model = p.targets[0].Provider, p.targets[0].Model
 		return s
@@ -103,6 +103,22 @@ func cacheScope(c *call, p *plan) respcache.Scope {
 	}
 	s.Provider, s.Model = "route:"+c.rec.Route+":"+p.strategy, b.String()
 	return s
+}
+
+// cacheOp is the operation of the cache key: the cache is keyed per door
+// (issue 14), so that the same prompt through /compat/v1/messages or
+// /compat/responses does not hit the entry of /compat/chat/completions
+// — their requests translate to the same chat body, but what each door
+// carries (and drops) of its client's request differs. The chat door's
+// operation is unchanged, so its stored keys stay valid.
+func cacheOp(r route) string {
+	switch r.kind {
+	case kindMessages:
+		return "chat+messages"
+	case kindResponses:
+		return "chat+responses"
+	}
+	return r.op.String()
 }
 
 // serveHit answers with a stored answer. The response rules apply to it

@@ -179,6 +179,10 @@ type Error struct {
 	// The client's own token was fine, so the gateway must not answer as
 	// if it were not.
 	KeyRejected bool
+	// Unsupported is true when the adapter refused, before sending
+	// anything, a feature its provider cannot serve: the client's answer
+	// is 400 unsupported_feature naming it (CONTRACT §12).
+	Unsupported bool
 	// Err is the underlying transport error, if any.
 	Err error
 }
@@ -221,4 +225,10 @@ func AsError(err error) *Error {
 		return e
 	}
 	return nil
+}
+
+// Refusal is the 400 of an adapter that cannot serve a feature of the
+// request; message names the provider and the feature.
+func Refusal(message string) *Error {
+	return &Error{Status: http.StatusBadRequest, Message: message, Unsupported: true}
 }

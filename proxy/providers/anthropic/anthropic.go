@@ -176,7 +176,7 @@ func httpRequest(req *providers.Request, body []byte) providers.HTTPRequest {
 }
 
 func refusal(feature string) *providers.Error {
-	return &providers.Error{Status: http.StatusBadRequest, Message: "anthropic does not support " + feature}
+	return providers.Refusal("anthropic does not support " + feature)
 }
 
 func invalid(format string, args ...any) *providers.Error {

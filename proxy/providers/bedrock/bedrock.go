@@ -335,6 +335,11 @@ func randomID() string {
 
 // bedrockError is the 400 for a request feature Bedrock cannot serve; the
 // message names the provider and the feature.
+// bedrockRefusal is the 400 for a feature Bedrock cannot serve.
+func bedrockRefusal(format string, args ...any) *providers.Error {
+	return providers.Refusal("bedrock " + fmt.Sprintf(format, args...))
+}
+
 func bedrockError(format string, args ...any) *providers.Error {
 	return &providers.Error{Status: http.StatusBadRequest, Message: "bedrock " + fmt.Sprintf(format, args...)}
 }

@@ -109,7 +109,7 @@ func embedPlan(req *providers.Request) (*embedJob, error) {
 		case "base64":
 			job.base64 = true
 		default:
-			return nil, bedrockError("does not support encoding_format %q", *in.EncodingFormat)
+			return nil, bedrockRefusal("does not support encoding_format %q", *in.EncodingFormat)
 		}
 	}
 	if in.Dimensions != nil {
@@ -118,7 +118,7 @@ func embedPlan(req *providers.Request) (*embedJob, error) {
 			return nil, bedrockError("needs dimensions to be a positive integer")
 		}
 		if !strings.Contains(model, "titan-embed-text-v2") && !strings.Contains(model, "cohere.embed-v4") {
-			return nil, bedrockError("model %s does not support dimensions", req.Model)
+			return nil, bedrockRefusal("model %s does not support dimensions", req.Model)
 		}
 		job.dimensions = int64(d)
 	}

@@ -253,9 +253,9 @@ func converse(in *chatIn) (*converseReq, error) {
 			out.add("user", []block{b})
 			toolBlocks = true
 		case "function":
-			return nil, bedrockError("does not support the legacy function role (messages[%d]); use tool messages", i)
+			return nil, bedrockRefusal("does not support the legacy function role (messages[%d]); use tool messages", i)
 		default:
-			return nil, bedrockError("does not support the message role %q (messages[%d])", m.Role, i)
+			return nil, bedrockRefusal("does not support the message role %q (messages[%d])", m.Role, i)
 		}
 	}
 	ic, err := inferenceOf(in)
@@ -300,32 +300,32 @@ func unsupported(in *chatIn) error {
 			return bedrockError("cannot read the request: n must be a number")
 		}
 		if n > 1 {
-			return bedrockError("does not support n > 1 (several choices per request)")
+			return bedrockRefusal("does not support n > 1 (several choices per request)")
 		}
 	}
 	switch {
 	case !null(in.Seed):
-		return bedrockError("does not support seed")
+		return bedrockRefusal("does not support seed")
 	case in.Logprobs != nil && *in.Logprobs, !null(in.TopLogprobs):
-		return bedrockError("does not support logprobs")
+		return bedrockRefusal("does not support logprobs")
 	case !null(in.LogitBias) && !bytes.Equal(bytes.Join(bytes.Fields(in.LogitBias), nil), []byte("{}")):
-		return bedrockError("does not support logit_bias")
+		return bedrockRefusal("does not support logit_bias")
 	case in.FrequencyPenalty != nil && *in.FrequencyPenalty != 0:
-		return bedrockError("does not support frequency_penalty")
+		return bedrockRefusal("does not support frequency_penalty")
 	case in.PresencePenalty != nil && *in.PresencePenalty != 0:
-		return bedrockError("does not support presence_penalty")
+		return bedrockRefusal("does not support presence_penalty")
 	case !null(in.Audio):
-		return bedrockError("does not support audio output")
+		return bedrockRefusal("does not support audio output")
 	case !null(in.Prediction):
-		return bedrockError("does not support predicted outputs (prediction)")
+		return bedrockRefusal("does not support predicted outputs (prediction)")
 	case !null(in.Functions), !null(in.FunctionCall):
-		return bedrockError("does not support the legacy functions and function_call fields; use tools and tool_choice")
+		return bedrockRefusal("does not support the legacy functions and function_call fields; use tools and tool_choice")
 	case in.ResponseFormat != nil && in.ResponseFormat.Type != "text":
-		return bedrockError("does not support response_format %q", in.ResponseFormat.Type)
+		return bedrockRefusal("does not support response_format %q", in.ResponseFormat.Type)
 	}
 	for _, m := range in.Modalities {
 		if m != "text" {
-			return bedrockError("does not support the output modality %q", m)
+			return bedrockRefusal("does not support the output modality %q", m)
 		}
 	}
 	return nil
@@ -362,7 +362,7 @@ func content(content []llm.Part, i int, images bool) ([]block, error) {
 			}
 		case "image_url":
 			if !images {
-				return nil, bedrockError("does not support images in this message (messages[%d]); images go in user messages", i)
+				return nil, bedrockRefusal("does not support images in this message (messages[%d]); images go in user messages", i)
 			}
 			img, err := imageOf(p.ImageURL, i)
 			if err != nil {
@@ -370,11 +370,11 @@ func content(content []llm.Part, i int, images bool) ([]block, error) {
 			}
 			blocks = append(blocks, block{Image: img})
 		case "input_audio":
-			return nil, bedrockError("does not support audio input (messages[%d])", i)
+			return nil, bedrockRefusal("does not support audio input (messages[%d])", i)
 		case "file":
-			return nil, bedrockError("does not support file content parts (messages[%d])", i)
+			return nil, bedrockRefusal("does not support file content parts (messages[%d])", i)
 		default:
-			return nil, bedrockError("does not support content parts of type %q (messages[%d])", p.WireType, i)
+			return nil, bedrockRefusal("does not support content parts of type %q (messages[%d])", p.WireType, i)
 		}
 	}
 	return blocks, nil
@@ -385,7 +385,7 @@ func content(content []llm.Part, i int, images bool) ([]block, error) {
 // does not fetch URLs.
 func imageOf(u string, i int) (*image, error) {
 	if !strings.HasPrefix(u, "data:") {
-		return nil, bedrockError("does not support image URLs (messages[%d]); send the image inline as a base64 data: URL", i)
+		return nil, bedrockRefusal("does not support image URLs (messages[%d]); send the image inline as a base64 data: URL", i)
 	}
 	mediaType, data, ok := providers.ParseDataURL(u)
 	if !ok {
@@ -402,7 +402,7 @@ func imageOf(u string, i int) (*image, error) {
 	case "image/webp":
 		format = "webp"
 	default:
-		return nil, bedrockError("does not support the image type %q (messages[%d]); use png, jpeg, gif or webp", mediaType, i)
+		return nil, bedrockRefusal("does not support the image type %q (messages[%d]); use png, jpeg, gif or webp", mediaType, i)
 	}
 	img := &image{Format: format}
 	img.Source.Bytes = data
@@ -506,7 +506,7 @@ func toolsOf(in *chatIn, toolBlocks bool) (*toolConfig, error) {
 			if tc.Raw[0] != '"' || json.Unmarshal(tc.Raw, &s) != nil {
 				return nil, bedrockError("supports tool_choice \"auto\", \"required\", \"none\" or a named function only")
 			}
-			return nil, bedrockError("does not support tool_choice %q", s)
+			return nil, bedrockRefusal("does not support tool_choice %q", s)
 		}
 	}
 	if none {

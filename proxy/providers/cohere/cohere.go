@@ -158,7 +158,7 @@ func httpRequest(req *providers.Request, path string, body []byte) providers.HTT
 }
 
 func refusal(feature string) *providers.Error {
-	return &providers.Error{Status: http.StatusBadRequest, Message: "cohere does not support " + feature}
+	return providers.Refusal("cohere does not support " + feature)
 }
 
 func invalid(format string, args ...any) *providers.Error {

@@ -180,7 +180,7 @@ func model(m string) string { return strings.TrimPrefix(m, "models/") }
 
 // unsupported is the 400 for a feature the Gemini API lacks.
 func unsupported(feature string) *providers.Error {
-	return &providers.Error{Status: http.StatusBadRequest, Message: "provider google (Gemini API) does not support " + feature}
+	return providers.Refusal("provider google (Gemini API) does not support " + feature)
 }
 
 // invalid is the 400 for a request that cannot be translated.
