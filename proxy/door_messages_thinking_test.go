@@ -112,4 +112,15 @@ func TestMessagesThinkingAnswer(t *testing.T) {
 	if !strings.Contains(string(out), want) {
 		t.Errorf("answer %s\nwant %s", out, want)
 	}
+
+	// Claude on Bedrock: reasoningContent.
+	h.mock.Script(providertest.Step{Body: `{"output":{"message":{"role":"assistant","content":[` +
+		`{"reasoningContent":{"reasoningText":{"text":"Let me add.","signature":"sig-xyz=="}}},{"reasoningContent":{"redactedContent":"ZW5j"}},{"text":"4"}]}},` +
+		`"stopReason":"end_turn","usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15}}`})
+	resp, out = h.do("POST", messagesPath, hdr, `{"model":"bedrock/anthropic.claude-sonnet-4-5-v1:0","max_tokens":2048,`+
+		`"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"2+2?"}]}`)
+	wantStatus(t, resp, out, 200)
+	if !strings.Contains(string(out), want) {
+		t.Errorf("bedrock answer %s\nwant %s", out, want)
+	}
 }

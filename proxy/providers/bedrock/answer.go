@@ -59,8 +59,19 @@ func chatAnswer(p *fastjson.Parser, body []byte, m meta) ([]byte, llm.Usage, err
 		return nil, llm.Usage{}, &providers.Error{Status: http.StatusBadGateway, Message: providers.ErrInvalidResponse}
 	}
 	msg := llm.Message{Role: llm.RoleAssistant}
+	var thinking []llm.Part
 	size := 256
 	for _, block := range converseMsg.GetArray("content") {
+		if rc := block.Get("reasoningContent"); rc != nil && m.thinkingBlocks {
+			// Claude's thinking, for a door that gives it back signed.
+			if rt := rc.Get("reasoningText"); rt != nil {
+				thinking = append(thinking, llm.Part{Kind: llm.PartThinking, Text: string(rt.GetStringBytes("text")),
+					Signature: string(rt.GetStringBytes("signature"))})
+			} else if rd := rc.GetStringBytes("redactedContent"); rd != nil {
+				thinking = append(thinking, llm.Part{Kind: llm.PartRedactedThinking, Data: string(rd)})
+			}
+			continue
+		}
 		if t := block.Get("text"); t != nil && t.Type() == fastjson.TypeString {
 			s, _ := t.StringBytes()
 			msg.Parts = append(msg.Parts, llm.Part{Kind: llm.PartText, Text: string(s)})
@@ -74,13 +85,16 @@ func chatAnswer(p *fastjson.Parser, body []byte, m meta) ([]byte, llm.Usage, err
 				Name: string(tu.GetStringBytes("name")), Arguments: string(args)})
 			size += 128 + len(args)
 		}
-		// Reasoning, citations and other blocks have no place in the
-		// OpenAI message.
+		// Reasoning (but for thinkingBlocks), citations and other blocks
+		// have no place in the OpenAI message.
 	}
 	if len(msg.Parts) == 0 && len(msg.ToolCalls) == 0 {
 		msg.Parts = []llm.Part{{Kind: llm.PartText}} // an empty answer: "", not null
 	}
+	if len(thinking) > 0 {
+		msg.Parts = append(thinking, msg.Parts...)
+	}
 	out := llm.Response{ID: m.id, Created: m.created, Model: m.model, Usage: usage(v.Get("usage")),
 		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finishReason(string(v.GetStringBytes("stopReason"))))}}}
-	return providers.AppendOpenAIResponse(make([]byte, 0, size), &out, providers.OpenAIOptions{}), out.Usage, nil
+	return providers.AppendOpenAIResponse(make([]byte, 0, size), &out, providers.OpenAIOptions{ThinkingBlocks: m.thinkingBlocks}), out.Usage, nil
 }

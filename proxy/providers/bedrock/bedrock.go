@@ -154,7 +154,7 @@ func (b *Bedrock) DecodeError(err error, req *providers.Request) error {
 
 // answerMeta is what every answer to req is stamped with.
 func (b *Bedrock) answerMeta(req *providers.Request) meta {
-	return meta{id: "chatcmpl-" + b.newID(), created: b.now().Unix(), model: req.Model}
+	return meta{id: "chatcmpl-" + b.newID(), created: b.now().Unix(), model: req.Model, thinkingBlocks: req.ThinkingBlocks}
 }
 
 // target is where and as whom a key's requests go.
@@ -324,6 +324,9 @@ type meta struct {
 	id      string
 	created int64
 	model   string
+	// thinkingBlocks keeps an answer's reasoning as thinking_blocks
+	// (providers.Request.ThinkingBlocks).
+	thinkingBlocks bool
 }
 
 // randomID returns 24 random hex digits.
