@@ -16,7 +16,7 @@ import (
 // place, before the rest of that message. Thinking parts of earlier
 // assistant turns have no place in the OpenAI chat wire and are left out
 // (the model's own reasoning, which providers do not read back except
-// Anthropic's; docs/inference.md). A reasoning budget becomes
+// Anthropic's; CarryThinking carries them beside the body for those). A reasoning budget becomes
 // reasoning_effort: below 4096 tokens low, below 16384 medium, else high.
 // A streamed request asks for the usage chunk. Parts the wire cannot
 // carry are an *UnsupportedError naming them.
