@@ -260,6 +260,9 @@ func (d *messagesDoor) appendChunk(dst, chunk []byte) []byte {
 		dst = d.open(dst, blockThinking, -1, nil, nil)
 		dst = d.appendDelta(dst, `{"type":"thinking_delta","thinking":`, t)
 	}
+	for _, tb := range delta.GetArray("thinking_blocks") {
+		dst = d.appendThinkingBlock(dst, tb)
+	}
 	if t := delta.GetStringBytes("content"); len(t) > 0 {
 		dst = d.open(dst, blockText, -1, nil, nil)
 		dst = d.appendDelta(dst, `{"type":"text_delta","text":`, t)
@@ -275,6 +278,35 @@ func (d *messagesDoor) appendChunk(dst, chunk []byte) []byte {
 	}
 	if fr := ch.GetStringBytes("finish_reason"); len(fr) > 0 {
 		d.stopReason = stopReason(fr)
+	}
+	return dst
+}
+
+// appendThinkingBlock appends an element of a delta's thinking_blocks
+// (a codec's signed thinking, providers.Request.ThinkingBlocks): a
+// thinking one's signature is the signature_delta that ends the open
+// thinking block (opened when no thinking came before it); a
+// redacted_thinking one is a whole block of its own.
+func (d *messagesDoor) appendThinkingBlock(dst []byte, tb *fastjson.Value) []byte {
+	switch string(tb.GetStringBytes("type")) {
+	case "thinking":
+		dst = d.open(dst, blockThinking, -1, nil, nil)
+		if t := tb.GetStringBytes("thinking"); len(t) > 0 {
+			dst = d.appendDelta(dst, `{"type":"thinking_delta","thinking":`, t)
+		}
+		if sig := tb.GetStringBytes("signature"); len(sig) > 0 {
+			dst = d.appendDelta(dst, `{"type":"signature_delta","signature":`, sig)
+			dst = d.closeBlock(dst) // thinking that follows is another block
+		}
+	case "redacted_thinking":
+		dst = d.closeBlock(dst)
+		dst = append(dst, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":"...)
+		dst = strconv.AppendInt(dst, int64(d.index), 10)
+		dst = append(dst, `,"content_block":{"type":"redacted_thinking","data":`...)
+		dst = jsonstr.Append(dst, tb.GetStringBytes("data"))
+		dst = append(dst, "}}\n\n"...)
+		d.block = blockThinking
+		dst = d.closeBlock(dst)
 	}
 	return dst
 }

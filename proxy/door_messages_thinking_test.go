@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -122,5 +124,32 @@ func TestMessagesThinkingAnswer(t *testing.T) {
 	wantStatus(t, resp, out, 200)
 	if !strings.Contains(string(out), want) {
 		t.Errorf("bedrock answer %s\nwant %s", out, want)
+	}
+}
+
+// TestMessagesStreamThinkingChunks: the chunk streams the Messages door's
+// thinking goldens (testdata/messages/stream_thinking_*.chunks) start from
+// are the ones the Anthropic and Bedrock codecs write for a streamed
+// signed thinking block (their own goldens), so that the two goldens
+// chain: codec stream → chunks → Anthropic events with thinking_delta,
+// signature_delta and redacted_thinking.
+func TestMessagesStreamThinkingChunks(t *testing.T) {
+	for door, codec := range map[string]string{
+		"testdata/messages/stream_thinking_anthropic.chunks": "providers/anthropic/testdata/streams/thinking_blocks.out",
+		"testdata/messages/stream_thinking_bedrock.chunks":   "providers/bedrock/testdata/stream_thinking_blocks.golden",
+	} {
+		want, err := os.ReadFile(door)
+		must(t, err)
+		out, err := os.ReadFile(codec)
+		must(t, err)
+		var chunks []byte
+		for _, line := range bytes.SplitAfter(out, []byte("\n")) {
+			if bytes.HasPrefix(line, []byte("{")) {
+				chunks = append(chunks, line...)
+			}
+		}
+		if !bytes.Equal(chunks, want) {
+			t.Errorf("%s is not the chunks of %s:\n%s", door, codec, chunks)
+		}
 	}
 }

@@ -67,6 +67,16 @@ const (
 	EventFinish
 	// EventUsage carries the usage, once, at the end, alone in its batch.
 	EventUsage
+	// EventThinking adds Text to the thinking of choice Index. Codecs
+	// give the thinking events only when asked
+	// (providers.Request.ThinkingBlocks).
+	EventThinking
+	// EventThinkingSignature ends the thinking block of choice Index with
+	// its signature, Text.
+	EventThinkingSignature
+	// EventRedactedThinking is a whole redacted thinking block of choice
+	// Index, whose data is Text.
+	EventRedactedThinking
 )
 
 // Event is one event of a streamed answer, as a codec decodes its
@@ -84,7 +94,8 @@ type Event struct {
 	Created   int64
 	// Role is EventRole's.
 	Role Role
-	// Text is EventText's.
+	// Text is EventText's, EventThinking's, EventThinkingSignature's
+	// signature and EventRedactedThinking's data.
 	Text []byte
 	// Tool is EventToolCall's.
 	Tool ToolCallDelta

@@ -320,6 +320,7 @@ func appendChoiceDelta(b []byte, run []llm.Event) []byte {
 			break
 		}
 	}
+	b, comma = appendThinkingDelta(b, run, comma)
 	text := false
 	for i := range run {
 		if run[i].Kind != llm.EventText {
@@ -381,4 +382,62 @@ func appendChoiceDelta(b []byte, run []llm.Event) []byte {
 		b = append(b, '"')
 	}
 	return append(b, '}')
+}
+
+// appendThinkingDelta appends the thinking events of run to a delta:
+// the thinking text joined as reasoning_content, and the signatures and
+// redacted blocks as thinking_blocks (LiteLLM's delta field:
+// {"type":"thinking","thinking":"","signature":…} and
+// {"type":"redacted_thinking","data":…}). comma says whether a field came
+// before; the result says whether one has now.
+func appendThinkingDelta(b []byte, run []llm.Event, comma bool) ([]byte, bool) {
+	text, blocks := false, false
+	for i := range run {
+		switch run[i].Kind {
+		case llm.EventThinking:
+			text = true
+		case llm.EventThinkingSignature, llm.EventRedactedThinking:
+			blocks = true
+		}
+	}
+	if text {
+		if comma {
+			b = append(b, ',')
+		}
+		b = append(b, `"reasoning_content":"`...)
+		for i := range run {
+			if run[i].Kind == llm.EventThinking {
+				b = jsonstr.AppendEscaped(b, run[i].Text)
+			}
+		}
+		b = append(b, '"')
+		comma = true
+	}
+	if blocks {
+		if comma {
+			b = append(b, ',')
+		}
+		b = append(b, `"thinking_blocks":[`...)
+		n := 0
+		for i := range run {
+			k := run[i].Kind
+			if k != llm.EventThinkingSignature && k != llm.EventRedactedThinking {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			if k == llm.EventThinkingSignature {
+				b = append(b, `{"type":"thinking","thinking":"","signature":`...)
+			} else {
+				b = append(b, `{"type":"redacted_thinking","data":`...)
+			}
+			b = jsonstr.Append(b, run[i].Text)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+		comma = true
+	}
+	return b, comma
 }

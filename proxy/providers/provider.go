@@ -85,8 +85,10 @@ type Request struct {
 	// ThinkingBlocks asks a translating codec whose provider signs its
 	// thinking (Anthropic) to write an answer's thinking blocks, their
 	// signatures included, as message.thinking_blocks
-	// (OpenAIOptions.ThinkingBlocks): set by the Messages door, which
-	// gives them back to its client.
+	// (OpenAIOptions.ThinkingBlocks), and a stream's thinking, signatures
+	// and redacted thinking as its chunks' delta reasoning_content and
+	// thinking_blocks (llm.EventThinking and the like): set by the
+	// Messages door, which gives them back to its client.
 	ThinkingBlocks bool
 	// Stream is the client's "stream" flag.
 	Stream bool

@@ -134,7 +134,7 @@ func (a *Anthropic) DecodeStream(sr *providers.StreamResponse, req *providers.Re
 	s := &stream{Resp: sr}
 	s.Translator.init(sr, providers.BodyParsers.Get(), streamContext{
 		jsonTool: jsonTool, created: a.now().Unix(), model: req.Model,
-		wantUsage: req.ClientWantsUsage, key: req.Cred.Key})
+		wantUsage: req.ClientWantsUsage, key: req.Cred.Key, thinkingBlocks: req.ThinkingBlocks})
 	return s, nil
 }
 

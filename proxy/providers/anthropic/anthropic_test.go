@@ -479,8 +479,9 @@ func FuzzAnthropicStream(f *testing.F) {
 	f.Add([]byte("event: ping\ndata: {\"type\":\"ping\"}\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var tr translator
+		// Half the inputs relay thinking too (providers.Request.ThinkingBlocks).
 		tr.init(bytes.NewReader(data), &fastjson.Parser{}, streamContext{
-			jsonTool: "person", model: "m", wantUsage: true, key: codectest.TestKey})
+			jsonTool: "person", model: "m", wantUsage: true, key: codectest.TestKey, thinkingBlocks: len(data)%2 == 1})
 		for range 10000 {
 			c, err := tr.Next()
 			if err == io.EOF {

@@ -36,6 +36,9 @@ type streamContext struct {
 	model     string // the requested model, until message_start names one
 	wantUsage bool
 	key       secret.Value
+	// thinkingBlocks relays thinking, signatures and redacted thinking
+	// (providers.Request.ThinkingBlocks).
+	thinkingBlocks bool
 }
 
 // blockKind is what a content block of the stream becomes.
@@ -136,7 +139,7 @@ func (t *translator) Next() ([]byte, error) {
 // nextEvents returns the events of the next upstream event that has some;
 // they are valid until the next call. Events that carry nothing for an
 // OpenAI client (ping, content_block_stop, an empty text block start,
-// thinking) are skipped; an error event ends the stream with an *Error
+// thinking unless the door asked for it) are skipped; an error event ends the stream with an *Error
 // whose status is the one its type stands for.
 func (t *translator) nextEvents() ([]llm.Event, error) {
 	if t.err != nil {
@@ -226,6 +229,14 @@ func (t *translator) blockStart(v *fastjson.Value) []llm.Event {
 		if text := cb.GetStringBytes("text"); len(text) > 0 {
 			return t.content(text)
 		}
+	case "thinking":
+		if text := cb.GetStringBytes("thinking"); len(text) > 0 && t.sc.thinkingBlocks {
+			return t.events1(llm.Event{Kind: llm.EventThinking, Text: text})
+		}
+	case "redacted_thinking":
+		if t.sc.thinkingBlocks {
+			return t.events1(llm.Event{Kind: llm.EventRedactedThinking, Text: cb.GetStringBytes("data")})
+		}
 	case "tool_use":
 		if len(t.blocks) == maxAnthropicBlocks {
 			t.err = &providers.Error{Status: http.StatusBadGateway,
@@ -256,6 +267,14 @@ func (t *translator) blockDelta(v *fastjson.Value) []llm.Event {
 		if text := d.GetStringBytes("text"); len(text) > 0 {
 			return t.content(text)
 		}
+	case "thinking_delta":
+		if text := d.GetStringBytes("thinking"); len(text) > 0 && t.sc.thinkingBlocks {
+			return t.events1(llm.Event{Kind: llm.EventThinking, Text: text})
+		}
+	case "signature_delta":
+		if t.sc.thinkingBlocks {
+			return t.events1(llm.Event{Kind: llm.EventThinkingSignature, Text: d.GetStringBytes("signature")})
+		}
 	case "input_json_delta":
 		part := d.GetStringBytes("partial_json")
 		blk := t.block(v.GetInt64("index"))
@@ -270,7 +289,7 @@ func (t *translator) blockDelta(v *fastjson.Value) []llm.Event {
 			return t.content(part)
 		}
 	}
-	return nil // thinking, signatures, citations: not part of OpenAI chunks
+	return nil // citations (and thinking unless asked): not part of OpenAI chunks
 }
 
 // errorStatus is the HTTP status an error type stands for

@@ -24,6 +24,9 @@ import (
 //	contentBlockStart (toolUse)   → the first EventToolCall piece, with id and name
 //	contentBlockDelta text        → EventText
 //	contentBlockDelta toolUse     → an EventToolCall arguments piece
+//	contentBlockDelta reasoningContent → EventThinking (text), EventThinkingSignature,
+//	                                EventRedactedThinking; only for a door that asked
+//	                                (providers.Request.ThinkingBlocks)
 //	messageStop                   → EventFinish
 //	metadata                      → EventUsage (only when the client asked)
 //	exception frames              → an *Error with a status from the exception type
@@ -189,6 +192,23 @@ func header(msg eventstream.Message, name string) string {
 	return ""
 }
 
+// reasoning translates a reasoningContent delta (Claude's thinking):
+// text, signature or redactedContent; nil when it has none of them.
+func (s *stream) reasoning(rc *fastjson.Value) []llm.Event {
+	if t := rc.GetStringBytes("text"); len(t) > 0 {
+		return s.events1(llm.Event{Kind: llm.EventThinking, Text: t})
+	}
+	if sig := rc.Get("signature"); sig != nil && sig.Type() == fastjson.TypeString {
+		b, _ := sig.StringBytes()
+		return s.events1(llm.Event{Kind: llm.EventThinkingSignature, Text: b})
+	}
+	if rd := rc.Get("redactedContent"); rd != nil && rd.Type() == fastjson.TypeString {
+		b, _ := rd.StringBytes()
+		return s.events1(llm.Event{Kind: llm.EventRedactedThinking, Text: b})
+	}
+	return nil
+}
+
 // events1 returns the batch of the one event ev, in s.batch.
 func (s *stream) events1(ev llm.Event) []llm.Event {
 	s.batch[0] = ev
@@ -262,7 +282,10 @@ func (s *stream) translate(msg eventstream.Message) ([]llm.Event, error) {
 			}
 			return s.events1(llm.Event{Kind: llm.EventToolCall, Tool: llm.ToolCallDelta{Index: k, Arguments: args}}), nil
 		}
-		return nil, nil // reasoning and citation deltas have no OpenAI field
+		if rc := delta.Get("reasoningContent"); rc != nil && rc.Type() == fastjson.TypeObject && s.meta.thinkingBlocks {
+			return s.reasoning(rc), nil
+		}
+		return nil, nil // citation deltas (and reasoning unless asked) have no OpenAI field
 	case "messageStop":
 		if s.sawStop {
 			return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream sent messageStop twice"}
