@@ -153,3 +153,36 @@ func TestMessagesStreamThinkingChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestMessagesStreamTwoSignedBlocks: thinking after a signature is a new
+// thinking block, and a signature with no thinking before it opens one.
+func TestMessagesStreamTwoSignedBlocks(t *testing.T) {
+	d := &messagesDoor{inputTokens: 1}
+	var out []byte
+	for _, c := range []string{
+		`{"id":"m","model":"c","choices":[{"index":0,"delta":{"reasoning_content":"one"}}]}`,
+		`{"id":"m","model":"c","choices":[{"index":0,"delta":{"thinking_blocks":[{"type":"thinking","thinking":"","signature":"s1"}]}}]}`,
+		`{"id":"m","model":"c","choices":[{"index":0,"delta":{"reasoning_content":"two"}}]}`,
+		`{"id":"m","model":"c","choices":[{"index":0,"delta":{"thinking_blocks":[{"type":"thinking","thinking":"","signature":"s2"}]}}]}`,
+		`{"id":"m","model":"c","choices":[{"index":0,"delta":{"thinking_blocks":[{"type":"thinking","thinking":"","signature":"s3"}]}}]}`,
+	} {
+		out = d.appendChunk(out, []byte(c))
+	}
+	out = d.appendEnd(out, nil)
+	checkEventStream(t, out)
+	for _, w := range []string{
+		`"index":0,"delta":{"type":"thinking_delta","thinking":"one"}`,
+		`"index":0,"delta":{"type":"signature_delta","signature":"s1"}`,
+		`"index":1,"delta":{"type":"thinking_delta","thinking":"two"}`,
+		`"index":1,"delta":{"type":"signature_delta","signature":"s2"}`,
+		`"index":2,"delta":{"type":"signature_delta","signature":"s3"}`,
+		`{"type":"content_block_stop","index":2}`,
+	} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("stream lacks %s:\n%s", w, out)
+		}
+	}
+	if n := strings.Count(string(out), "event: content_block_start"); n != 3 {
+		t.Errorf("%d blocks started, want 3:\n%s", n, out)
+	}
+}

@@ -65,3 +65,28 @@ func TestEncodeOpenAIResponseContent(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestChunkEncoderThinking: thinking events write reasoning_content and
+// LiteLLM's delta thinking_blocks, before the content, without
+// allocating.
+func TestChunkEncoderThinking(t *testing.T) {
+	var e ChunkEncoder
+	e.Encode(llm.Event{Kind: llm.EventStart, ID: []byte("msg_1"), Model: []byte("claude"), Created: 1})
+	got := string(e.Encode(
+		llm.Event{Kind: llm.EventThinking, Text: []byte(`a "b"`)},
+		llm.Event{Kind: llm.EventThinking, Text: []byte("c")},
+		llm.Event{Kind: llm.EventThinkingSignature, Text: []byte("sig==")},
+		llm.Event{Kind: llm.EventRedactedThinking, Text: []byte("ZW5j")},
+		llm.Event{Kind: llm.EventText, Text: []byte("4")},
+	))
+	want := `{"id":"msg_1","object":"chat.completion.chunk","created":1,"model":"claude","choices":[{"index":0,"delta":{` +
+		`"reasoning_content":"a \"b\"c","thinking_blocks":[{"type":"thinking","thinking":"","signature":"sig=="},` +
+		`{"type":"redacted_thinking","data":"ZW5j"}],"content":"4"},"logprobs":null,"finish_reason":null}]}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	sig := []byte("sig==")
+	if n := testing.AllocsPerRun(100, func() { e.Encode(llm.Event{Kind: llm.EventThinkingSignature, Text: sig}) }); n != 0 {
+		t.Errorf("a signature chunk allocates %v times", n)
+	}
+}
