@@ -399,8 +399,11 @@ func FuzzBedrockEventStream(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add(encodeBedrockFrames(f, thinkingFrames))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := newBedrockStream(bytes.NewReader(data), testMeta, true, cred(""))
+		m := testMeta
+		m.thinkingBlocks = len(data)%2 == 1 // half the inputs relay reasoning too
+		s := newBedrockStream(bytes.NewReader(data), m, true, cred(""))
 		defer s.Close()
 		for range 10000 {
 			c, err := s.Next()
