@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"reflect"
@@ -109,7 +110,7 @@ func TestAgentReplay(t *testing.T) {
 				must(t, err)
 				before := len(h.mock.Requests())
 				resp, out := h.do("POST", tg.path, hdr, string(body))
-				name := tg.name + "/turn" + string(rune('0'+k/10)) + string(rune('0'+k%10))
+				name := fmt.Sprintf("%s/turn%02d", tg.name, k)
 				if stream {
 					name += "/stream"
 				}
