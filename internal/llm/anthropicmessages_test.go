@@ -126,3 +126,27 @@ func FuzzDecodeAnthropicMessages(f *testing.F) {
 		}
 	})
 }
+
+// TestToolResultCacheControl: a tool_result's cache_control rides on the
+// tool message's text part; without one the content stays a string.
+func TestToolResultCacheControl(t *testing.T) {
+	r, err := DecodeAnthropicMessages([]byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"q"},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}},{"type":"tool_use","id":"b","name":"f","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"1"},` +
+		`{"type":"tool_result","tool_use_id":"b","content":"2","cache_control":{"type":"ephemeral"}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, err := EncodeOpenAIChat(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{"role":"tool","content":"1","tool_call_id":"a"}`,
+		`{"role":"tool","content":[{"type":"text","text":"2","cache_control":{"type":"ephemeral"}}],"tool_call_id":"b"}`,
+	} {
+		if !strings.Contains(string(chat), want) {
+			t.Errorf("chat body %s\nlacks %s", chat, want)
+		}
+	}
+}

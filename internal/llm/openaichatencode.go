@@ -120,7 +120,13 @@ func messagesOut(m *Message, at string) ([]openAIMessageOut, error) {
 			if p.ToolCall != nil {
 				id = p.ToolCall.ID
 			}
-			text, _ := json.Marshal(p.Text)
+			// A cache_control on the tool_result rides on its text, so
+			// that the cache breakpoint reaches Anthropic (as the text
+			// block closing the tool_result's content).
+			text, err := contentOut([]Part{{Kind: PartText, Text: p.Text, CacheControl: p.CacheControl}}, at)
+			if err != nil {
+				return nil, err
+			}
 			msgs = append(msgs, openAIMessageOut{Role: "tool", ToolCallID: id, Content: text})
 		case PartToolCall:
 			if m.Role != RoleAssistant {
