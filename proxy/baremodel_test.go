@@ -49,4 +49,10 @@ func TestBareModelOnCompat(t *testing.T) {
 	if code := messagesErrCode(b); code != apierr.CodeProviderNotConfigured {
 		t.Errorf("code %q: %s", code, b)
 	}
+	// The Responses door resolves bare ids the same way (one plan step).
+	resp, b = h.do("POST", compatResponsesPath, bearer(h.token), `{"model":"gpt-4o-mini","input":"hi"}`)
+	wantStatus(t, resp, b, http.StatusOK)
+	if got := resp.Header.Get("x-sluice-provider"); got != "openai" {
+		t.Errorf("responses door: provider %q", got)
+	}
 }
