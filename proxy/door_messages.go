@@ -88,10 +88,41 @@ func (d *messagesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation)
 	return in, nil
 }
 
+// countUpstream makes a count_tokens request whose first target is
+// Anthropic the native door's count (CONTRACT §12: Anthropic counts for
+// its own models). It keeps the plan's Anthropic targets and turns the
+// call into /anthropic/v1/messages/count_tokens: the client's own body
+// (the provider codec replaces "model"), Anthropic's wire, never
+// streamed, answered as it comes by the native door, which writes the
+// gateway's errors in the same Anthropic shape. The pipeline then runs as
+// for the native count: request rules and in-flight limits apply, no rate
+// limit or budget (policies), cost 0 (the codec's zero usage). It reports
+// false, changing nothing, for any other provider.
+func (h *Inference) countUpstream(c *call) bool {
+	t := c.plan.targets
+	if len(t) == 0 || t[0].Provider != "anthropic" {
+		return false
+	}
+	kept := t[:0]
+	for _, x := range t {
+		if x.Provider == "anthropic" {
+			kept = append(kept, x)
+		}
+	}
+	c.plan.targets = kept
+	c.route.op = llm.OpCountTokens
+	c.body = c.ctx.Request.Body()
+	c.in.body, c.in.neutral, c.in.thinkingBlocks = nil, nil, false
+	c.in.wire, c.in.stream, c.in.includeUsage = llm.WireAnthropicMessages, false, false
+	c.door = nativeMessagesDoor{}
+	return true
+}
+
 // countTokens answers count_tokens (CONTRACT §12) with the gateway's
-// count of the prompt, without an upstream call: after the plan (so the
-// model must be one the token may use here) and before the policies, so
-// it counts against no rate limit or budget. It is logged, unbilled.
+// count of the prompt, without an upstream call, for a target that is not
+// Anthropic (countUpstream): after the plan (so the model must be one the
+// token may use here) and before the policies, so it counts against no
+// rate limit or budget. It is logged, unbilled.
 func (h *Inference) countTokens(c *call) *apierr.Error {
 	d, _ := c.door.(*messagesDoor)
 	if d == nil {

@@ -176,7 +176,7 @@ func (h *Inference) run(c *call) *apierr.Error {
 	if e := h.planTargets(c); e != nil {
 		return e
 	}
-	if c.route.kind == kindCountTokens {
+	if c.route.kind == kindCountTokens && !h.countUpstream(c) {
 		return h.countTokens(c)
 	}
 	if e := h.policies(c); e != nil || c.out.answered {
