@@ -28,8 +28,9 @@ const (
 	kindOpenAI routeKind = iota
 	// kindMessages is /compat/v1/messages (op chat).
 	kindMessages
-	// kindCountTokens is /compat/v1/messages/count_tokens, answered by the
-	// gateway.
+	// kindCountTokens is /compat/v1/messages/count_tokens: counted by
+	// Anthropic for an Anthropic target (countUpstream), else by the
+	// gateway's tokenizer.
 	kindCountTokens
 	// kindResponses is /compat/responses (op chat): the translated OpenAI
 	// Responses door (proxy/door_responses.go).
