@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,16 +16,7 @@ import (
 // bearer token, countTokens, and the SDK's exceptions for a bad token, a
 // refused body and a stream the upstream cut.
 func TestAnthropicNativeClientEndToEnd(t *testing.T) {
-	nodeDir, err := filepath.Abs("../../internal/e2e/node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		needTool(t, "node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@anthropic-ai", "sdk")); err != nil {
-		needTool(t, "the @anthropic-ai/sdk npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
-	}
+	nodeDir := nodeE2EDir(t, "@anthropic-ai", "sdk")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
@@ -49,11 +37,7 @@ func TestAnthropicNativeClientEndToEnd(t *testing.T) {
 	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)
 	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
 
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "anthropic-native.test.mjs")
-	cmd.Dir = nodeDir
-	cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test:\n%s", out)
+	out, err := runNodeTests(ctx, t, nodeDir, "anthropic-native.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
 	if err != nil {
 		t.Fatalf("the anthropic client tests failed: %v", err)
 	}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
@@ -22,16 +19,7 @@ import (
 // The mock's log then shows the translated requests reached each
 // provider's chat path, never /responses.
 func TestCompatResponsesClientEndToEnd(t *testing.T) {
-	nodeDir, err := filepath.Abs("../../internal/e2e/node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		needTool(t, "node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
-		needTool(t, "the openai npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
-	}
+	nodeDir := nodeE2EDir(t, "openai")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
@@ -63,12 +51,8 @@ func TestCompatResponsesClientEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "compat-responses.test.mjs")
-	cmd.Dir = nodeDir
-	cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string),
+	out, err := runNodeTests(ctx, t, nodeDir, "compat-responses.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string),
 		"SLUICE_PROVIDERS="+string(m))
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test:\n%s", out)
 	if err != nil {
 		t.Fatalf("the openai client tests failed: %v", err)
 	}

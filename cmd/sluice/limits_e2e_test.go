@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -50,21 +49,8 @@ func TestOversizedBodyRealClients(t *testing.T) {
 	})
 
 	t.Run("openai npm client", func(t *testing.T) {
-		nodeDir, err := filepath.Abs("../../internal/e2e/node")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := exec.LookPath("node"); err != nil {
-			needTool(t, "node is not installed")
-		}
-		if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
-			needTool(t, "the openai npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
-		}
-		cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "limits.test.mjs")
-		cmd.Dir = nodeDir
-		cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok)
-		out, err := cmd.CombinedOutput()
-		t.Logf("node --test:\n%s", out)
+		nodeDir := nodeE2EDir(t, "openai")
+		out, err := runNodeTests(ctx, t, nodeDir, "limits.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok)
 		if err != nil {
 			t.Fatalf("the openai client tests failed: %v", err)
 		}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,16 +20,7 @@ import (
 // 401, 404, 429 and 400. The mock's log then shows that the translated
 // requests reached each provider's native path.
 func TestMessagesClientEndToEnd(t *testing.T) {
-	nodeDir, err := filepath.Abs("../../internal/e2e/node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		needTool(t, "node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@anthropic-ai", "sdk")); err != nil {
-		needTool(t, "the @anthropic-ai/sdk npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
-	}
+	nodeDir := nodeE2EDir(t, "@anthropic-ai", "sdk")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
@@ -73,12 +61,8 @@ func TestMessagesClientEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "messages.test.mjs")
-	cmd.Dir = nodeDir
-	cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string),
+	out, err := runNodeTests(ctx, t, nodeDir, "messages.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string),
 		"SLUICE_PROVIDERS="+string(m))
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test:\n%s", out)
 	if err != nil {
 		t.Fatalf("the @anthropic-ai/sdk client tests failed: %v", err)
 	}

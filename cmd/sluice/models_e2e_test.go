@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,16 +14,7 @@ import (
 // /compat and provider lists, a restricted token's, and a bad token's
 // AuthenticationError. No request reaches the provider.
 func TestOpenAIClientModelsList(t *testing.T) {
-	nodeDir, err := filepath.Abs("../../internal/e2e/node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		needTool(t, "node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
-		needTool(t, "the openai npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
-	}
+	nodeDir := nodeE2EDir(t, "openai")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
@@ -48,12 +36,8 @@ func TestOpenAIClientModelsList(t *testing.T) {
 	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
 	before := mock.Count()
 
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "models.test.mjs")
-	cmd.Dir = nodeDir
-	cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string),
+	out, err := runNodeTests(ctx, t, nodeDir, "models.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string),
 		"SLUICE_RESTRICTED_TOKEN="+restricted["secret"].(string))
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test:\n%s", out)
 	if err != nil {
 		t.Fatalf("the openai client tests failed: %v", err)
 	}

@@ -18,16 +18,7 @@ import (
 // and streamed, completions and embeddings, through /compat and a provider
 // path, and a bad token. scripts/test.sh installs the client (npm ci).
 func TestOpenAIClientEndToEnd(t *testing.T) {
-	nodeDir, err := filepath.Abs("../../internal/e2e/node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		needTool(t, "node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
-		needTool(t, "the openai npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
-	}
+	nodeDir := nodeE2EDir(t, "openai")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
@@ -45,11 +36,7 @@ func TestOpenAIClientEndToEnd(t *testing.T) {
 	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)
 	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
 
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "openai.test.mjs")
-	cmd.Dir = nodeDir
-	cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test:\n%s", out)
+	out, err := runNodeTests(ctx, t, nodeDir, "openai.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
 	if err != nil {
 		t.Fatalf("the openai client tests failed: %v", err)
 	}
@@ -64,6 +51,36 @@ func TestOpenAIClientEndToEnd(t *testing.T) {
 			t.Fatalf("upstream Authorization %q, want the provider key", got)
 		}
 	}
+}
+
+// nodeE2EDir returns internal/e2e/node, where the end-to-end tests with
+// the official npm clients live, once node and the npm package pkg (its
+// path under node_modules) are installed; needTool otherwise.
+func nodeE2EDir(t *testing.T, pkg ...string) string {
+	t.Helper()
+	dir, err := filepath.Abs("../../internal/e2e/node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		needTool(t, "node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(append([]string{dir, "node_modules"}, pkg...)...)); err != nil {
+		needTool(t, fmt.Sprintf("the %s npm package is not installed: run `npm ci` in internal/e2e/node (make test does)", strings.Join(pkg, "/")))
+	}
+	return dir
+}
+
+// runNodeTests runs `node --test` on file in dir with env added to the
+// environment, logs what it printed and returns it with node's error.
+func runNodeTests(ctx context.Context, t *testing.T, dir, file string, env ...string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", file)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test %s:\n%s", file, out)
+	return out, err
 }
 
 // needTool skips a test that needs a tool the test command installs, and

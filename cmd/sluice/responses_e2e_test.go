@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,16 +15,7 @@ import (
 // responses.create plain and streamed, the stream helper, a bad token and
 // an upstream error.
 func TestResponsesClientEndToEnd(t *testing.T) {
-	nodeDir, err := filepath.Abs("../../internal/e2e/node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		needTool(t, "node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "openai")); err != nil {
-		needTool(t, "the openai npm package is not installed: run `npm ci` in internal/e2e/node (make test does)")
-	}
+	nodeDir := nodeE2EDir(t, "openai")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
@@ -45,11 +33,7 @@ func TestResponsesClientEndToEnd(t *testing.T) {
 	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)
 	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
 
-	cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "responses.test.mjs")
-	cmd.Dir = nodeDir
-	cmd.Env = append(os.Environ(), "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
-	out, err := cmd.CombinedOutput()
-	t.Logf("node --test:\n%s", out)
+	out, err := runNodeTests(ctx, t, nodeDir, "responses.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
 	if err != nil {
 		t.Fatalf("the openai client tests failed: %v", err)
 	}
