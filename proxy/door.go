@@ -7,13 +7,15 @@ import (
 	"github.com/sluicehq/sluice/internal/llm"
 )
 
-// A front door is a wire shape clients speak to the gateway: today the
-// OpenAI shape of /chat/completions, /completions and /embeddings
-// (openAIDoor). Every door shares the one pipeline (proxy/pipeline.go);
-// a door only decodes the client's body into what the pipeline needs and
-// encodes what goes back — answers, stream events and errors — in its
-// own shape. A new door (Anthropic Messages, OpenAI Responses) is another
-// door implementation chosen by its path in doorFor, never a copy of the
+// A front door is a wire shape clients speak to the gateway: the OpenAI
+// shape of /chat/completions, /completions and /embeddings (openAIDoor),
+// the translated Anthropic Messages and OpenAI Responses doors on /compat
+// (messagesDoor, responsesDoor) and the native pass-through doors
+// (nativeMessagesDoor, nativeResponsesDoor). Every door shares the one
+// pipeline (proxy/pipeline.go); a door only decodes the client's body into
+// what the pipeline needs and encodes what goes back — answers, stream
+// events and errors — in its own shape. A new door is another door
+// implementation chosen by its path in doorFor, never a copy of the
 // pipeline.
 
 // door is a front door's decoder/encoder pair. Its methods must not
