@@ -136,6 +136,9 @@ type call struct {
 	// retryRefused is true once the retry budget refused a retry (the
 	// record is flagged once).
 	retryRefused bool
+	// traceIn is true when the trace continues the client's valid
+	// traceparent (startAttempts), for the observers.
+	traceIn bool
 }
 
 // outcome is what the record of a request says beyond its status and
@@ -283,6 +286,9 @@ func (h *Inference) finish(c *call) {
 			rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
 		}
 		rec.ResponseBody = truncate(o.respBody, c.gw.BodyLogLimitBytes)
+	}
+	if len(h.cfg.Observers) > 0 {
+		h.observe(c)
 	}
 	h.cfg.Sink.Enqueue(rec)
 }
