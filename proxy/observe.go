@@ -97,13 +97,19 @@ func answerFacts(v *fastjson.Value, model string, reasons []string) (string, []s
 			reasons = append(reasons, string(r))
 		}
 	}
-	for _, path := range [][]string{{"stop_reason"}, {"delta", "stop_reason"}, {"response", "status"}} {
+	for _, path := range [][]string{{"stop_reason"}, {"delta", "stop_reason"}} {
 		if r := v.GetStringBytes(path...); len(r) > 0 {
 			reasons = append(reasons, string(r))
 		}
 	}
-	if r := v.GetStringBytes("status"); len(r) > 0 && v.Get("output") != nil {
-		reasons = append(reasons, string(r)) // a non-streamed Responses answer
+	// The Responses API's status: of a non-streamed answer, or of the
+	// stream's response.* events, once it is final.
+	r := v.GetStringBytes("response", "status")
+	if v.Get("output") != nil {
+		r = v.GetStringBytes("status")
+	}
+	if s := string(r); s != "" && s != "in_progress" && s != "queued" {
+		reasons = append(reasons, s)
 	}
 	return model, reasons
 }
