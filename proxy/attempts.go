@@ -82,7 +82,7 @@ func (h *Inference) startAttempts(c *call) {
 	}
 	tp := c.ctx.Request.Header.Peek("traceparent")
 	c.trace, c.rec.TraceID = traceHeader(tp)
-	c.traceIn = len(tp) > 0 && c.trace.Get("Traceparent") == string(tp)
+	c.traceIn = len(tp) > 0 && c.trace["Traceparent"][0] == string(tp)
 	if c.in.wire == llm.WireAnthropicMessages {
 		forwardAnthropicHeaders(&c.ctx.Request.Header, c.trace)
 	}

@@ -51,7 +51,7 @@ func (h *Inference) observe(c *call) {
 		f.Traceparent = string(c.ctx.Request.Header.Peek("traceparent"))
 	case c.traceIn:
 		// startAttempts forwards a valid traceparent as it came.
-		f.Traceparent = c.trace.Get("Traceparent")
+		f.Traceparent = c.trace["Traceparent"][0]
 	}
 	for _, o := range h.cfg.Observers {
 		o.Observe(&f)
@@ -62,11 +62,12 @@ func (h *Inference) observe(c *call) {
 // reasons of the answer (OpenAI's finish_reason, Anthropic's stop_reason,
 // the Responses API's status), read from the answer the client got: the
 // body of a non-streamed request, the kept chunks of a stream. Both are
-// empty for a request no provider answered. It parses the answer, so an
+// empty for a request no provider answered (and for a Finished not made
+// by the pipeline, a test's). It parses the answer, so an
 // observer calls it only for a request it exports.
 func (f *Finished) Answer() (model string, reasons []string) {
 	c := f.c
-	if !c.out.answered {
+	if c == nil || !c.out.answered {
 		return "", nil
 	}
 	p := f.h.parsers.Get()

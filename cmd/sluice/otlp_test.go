@@ -201,7 +201,7 @@ func TestOTLPTracesAndAccessLog(t *testing.T) {
 		want := map[string]string{
 			"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "openai/gpt-4o-mini",
 			"gen_ai.response.finish_reasons": "stop", "sluice.tenant": "acme", "sluice.gateway": "acme/prod",
-			"sluice.request_id": retried, "http.response.status_code": "200", "sluice.attempts": "2",
+			"sluice.request_id": retried, "http.response.status_code": "200", "sluice.operation": "chat",
 		}
 		for k, v := range want {
 			if a[k] != v {
@@ -223,7 +223,8 @@ func TestOTLPTracesAndAccessLog(t *testing.T) {
 		for _, k := range kids {
 			ka := attrs(k)
 			if k.Kind != tracepb.Span_SPAN_KIND_CLIENT || ka["gen_ai.provider.name"] != "openai" || ka["gen_ai.request.model"] != "gpt-4o-mini" ||
-				ka["sluice.request_id"] != retried || ka["sluice.gateway"] != "acme/prod" || ka["gen_ai.operation.name"] != "chat" {
+				ka["sluice.request_id"] != retried || ka["sluice.gateway"] != "acme/prod" || ka["sluice.tenant"] != "acme" ||
+				ka["gen_ai.operation.name"] != "chat" || ka["sluice.key_alias"] != "mock" {
 				t.Errorf("attempt span %s kind %v attributes %v", k.Name, k.Kind, ka)
 			}
 			switch ka["error.type"] {

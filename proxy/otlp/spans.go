@@ -18,7 +18,7 @@ import (
 	"github.com/sluicehq/sluice/proxy"
 )
 
-// Sluice's own attributes (CONTRACT §13).
+// Sluice's own attributes (CONTRACT §13), and the HTTP status.
 const (
 	attrTenant    = attribute.Key("sluice.tenant")
 	attrGateway   = attribute.Key("sluice.gateway")
@@ -27,11 +27,7 @@ const (
 	// tells a Messages or Responses call from a chat completion, which
 	// share gen_ai.operation.name "chat".
 	attrOperation = attribute.Key("sluice.operation")
-	attrCache     = attribute.Key("sluice.cache")
-	attrAttempts  = attribute.Key("sluice.attempts")
-	attrAttempt   = attribute.Key("sluice.attempt")
 	attrKeyAlias  = attribute.Key("sluice.key_alias")
-	attrProvider  = attribute.Key("sluice.provider")
 	attrStatus    = attribute.Key("http.response.status_code")
 )
 
@@ -39,7 +35,8 @@ const (
 // the request and, as its children, a client span per upstream attempt,
 // with the ids of the record's spans (the admin trace view shows the same
 // tree). Nothing from a body is exported but the answer's model and
-// finish reasons.
+// finish reasons. Each attribute costs the encoder a few allocations, so
+// a span carries the contract's attributes and little else.
 func (e *Exporter) Observe(f *proxy.Finished) {
 	rec := f.Record
 	ctx := context.Background()
@@ -52,10 +49,11 @@ func (e *Exporter) Observe(f *proxy.Finished) {
 			root = &rec.Spans[i]
 		}
 	}
-	start := rec.TS
+	start, end := rec.TS, rec.TS.Add(time.Duration(rec.LatencyMS)*time.Millisecond)
+	var next *ids
 	if root != nil {
-		ctx = withIDs(ctx, rec.TraceID, root.SpanID)
-		start = root.Start
+		ctx, next = withIDs(ctx, rec.TraceID, root.SpanID)
+		start, end = root.Start, spanEnd(root)
 	}
 	op := operationName(rec.Operation)
 	ctx, span := e.tracer.Start(ctx, spanName(op, f.RequestModel), trace.WithSpanKind(trace.SpanKindServer),
@@ -63,65 +61,57 @@ func (e *Exporter) Observe(f *proxy.Finished) {
 	if !span.IsRecording() {
 		return // not sampled: nothing else to do
 	}
-	common := []attribute.KeyValue{
-		semconv.GenAIOperationNameKey.String(op),
-		attrTenant.String(rec.TenantID),
-		attrGateway.String(f.Gateway),
-		attrRequestID.String(rec.ID),
-		attrOperation.String(rec.Operation),
-	}
-	span.SetAttributes(common...)
-	span.SetAttributes(semconv.GenAIRequestModel(f.RequestModel), attrStatus.Int(rec.Status),
-		attrAttempts.Int(rec.Attempts), attrCache.String(rec.Cache))
+	a := make([]attribute.KeyValue, 0, 16)
+	a = append(a, semconv.GenAIOperationNameKey.String(op), attrTenant.String(rec.TenantID), attrGateway.String(f.Gateway),
+		attrRequestID.String(rec.ID), attrOperation.String(rec.Operation), // the attempts' too: a[:5]
+		semconv.GenAIRequestModel(f.RequestModel), attrStatus.Int(rec.Status))
 	if rec.Provider != "" {
-		span.SetAttributes(semconv.GenAIProviderNameKey.String(providerName(rec.Provider)), attrProvider.String(rec.Provider))
+		a = append(a, semconv.GenAIProviderNameKey.String(providerName(rec.Provider)))
 	}
 	model, reasons := f.Answer()
 	if model == "" {
 		model = rec.Model
 	}
 	if model != "" {
-		span.SetAttributes(semconv.GenAIResponseModel(model))
+		a = append(a, semconv.GenAIResponseModel(model))
 	}
 	if len(reasons) > 0 {
-		span.SetAttributes(semconv.GenAIResponseFinishReasons(reasons...))
+		a = append(a, semconv.GenAIResponseFinishReasons(reasons...))
 	}
 	if rec.TokensIn > 0 || rec.TokensOut > 0 {
-		span.SetAttributes(semconv.GenAIUsageInputTokens(int(rec.TokensIn)), semconv.GenAIUsageOutputTokens(int(rec.TokensOut)))
+		a = append(a, semconv.GenAIUsageInputTokens(int(rec.TokensIn)), semconv.GenAIUsageOutputTokens(int(rec.TokensOut)))
 	}
 	if rec.Status >= http.StatusBadRequest {
-		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(rec)))
+		a = append(a, semconv.ErrorTypeKey.String(errorType(rec)))
 		span.SetStatus(codes.Error, rec.ErrorCode)
 	}
+	span.SetAttributes(a...)
 	if root != nil {
 		for i := range rec.Spans {
 			if s := &rec.Spans[i]; s.ParentID == root.SpanID {
-				e.attempt(withIDs(ctx, rec.TraceID, s.SpanID), s, op, common)
+				next.setSpan(s.SpanID)
+				e.attempt(ctx, s, a[:5])
 			}
 		}
-	}
-	end := start.Add(time.Duration(rec.LatencyMS) * time.Millisecond)
-	if root != nil {
-		end = root.Start.Add(time.Duration(root.DurationMS * float64(time.Millisecond)))
 	}
 	span.End(trace.WithTimestamp(end))
 }
 
 // attempt exports the span of one upstream attempt, s, under the request's
-// span in ctx.
-func (e *Exporter) attempt(ctx context.Context, s *analytics.Span, op string, common []attribute.KeyValue) {
-	a := s.Attributes
-	_, span := e.tracer.Start(ctx, spanName(op, a["model"]), trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithTimestamp(s.Start), trace.WithAttributes(common...))
-	span.SetAttributes(semconv.GenAIProviderNameKey.String(providerName(a["provider"])), attrProvider.String(a["provider"]),
-		semconv.GenAIRequestModel(a["model"]), attrKeyAlias.String(a["key_alias"]))
-	if n, err := strconv.Atoi(a["attempt"]); err == nil {
-		span.SetAttributes(attrAttempt.Int(n))
-	}
-	code, _ := strconv.Atoi(a["upstream_status"])
+// span in ctx, with the request's attributes common (its operation, tenant,
+// gateway, request id and door).
+func (e *Exporter) attempt(ctx context.Context, s *analytics.Span, common []attribute.KeyValue) {
+	sa := s.Attributes
+	a := make([]attribute.KeyValue, 0, len(common)+5)
+	a = append(a, common...)
+	a = append(a, semconv.GenAIProviderNameKey.String(providerName(sa["provider"])),
+		semconv.GenAIRequestModel(sa["model"]), attrKeyAlias.String(sa["key_alias"]))
+	code, _ := strconv.Atoi(sa["upstream_status"])
 	if code > 0 {
-		span.SetAttributes(attrStatus.Int(code))
+		a = append(a, attrStatus.Int(code))
 	}
+	_, span := e.tracer.Start(ctx, spanName(common[0].Value.AsString(), sa["model"]), trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(s.Start), trace.WithAttributes(a...))
 	if s.Status == "error" {
 		t := "connect_error" // no status: the upstream was not reached, or did not answer
 		if code > 0 {
@@ -130,7 +120,12 @@ func (e *Exporter) attempt(ctx context.Context, s *analytics.Span, op string, co
 		span.SetAttributes(semconv.ErrorTypeKey.String(t))
 		span.SetStatus(codes.Error, "upstream "+t)
 	}
-	span.End(trace.WithTimestamp(s.Start.Add(time.Duration(s.DurationMS * float64(time.Millisecond)))))
+	span.End(trace.WithTimestamp(spanEnd(s)))
+}
+
+// spanEnd is when the stored span s ended.
+func spanEnd(s *analytics.Span) time.Time {
+	return s.Start.Add(time.Duration(s.DurationMS * float64(time.Millisecond)))
 }
 
 // operationName maps a front door's operation (analytics.Op*) to the
@@ -187,7 +182,9 @@ func errorType(rec *analytics.Record) string {
 }
 
 // ids are the trace and span ids the next span must take: the record's,
-// so that the exported tree and the admin trace view agree.
+// so that the exported tree and the admin trace view agree. One request's
+// spans share one ids, set before each span starts (setSpan): they are
+// started one after the other, by Observe.
 type ids struct {
 	trace trace.TraceID
 	span  trace.SpanID
@@ -195,13 +192,19 @@ type ids struct {
 
 type idsKey struct{}
 
-// withIDs asks recordIDs to give the next span started with ctx the
-// trace id traceID (when it starts a trace) and the span id spanID.
-func withIDs(ctx context.Context, traceID, spanID string) context.Context {
-	var v ids
+// withIDs asks recordIDs to give the next span started with ctx (or a
+// context made from it) the trace id traceID, when it starts a trace,
+// and the span id spanID; setSpan on the ids returned names the next.
+func withIDs(ctx context.Context, traceID, spanID string) (context.Context, *ids) {
+	v := &ids{}
 	_, _ = hex.Decode(v.trace[:], []byte(traceID))
+	v.setSpan(spanID)
+	return context.WithValue(ctx, idsKey{}, v), v
+}
+
+func (v *ids) setSpan(spanID string) {
+	v.span = trace.SpanID{}
 	_, _ = hex.Decode(v.span[:], []byte(spanID))
-	return context.WithValue(ctx, idsKey{}, v)
 }
 
 // recordIDs is the tracer's IDGenerator: the ids withIDs put in the
@@ -211,20 +214,24 @@ type recordIDs struct{}
 
 // NewIDs implements sdktrace.IDGenerator.
 func (recordIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
-	v, _ := ctx.Value(idsKey{}).(ids)
-	if !v.trace.IsValid() {
-		for !v.trace.IsValid() {
-			randomBytes(v.trace[:])
-		}
-		v.span = trace.SpanID{}
+	var tid trace.TraceID
+	var sid trace.SpanID
+	if v, ok := ctx.Value(idsKey{}).(*ids); ok && v.trace.IsValid() {
+		tid, sid = v.trace, v.span
 	}
-	return v.trace, spanOr(v.span)
+	for !tid.IsValid() {
+		randomBytes(tid[:])
+	}
+	return tid, spanOr(sid)
 }
 
 // NewSpanID implements sdktrace.IDGenerator.
 func (recordIDs) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
-	v, _ := ctx.Value(idsKey{}).(ids)
-	return spanOr(v.span)
+	var sid trace.SpanID
+	if v, ok := ctx.Value(idsKey{}).(*ids); ok {
+		sid = v.span
+	}
+	return spanOr(sid)
 }
 
 func spanOr(id trace.SpanID) trace.SpanID {
