@@ -313,3 +313,32 @@ func TestMetricsNoModel(t *testing.T) {
 		t.Errorf("no output tokens counted")
 	}
 }
+
+// BenchmarkMetricsObserve is what finish adds to a request: counting an
+// answered, priced request with two attempts and a rule hit, once its
+// series exist. It allocates nothing.
+func BenchmarkMetricsObserve(b *testing.B) {
+	h := newHarness(b, harnessConfig{})
+	snap := h.snaps.Load()
+	g, _ := snap.GatewayByID(h.gw.ID)
+	m := newTrafficMetrics(MetricsConfig{})
+	c := &call{snap: snap, gw: g, out: outcome{billed: true, answered: true}}
+	c.rec = &analytics.Record{Provider: "openai", Model: "gpt-4o-mini", Operation: analytics.OpChat, Status: 200,
+		LatencyMS: 420, TTFBMS: 120, TokensIn: 30, TokensOut: 60, CostUSD: 1234, Cache: "MISS", RuleHits: []string{"r1"},
+		Spans: []analytics.Span{
+			{Attributes: map[string]string{"provider": "openai", "outcome": "retryable"}},
+			{Attributes: map[string]string{"provider": "openai", "outcome": "ok"}},
+		}}
+	c.in.stream = true
+	m.observe(c)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.observe(c)
+		}
+	})
+	if testing.AllocsPerRun(100, func() { m.observe(c) }) != 0 {
+		b.Errorf("observe allocates")
+	}
+}
