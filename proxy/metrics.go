@@ -164,9 +164,8 @@ func (m *trafficMetrics) observe(c *call) {
 	for _, id := range rec.RuleHits {
 		m.gwCounter(&m.ruleHits, reasonKey{g, ruleAction(c.gw, id)}, "sluice_rule_hits_total", "action").Inc()
 	}
-	switch rec.Cache {
-	case "HIT", "MISS", "BYPASS":
-		m.gwCounter(&m.cache, reasonKey{g, rec.Cache}, "sluice_cache_requests_total", "result").Inc()
+	if r := cacheResult(rec.Cache); r != "" {
+		m.gwCounter(&m.cache, reasonKey{g, r}, "sluice_cache_requests_total", "result").Inc()
 	}
 }
 
@@ -260,6 +259,21 @@ func rejectReason(e *apierr.Error) string {
 	}
 	if e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden {
 		return "auth"
+	}
+	return ""
+}
+
+// cacheResult is the sluice_cache_requests_total result of a record's
+// cache field (x-sluice-cache), "" for a request that did not reach the
+// cache step.
+func cacheResult(cache string) string {
+	switch cache {
+	case "HIT":
+		return "hit"
+	case "MISS":
+		return "miss"
+	case "BYPASS":
+		return "bypass"
 	}
 	return ""
 }

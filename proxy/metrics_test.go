@@ -228,9 +228,9 @@ func TestMetricsAgreeWithLogs(t *testing.T) {
 		{"rejected auth (401, not logged)", sum(ss, "sluice_rejected_total", "gateway", "unknown", "reason", "auth"), 1},
 		{"rejected", sum(ss, "sluice_rejected_total"), 4},
 		{"rule hits block", sum(ss, "sluice_rule_hits_total", "gateway", gateway, "action", "block"), 1},
-		{"cache hit", sum(ss, "sluice_cache_requests_total", "result", "HIT"), float64(cache["HIT"])},
-		{"cache miss", sum(ss, "sluice_cache_requests_total", "result", "MISS"), float64(cache["MISS"])},
-		{"cache bypass", sum(ss, "sluice_cache_requests_total", "result", "BYPASS"), float64(cache["BYPASS"])},
+		{"cache hit", sum(ss, "sluice_cache_requests_total", "result", "hit"), float64(cache["HIT"])},
+		{"cache miss", sum(ss, "sluice_cache_requests_total", "result", "miss"), float64(cache["MISS"])},
+		{"cache bypass", sum(ss, "sluice_cache_requests_total", "result", "bypass"), float64(cache["BYPASS"])},
 		{"breaker closed", sum(ss, "sluice_circuit_breaker_state", "gateway", gateway, "provider", "openai", "key_alias", "main"), 0},
 	}
 	for _, c := range checks {
