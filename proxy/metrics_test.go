@@ -314,6 +314,32 @@ func TestMetricsNoModel(t *testing.T) {
 	}
 }
 
+// TestMetricsBreakerOpen (issue 15): a key whose breaker opened reads 2
+// at /metrics, and the failed attempt counts as retryable.
+func TestMetricsBreakerOpen(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(1, 0),
+		CircuitBreaker: &store.BreakerSettings{FailureThreshold: 1, CooldownSeconds: 300}}})
+	gateway := testTenant + "/" + testGateway
+	if got := sum(h.scrape(t), "sluice_circuit_breaker_state", "gateway", gateway, "key_alias", "main"); got != 0 {
+		t.Errorf("breaker state %v before any failure, want 0", got)
+	}
+	h.mock.Script(providertest.Step{Status: 500})
+	resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""))
+	wantStatus(t, resp, b, 502)
+	h.waitRecords(t, 1)
+	ss := h.scrape(t)
+	if got := sum(ss, "sluice_circuit_breaker_state", "gateway", gateway, "provider", "openai", "key_alias", "main"); got != 2 {
+		t.Errorf("breaker state %v after the failure, want 2 (open)", got)
+	}
+	if got := sum(ss, "sluice_upstream_attempts_total", "provider", "openai", "outcome", "retryable"); got != 1 {
+		t.Errorf("retryable attempts %v, want 1", got)
+	}
+	if got := sum(ss, "sluice_requests_total", "gateway", gateway, "code", "502"); got != 1 {
+		t.Errorf("502 requests %v, want 1", got)
+	}
+}
+
 // BenchmarkMetricsObserve is what finish adds to a request: counting an
 // answered, priced request with two attempts and a rule hit, once its
 // series exist. It allocates nothing.
