@@ -153,7 +153,7 @@ func (m *trafficMetrics) observe(c *call) {
 	for i := range rec.Spans {
 		sp := &rec.Spans[i]
 		if o := sp.Attributes["outcome"]; o != "" {
-			m.counter(&m.attempts, attemptKey{knownProvider(sp.Attributes["provider"]), o}).Inc()
+			m.attemptCounter(attemptKey{knownProvider(sp.Attributes["provider"]), o}).Inc()
 		}
 	}
 	if c.err != nil {
@@ -349,11 +349,11 @@ func (m *trafficMetrics) usageSeries(k usageKey) *usageSeries {
 	})
 }
 
-func (m *trafficMetrics) counter(f *cowMap[attemptKey, *metrics.Counter], k attemptKey) *metrics.Counter {
-	if c, ok := f.load(k); ok {
+func (m *trafficMetrics) attemptCounter(k attemptKey) *metrics.Counter {
+	if c, ok := m.attempts.load(k); ok {
 		return c
 	}
-	return f.add(k, func() *metrics.Counter {
+	return m.attempts.add(k, func() *metrics.Counter {
 		b := appendPair([]byte("sluice_upstream_attempts_total{"), "provider", k.provider)
 		b = appendPair(b, "outcome", k.outcome)
 		return m.set.GetOrCreateCounter(string(append(b, '}')))
