@@ -64,6 +64,9 @@ type InferenceConfig struct {
 	// the OTLP exporter and the access log, when they are on. None costs
 	// a request nothing.
 	Observers []Observer
+	// Metrics configures the traffic series of CONTRACT §13
+	// (proxy/metrics.go).
+	Metrics MetricsConfig
 }
 
 // Inference serves the five inference paths. It reads configuration only
@@ -79,6 +82,8 @@ type Inference struct {
 	streams  sync.WaitGroup
 	// ruleSets holds the compiled content rules of the current snapshot.
 	ruleSets ruleSets
+	// metrics are the traffic series finish counts.
+	metrics *trafficMetrics
 }
 
 // NewInference returns the handler.
@@ -109,7 +114,7 @@ func NewInference(cfg InferenceConfig) *Inference {
 	}
 	cfg.fillInFlightDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Inference{cfg: cfg, log: cfg.Logger, hardStop: ctx, stopNow: cancel}
+	return &Inference{cfg: cfg, log: cfg.Logger, hardStop: ctx, stopNow: cancel, metrics: newTrafficMetrics(cfg.Metrics)}
 }
 
 // EndStreams ends every open stream with an error event and waits for them

@@ -56,6 +56,9 @@ type config struct {
 	OTLPEndpoint      string
 	OTLPSamplingRatio float64
 	AccessLog         string
+	// MetricsNoModel drops the model label of the traffic series
+	// (proxy.MetricsConfig.NoModel, docs/observability.md).
+	MetricsNoModel bool
 	// MasterKeyPreviousFile names a file holding the previous master key
 	// (a rotation in progress); the flag names the file, never the key.
 	MasterKeyPreviousFile string
@@ -86,6 +89,7 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "OpenTelemetry collector base URL (http://host:4318): spans of every request are POSTed to URL/v1/traces (OTLP/HTTP, protobuf); empty: no export")
 	fs.Float64Var(&c.OTLPSamplingRatio, "otlp-sampling-ratio", 1, "share of new traces exported (0–1); a request with a traceparent follows its sampled flag")
 	fs.StringVar(&c.AccessLog, "access-log", "", "write one JSON line per inference request to stderr (\"stderr\") or to this file; empty: off")
+	fs.BoolVar(&c.MetricsNoModel, "metrics-no-model", false, "drop the model label of sluice_requests_total, sluice_tokens_total and sluice_cost_usd_total: fewer series per gateway (docs/observability.md)")
 	fs.DurationVar(&c.StreamWriteTimeout, "stream-write-timeout", proxy.DefaultStreamWriteTimeout, "how long a stream waits for its client to read before it closes the connection")
 }
 
