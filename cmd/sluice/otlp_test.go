@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -337,5 +338,45 @@ func TestOTLPCollectorDown(t *testing.T) {
 	})
 	if v := metricValue(t, base, "sluice_otlp_exported_spans_total"); v != "0" {
 		t.Errorf("sluice_otlp_exported_spans_total %s with the collector down, want 0", v)
+	}
+}
+
+// The observability flags refuse what cannot work before the server
+// starts: an endpoint that is not a base http(s) URL, a sampling ratio
+// outside 0–1, an access log that cannot be opened; off, they add no
+// observer.
+func TestObserverFlags(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		c    config
+		want string // "" means no error
+		n    int
+	}{
+		{"off", config{OTLPSamplingRatio: 1}, "", 0},
+		{"both on", config{OTLPEndpoint: "http://127.0.0.1:4318", OTLPSamplingRatio: 1, AccessLog: filepath.Join(dir, "a.log")}, "", 2},
+		{"access log to stderr", config{OTLPSamplingRatio: 1, AccessLog: "stderr"}, "", 1},
+		{"endpoint without scheme", config{OTLPEndpoint: "collector:4318", OTLPSamplingRatio: 1}, "otlp endpoint", 0},
+		{"endpoint with credentials", config{OTLPEndpoint: "http://u:s3cret@collector:4318", OTLPSamplingRatio: 1}, "OTEL_EXPORTER_OTLP_HEADERS", 0},
+		{"sampling ratio", config{OTLPEndpoint: "http://collector:4318", OTLPSamplingRatio: 2}, "sampling ratio", 0},
+		{"access log dir missing", config{OTLPSamplingRatio: 1, AccessLog: filepath.Join(dir, "no", "a.log")}, "--access-log", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs, stop, err := tt.c.observers(nil, slog.New(slog.DiscardHandler))
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
+					t.Fatalf("err %v, want one about %q (without the password)", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			if len(obs) != tt.n {
+				t.Errorf("%d observers, want %d", len(obs), tt.n)
+			}
+		})
 	}
 }
