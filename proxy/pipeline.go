@@ -245,8 +245,8 @@ func (h *Inference) finishHandler(c *call) {
 
 // finish ends a request: it answers c.err when there is one, settles the
 // admission with the usage, prices the request, closes its root span,
-// counts it in the metrics (proxy/metrics.go) and hands its record to the
-// sink — once. A 401 is answered and not
+// counts it in the metrics (proxy/metrics.go), tells the observers (OTLP,
+// access log: proxy/observe.go) and hands its record to the sink — once. A 401 is answered and not
 // recorded: an unauthenticated caller must not be able to fill the log.
 func (h *Inference) finish(c *call) {
 	if c.recorded {
