@@ -75,17 +75,29 @@ func (d *messagesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation)
 	}
 	in.body = chat
 	in.thinkingBlocks = true
-	if llm.HasThinking(r) {
-		// The chat body drops thinking and its signatures; the codecs
-		// that read them back get them from the neutral request.
+	if llm.HasThinking(r) || llm.HasToolExtras(r) {
+		// The chat body drops thinking and its signatures, tool results'
+		// is_error and tools' cache_control; the codecs that read them
+		// back (Anthropic, Bedrock) get them from the neutral request.
 		n, err := llm.DecodeOpenAIChat(chat)
 		if err != nil {
 			return in, translateError(err)
 		}
 		llm.CarryThinking(n, r)
+		llm.CarryToolExtras(n, r)
 		in.neutral = n
 	}
 	return in, nil
+}
+
+// anthropicBeta is the client's anthropic-beta header when c came
+// through the translating Messages door, for the codecs of Claude
+// (providers.Request.AnthropicBeta); "" otherwise.
+func (c *call) anthropicBeta() string {
+	if _, ok := c.door.(*messagesDoor); !ok {
+		return ""
+	}
+	return string(c.ctx.Request.Header.Peek("anthropic-beta"))
 }
 
 // countUpstream makes a count_tokens request whose first target is
