@@ -38,8 +38,11 @@ type messagesDoor struct {
 	// tool maps the OpenAI tool call index of the open tool_use block.
 	tool       int64
 	stopReason string
-	usage      llm.Usage
-	p          fastjson.Parser
+	// stopSequence is the stop sequence that ended the answer, when the
+	// provider said which (a copy: the chunk's bytes do not outlive it).
+	stopSequence []byte
+	usage        llm.Usage
+	p            fastjson.Parser
 }
 
 var _ door = (*messagesDoor)(nil)
@@ -219,9 +222,9 @@ func (d *messagesDoor) answer(body []byte) []byte {
 		dst = appendInput(dst, tc.GetStringBytes("function", "arguments"))
 		dst = append(dst, '}')
 	}
-	dst = append(dst, `],"stop_reason":`...)
-	dst = jsonstr.Append(dst, stopReason(ch.GetStringBytes("finish_reason")))
-	dst = append(dst, `,"stop_sequence":null,"usage":`...)
+	dst = append(dst, `],`...)
+	dst = appendStop(dst, stopReason(ch.GetStringBytes("finish_reason")), ch.GetStringBytes("stop_sequence"))
+	dst = append(dst, `,"usage":`...)
 	dst = appendMessagesUsage(dst, usageOf(v.Get("usage")), true)
 	return append(dst, '}')
 }
@@ -253,6 +256,20 @@ func stopReason(finish []byte) string {
 		return "refusal"
 	}
 	return "end_turn"
+}
+
+// appendStop appends "stop_reason" and "stop_sequence": stop_sequence
+// with the sequence when the provider said which one ended an answer
+// that stopped (the chat answer's stop_sequence extension), else
+// reason and null.
+func appendStop(dst []byte, reason string, seq []byte) []byte {
+	dst = append(dst, `"stop_reason":`...)
+	if len(seq) == 0 || reason != "end_turn" {
+		dst = jsonstr.Append(dst, reason)
+		return append(dst, `,"stop_sequence":null`...)
+	}
+	dst = append(dst, `"stop_sequence","stop_sequence":`...)
+	return jsonstr.Append(dst, seq)
 }
 
 // appendMessagesUsage appends u as Anthropic's usage: input_tokens are
@@ -321,6 +338,7 @@ func (d *messagesDoor) appendChunk(dst, chunk []byte) []byte {
 	}
 	if fr := ch.GetStringBytes("finish_reason"); len(fr) > 0 {
 		d.stopReason = stopReason(fr)
+		d.stopSequence = append(d.stopSequence[:0], ch.GetStringBytes("stop_sequence")...)
 	}
 	return dst
 }
@@ -436,9 +454,9 @@ func (d *messagesDoor) appendEnd(dst []byte, e *apierr.Error) []byte {
 	if stop == "" {
 		stop = "end_turn"
 	}
-	dst = append(dst, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"...)
-	dst = jsonstr.Append(dst, stop)
-	dst = append(dst, `,"stop_sequence":null},"usage":`...)
+	dst = append(dst, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{"...)
+	dst = appendStop(dst, stop, d.stopSequence)
+	dst = append(dst, `},"usage":`...)
 	dst = appendMessagesUsage(dst, d.usage, d.usage.Present)
 	dst = append(dst, "}\n\n"...)
 	return append(dst, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"...)
