@@ -20,7 +20,9 @@ func messagesHeader(h *harness) http.Header {
 }
 
 // streamed returns body with "stream":true.
-func streamed(body string) string { return strings.Replace(body, `{"model"`, `{"stream":true,"model"`, 1) }
+func streamed(body string) string {
+	return strings.Replace(body, `{"model"`, `{"stream":true,"model"`, 1)
+}
 
 // messagesEvent returns the data of the first event named name of an
 // Anthropic event stream.

@@ -85,7 +85,7 @@ type anthropicRequest struct {
 		CacheControl json.RawMessage `json:"cache_control"`
 	} `json:"tools"`
 	StopSequences []string `json:"stop_sequences"`
-	ToolChoice struct {
+	ToolChoice    struct {
 		Type string `json:"type"`
 	} `json:"tool_choice"`
 }
