@@ -497,7 +497,13 @@ func content(parts []llm.Part, i int) ([]block, error) {
 	for _, p := range parts {
 		switch p.Kind {
 		case llm.PartThinking:
-			blocks = append(blocks, block{Type: "thinking", Thinking: &p.Text, Signature: p.Signature})
+			// Thinking without a signature (another provider's
+			// reasoning, given back by the Messages door unsigned) is
+			// left out: Anthropic refuses a thinking block it cannot
+			// verify.
+			if p.Signature != "" {
+				blocks = append(blocks, block{Type: "thinking", Thinking: &p.Text, Signature: p.Signature})
+			}
 			continue
 		case llm.PartRedactedThinking:
 			blocks = append(blocks, block{Type: "redacted_thinking", Data: p.Data})

@@ -77,3 +77,25 @@ func TestAnthropicStreamStopSequence(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestUnsignedThinking: thinking the Messages door gave back
+// unsigned (another provider's reasoning_content) is left out of an
+// earlier turn sent to Anthropic, which refuses a thinking block without
+// a valid signature; signed thinking goes as written.
+func TestRequestUnsignedThinking(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":"2+2?"},{"role":"assistant","content":"4"},{"role":"user","content":"and 3+3?"}]}`
+	n, err := llm.DecodeOpenAIChat([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Messages[1].Parts = append([]llm.Part{{Kind: llm.PartThinking, Text: "unsigned"}, {Kind: llm.PartThinking, Text: "signed", Signature: "sig=="}},
+		n.Messages[1].Parts...)
+	out, _, err := requestBody([]byte(body), n, "claude-sonnet-4-5", false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"role":"assistant","content":[{"type":"thinking","thinking":"signed","signature":"sig=="},{"type":"text","text":"4"}]}`
+	if !strings.Contains(string(out), want) || strings.Contains(string(out), "unsigned") {
+		t.Errorf("got %s\nwant it to hold %s and no unsigned thinking", out, want)
+	}
+}

@@ -171,3 +171,23 @@ func TestBedrockStopSequence(t *testing.T) {
 		t.Errorf("stream:\n%s", got)
 	}
 }
+
+// TestConverseUnsignedThinking: unsigned thinking is left out of an
+// earlier Claude turn; signed thinking is a reasoningContent block.
+func TestConverseUnsignedThinking(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":"2+2?"},{"role":"assistant","content":"4"},{"role":"user","content":"and 3+3?"}]}`
+	n, err := llm.DecodeOpenAIChat([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Messages[1].Parts = append([]llm.Part{{Kind: llm.PartThinking, Text: "unsigned"}, {Kind: llm.PartThinking, Text: "signed", Signature: "sig=="}},
+		n.Messages[1].Parts...)
+	b, err := converseBody([]byte(body), n, call{model: "anthropic.claude-sonnet-4-5-v1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"signed","signature":"sig=="}}},{"text":"4"}]}`
+	if !strings.Contains(string(b), want) || strings.Contains(string(b), "unsigned") {
+		t.Errorf("got %s\nwant it to hold %s and no unsigned thinking", b, want)
+	}
+}

@@ -435,6 +435,11 @@ func content(content []llm.Part, i int, images, cache bool) ([]block, error) {
 		p := &content[j]
 		switch p.Kind {
 		case llm.PartThinking:
+			if p.Signature == "" {
+				// Unsigned thinking (another provider's reasoning) is
+				// left out: Claude refuses what it cannot verify.
+				continue
+			}
 			rc := &reasoningContent{}
 			rc.ReasoningText = &struct {
 				Text      string `json:"text"`
