@@ -14,19 +14,19 @@ import (
 // anthropic-beta, the stop sequence that matched, cache writes, and
 // cache_control as Bedrock cache points.
 
-// messagesHeader is a Messages client's headers.
-func messagesHeader(h *harness) http.Header {
+// extrasHeader is a Messages client's headers.
+func extrasHeader(h *harness) http.Header {
 	return http.Header{"X-Api-Key": {h.token}, "Content-Type": {"application/json"}, "Anthropic-Version": {"2023-06-01"}}
 }
 
-// streamed returns body with "stream":true.
-func streamed(body string) string {
+// withStream returns body with "stream":true.
+func withStream(body string) string {
 	return strings.Replace(body, `{"model"`, `{"stream":true,"model"`, 1)
 }
 
-// messagesEvent returns the data of the first event named name of an
+// extrasEvent returns the data of the first event named name of an
 // Anthropic event stream.
-func messagesEvent(t *testing.T, stream []byte, name string) []byte {
+func extrasEvent(t *testing.T, stream []byte, name string) []byte {
 	t.Helper()
 	sc := bufio.NewScanner(bytes.NewReader(stream))
 	sc.Buffer(nil, 1<<20)
@@ -68,10 +68,10 @@ func TestMessagesToolErrorCarried(t *testing.T) {
 			t.Run(tt.name+map[bool]string{false: "", true: "/stream"}[stream], func(t *testing.T) {
 				b := body(tt.model)
 				if stream {
-					b = streamed(b)
+					b = withStream(b)
 				}
 				before := len(h.mock.Requests())
-				resp, out := h.do("POST", messagesPath, messagesHeader(h), b)
+				resp, out := h.do("POST", messagesPath, extrasHeader(h), b)
 				wantStatus(t, resp, out, 200)
 				reqs := h.mock.Requests()[before:]
 				if len(reqs) != 1 {
@@ -97,7 +97,7 @@ func TestMessagesAnthropicBeta(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{})
 	h.addNativeProviders()
-	hdr := messagesHeader(h)
+	hdr := extrasHeader(h)
 	beta := "claude-code-20250219,interleaved-thinking-2025-05-14"
 	hdr.Set("Anthropic-Beta", beta)
 	for _, tt := range []struct{ name, model, header, body string }{
@@ -138,7 +138,7 @@ func TestMessagesStopSequence(t *testing.T) {
 	for _, model := range []string{"anthropic/claude-sonnet-4-5", "bedrock/anthropic.claude-sonnet-4-5-v1:0"} {
 		body := `{"model":"` + model + `","max_tokens":64,"stop_sequences":["STOP","never"],"messages":[{"role":"user","content":"one two STOP three"}]}`
 		t.Run(model, func(t *testing.T) {
-			resp, out := h.do("POST", messagesPath, messagesHeader(h), body)
+			resp, out := h.do("POST", messagesPath, extrasHeader(h), body)
 			wantStatus(t, resp, out, 200)
 			var got struct {
 				Content []struct {
@@ -156,16 +156,16 @@ func TestMessagesStopSequence(t *testing.T) {
 			}
 		})
 		t.Run(model+"/stream", func(t *testing.T) {
-			resp, out := h.do("POST", messagesPath, messagesHeader(h), streamed(body))
+			resp, out := h.do("POST", messagesPath, extrasHeader(h), withStream(body))
 			wantStatus(t, resp, out, 200)
-			delta := messagesEvent(t, out, "message_delta")
+			delta := extrasEvent(t, out, "message_delta")
 			if !bytes.Contains(delta, []byte(`"delta":{"stop_reason":"stop_sequence","stop_sequence":"STOP"}`)) {
 				t.Errorf("message_delta %s", delta)
 			}
 		})
 	}
 	// A provider that does not say which sequence matched: end_turn.
-	resp, out := h.do("POST", messagesPath, messagesHeader(h),
+	resp, out := h.do("POST", messagesPath, extrasHeader(h),
 		`{"model":"openai/gpt-4o-mini","max_tokens":64,"stop_sequences":["STOP"],"messages":[{"role":"user","content":"hi"}]}`)
 	wantStatus(t, resp, out, 200)
 	if !bytes.Contains(out, []byte(`"stop_reason":"end_turn","stop_sequence":null`)) {
@@ -193,13 +193,13 @@ func TestMessagesCacheUsage(t *testing.T) {
 				`"tools":[{"name":"read","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}],` +
 				`"messages":[{"role":"user","content":[{"type":"text","text":"the repository is large","cache_control":{"type":"ephemeral"}},{"type":"text","text":"what is in it?"}]}]}`
 			if stream {
-				body = streamed(body)
+				body = withStream(body)
 			}
 			t.Run(name, func(t *testing.T) {
-				var usages [2]messagesUsage
+				var usages [2]extrasUsage
 				for i := range usages {
 					before := len(h.mock.Requests())
-					resp, out := h.do("POST", messagesPath, messagesHeader(h), body)
+					resp, out := h.do("POST", messagesPath, extrasHeader(h), body)
 					wantStatus(t, resp, out, 200)
 					sent := string(h.mock.Requests()[before].Body)
 					if !strings.Contains(sent, tt.sent) {
@@ -209,7 +209,7 @@ func TestMessagesCacheUsage(t *testing.T) {
 						t.Errorf("upstream body has not 3 cache points:\n%s", sent)
 					}
 					if !stream {
-						var a struct{ Usage messagesUsage }
+						var a struct{ Usage extrasUsage }
 						must(t, json.Unmarshal(out, &a))
 						usages[i] = a.Usage
 						continue
@@ -217,8 +217,8 @@ func TestMessagesCacheUsage(t *testing.T) {
 					// message_start holds the gateway's count of the
 					// prompt (the provider's comes at the end of a
 					// translated stream); message_delta the provider's.
-					var delta struct{ Usage messagesUsage }
-					must(t, json.Unmarshal(messagesEvent(t, out, "message_delta"), &delta))
+					var delta struct{ Usage extrasUsage }
+					must(t, json.Unmarshal(extrasEvent(t, out, "message_delta"), &delta))
 					usages[i] = delta.Usage
 				}
 				if u := usages[0]; u.CacheCreation == 0 || u.CacheRead != 0 || u.Input == 0 {
@@ -232,8 +232,8 @@ func TestMessagesCacheUsage(t *testing.T) {
 	}
 }
 
-// messagesUsage is the usage of a Messages answer.
-type messagesUsage struct {
+// extrasUsage is the usage of a Messages answer.
+type extrasUsage struct {
 	Input         int64 `json:"input_tokens"`
 	CacheRead     int64 `json:"cache_read_input_tokens"`
 	CacheCreation int64 `json:"cache_creation_input_tokens"`
