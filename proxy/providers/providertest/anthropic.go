@@ -133,6 +133,7 @@ type anthropicReply struct {
 	tool               string // the tool called, "" for a text answer
 	prompt, completion int
 	noUsage            bool
+	detail             UsageDetail
 	cut                bool // the answer stopped at max_tokens
 }
 
@@ -182,7 +183,7 @@ func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
 		anthropicFail(ctx, st)
 		return
 	}
-	r := anthropicReply{id: "msg_mock_" + strconv.FormatUint(s.seq.Add(1), 10), model: model, noUsage: st.NoUsage}
+	r := anthropicReply{id: "msg_mock_" + strconv.FormatUint(s.seq.Add(1), 10), model: model, noUsage: st.NoUsage, detail: st.Detail}
 	r.prompt = words(req.System.text)
 	for _, m := range req.Messages {
 		r.prompt += words(m.Content.text)
@@ -241,10 +242,22 @@ func (r *anthropicReply) stopReason() string {
 }
 
 func (r *anthropicReply) appendUsage(b []byte, input, output int) []byte {
+	d := r.detail
 	b = append(b, `"usage":{"input_tokens":`...)
 	b = strconv.AppendInt(b, int64(input), 10)
-	b = append(b, `,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":`...)
-	b = strconv.AppendInt(b, int64(output), 10)
+	b = append(b, `,"cache_creation_input_tokens":`...)
+	b = strconv.AppendInt(b, int64(d.CacheWrite), 10)
+	b = append(b, `,"cache_read_input_tokens":`...)
+	b = strconv.AppendInt(b, int64(d.CacheRead), 10)
+	if d.CacheWrite > 0 {
+		b = append(b, `,"cache_creation":{"ephemeral_5m_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheWrite-d.CacheWrite1h), 10)
+		b = append(b, `,"ephemeral_1h_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheWrite1h), 10)
+		b = append(b, '}')
+	}
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(output+d.Reasoning), 10)
 	return append(b, '}')
 }
 

@@ -101,6 +101,7 @@ type bedrockReply struct {
 	toolID             string
 	prompt, completion int
 	noUsage            bool
+	detail             UsageDetail
 	cut                bool // the answer stopped at inferenceConfig.maxTokens
 }
 
@@ -152,7 +153,7 @@ func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
 		writeBedrockError(ctx, fasthttp.StatusBadRequest, "ValidationException", "A conversation must start with a user message (mock).")
 		return
 	}
-	r := bedrockReply{noUsage: st.NoUsage}
+	r := bedrockReply{noUsage: st.NoUsage, detail: st.Detail}
 	for _, sys := range req.System {
 		r.prompt += words(sys.Text)
 	}
@@ -219,12 +220,20 @@ func (r *bedrockReply) toolInput() string {
 }
 
 func (r *bedrockReply) appendUsage(b []byte) []byte {
+	d := r.detail
+	completion := r.completion + d.Reasoning
 	b = append(b, `"usage":{"inputTokens":`...)
 	b = strconv.AppendInt(b, int64(r.prompt), 10)
 	b = append(b, `,"outputTokens":`...)
-	b = strconv.AppendInt(b, int64(r.completion), 10)
+	b = strconv.AppendInt(b, int64(completion), 10)
 	b = append(b, `,"totalTokens":`...)
-	b = strconv.AppendInt(b, int64(r.prompt+r.completion), 10)
+	b = strconv.AppendInt(b, int64(d.prompt(r.prompt)+completion), 10)
+	if d.CacheRead > 0 || d.CacheWrite > 0 {
+		b = append(b, `,"cacheReadInputTokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheRead), 10)
+		b = append(b, `,"cacheWriteInputTokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheWrite), 10)
+	}
 	return append(b, '}')
 }
 
