@@ -320,3 +320,32 @@ func TestCostGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestWorstCost: the reservation prices every prompt token at the dearest
+// prompt price of the request's tier (a one-hour cache write, for Claude),
+// and the long-context tier once the prompt is above the threshold.
+func TestWorstCost(t *testing.T) {
+	sonnet := seedPrice(t, "anthropic", "claude-sonnet-4-5")
+	gpt := seedPrice(t, "openai", "gpt-5")
+	for _, tc := range []struct {
+		name               string
+		p                  *store.ModelPrice
+		prompt, completion int64
+		want               money.USD
+	}{
+		// 10,000 × $6 (1h write) + 1,000 × $15.
+		{"claude base tier", sonnet, 10_000, 1_000, 75_000_000},
+		// 300,000 × $12 (1h write, doubled) + 4,096 × $22.50.
+		{"claude long-context tier", sonnet, 300_000, 4_096, 3_692_160_000},
+		// No cache-write price: 10,000 × $1.25 + 1,000 × $10.
+		{"openai", gpt, 10_000, 1_000, 22_500_000},
+	} {
+		if got := worstCostAt(tc.p, tc.prompt, tc.completion); got != tc.want {
+			t.Errorf("%s: worst cost %d, want %d", tc.name, got, tc.want)
+		}
+		u := llm.Usage{PromptTokens: tc.prompt, CompletionTokens: tc.completion, CacheCreationTokens: tc.prompt, CacheWrite1hTokens: tc.prompt}
+		if c := cost(tc.p, u); c > tc.want {
+			t.Errorf("%s: a whole prompt written for an hour costs %d, more than the worst case %d", tc.name, c, tc.want)
+		}
+	}
+}
