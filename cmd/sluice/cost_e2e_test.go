@@ -48,6 +48,14 @@ func testServeLogsCacheWrites(t *testing.T) {
 			[5]money.PerMTok{nano(0.30), nano(0.03), nano(0.30), nano(0.30), nano(2.50)}},
 		{"google/gemini-2.5-flash", true, providertest.UsageDetail{Reasoning: 900},
 			[5]money.PerMTok{nano(0.30), nano(0.03), nano(0.30), nano(0.30), nano(2.50)}},
+		// Bedrock publishes no one-hour write price: the five-minute one.
+		{"bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", false, providertest.UsageDetail{CacheRead: 700, CacheWrite: 1500},
+			[5]money.PerMTok{nano(3), nano(0.30), nano(3.75), nano(3.75), nano(15)}},
+		{"bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", true, providertest.UsageDetail{CacheRead: 300, CacheWrite: 900},
+			[5]money.PerMTok{nano(3), nano(0.30), nano(3.75), nano(3.75), nano(15)}},
+		// Cohere publishes no cached-input price: the input price.
+		{"cohere/command-a-03-2025", true, providertest.UsageDetail{CacheRead: 400},
+			[5]money.PerMTok{nano(2.50), nano(2.50), nano(2.50), nano(2.50), nano(10)}},
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,11 +68,14 @@ func testServeLogsCacheWrites(t *testing.T) {
 	base := startServe(t, ctx)
 	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
 	gwID := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)["id"].(string)
-	for _, k := range []struct{ provider, key, url string }{
-		{"openai", e2eOpenAIKey, mockURL + "/v1"}, {"anthropic", e2eAnthropicKey, mockURL}, {"google", e2eGoogleKey, mockURL},
+	for _, k := range []struct{ provider, key, url, options string }{
+		{"openai", e2eOpenAIKey, mockURL + "/v1", `{}`}, {"anthropic", e2eAnthropicKey, mockURL, `{}`},
+		{"google", e2eGoogleKey, mockURL, `{}`}, {"cohere", e2eCohereKey, mockURL, `{}`},
+		{"bedrock", providertest.MockSecretAccessKey, mockURL,
+			fmt.Sprintf(`{"region":"us-east-1","access_key_id":%q}`, providertest.MockAccessKeyID)},
 	} {
 		call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
-			fmt.Sprintf(`{"provider":%q,"alias":"mock","key":%q,"base_url":%q}`, k.provider, k.key, k.url), 201)
+			fmt.Sprintf(`{"provider":%q,"alias":"mock","key":%q,"base_url":%q,"options":%s}`, k.provider, k.key, k.url, k.options), 201)
 	}
 	token := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"cost"}`, 201)["secret"].(string)
 	url := base + "/v1/acme/prod/compat/chat/completions"

@@ -17,8 +17,8 @@ const ErrInvalidResponse = "upstream sent an invalid response"
 // ReadOpenAIUsage reads an OpenAI usage object: prompt_tokens,
 // completion_tokens, total_tokens, prompt_tokens_details.cached_tokens
 // (DeepSeek's prompt_cache_hit_tokens when there is none),
-// prompt_tokens_details.cache_write_tokens (the servers that report cache
-// writes) and completion_tokens_details.reasoning_tokens (embeddings have
+// prompt_tokens_details.cache_write_tokens or cache_creation_tokens (the
+// servers that report cache writes; the gateway's own encoder) and completion_tokens_details.reasoning_tokens (embeddings have
 // only the prompt and total). An explicit zero stays zero; a missing total
 // is the sum. Negative or non-integer counts read as zero.
 func ReadOpenAIUsage(v *fastjson.Value) llm.Usage {
@@ -32,6 +32,9 @@ func ReadOpenAIUsage(v *fastjson.Value) llm.Usage {
 	}
 	if !v.Exists("prompt_tokens_details", "cached_tokens") {
 		u.CachedTokens = Count(v, "prompt_cache_hit_tokens")
+	}
+	if u.CacheCreationTokens == 0 { // the name the gateway's own encoder writes
+		u.CacheCreationTokens = Count(v, "prompt_tokens_details", "cache_creation_tokens")
 	}
 	if v.Exists("total_tokens") {
 		u.TotalTokens = Count(v, "total_tokens")
