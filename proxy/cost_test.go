@@ -259,21 +259,39 @@ func answerWith(provider string, native bool, usage string) ([]byte, llm.Wire) {
 		`"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":` + usage + `}`), llm.WireOpenAIChat
 }
 
-// seedPrice is the seed table's price of provider/model as the store
+// publishedPrice is the published price of provider/model as the store
 // holds it.
-func seedPrice(t *testing.T, provider, model string) *store.ModelPrice {
+func publishedPrice(t *testing.T, provider, model string) *store.ModelPrice {
 	t.Helper()
-	for _, p := range catalog.Prices() {
-		if p.Provider == provider && p.Model == model {
-			return &store.ModelPrice{Provider: p.Provider, Model: p.Model,
-				InputPerMTok: money.FromFloat(p.InputPerMTok), OutputPerMTok: money.FromFloat(p.OutputPerMTok),
-				CachedInputPerMTok: money.FromFloat(p.CachedInputPerMTok), CacheWritePerMTok: money.FromFloat(p.CacheWritePerMTok),
-				CacheWrite1hPerMTok: money.FromFloat(p.CacheWrite1hPerMTok), LongContextThresholdTokens: p.LongContextThresholdTokens,
-				LongContextInputPerMTok: money.FromFloat(p.LongContextInputPerMTok), LongContextOutputPerMTok: money.FromFloat(p.LongContextOutputPerMTok)}
-		}
+	pub, ok := published[[2]string{provider, model}]
+	if !ok {
+		t.Fatalf("no published price of %s/%s", provider, model)
 	}
-	t.Fatalf("no seed price for %s/%s", provider, model)
-	return nil
+	return &store.ModelPrice{Provider: provider, Model: model,
+		InputPerMTok: money.FromFloat(pub.in), OutputPerMTok: money.FromFloat(pub.out), CachedInputPerMTok: money.FromFloat(pub.cacheRead),
+		CacheWritePerMTok: money.FromFloat(pub.write5m), CacheWrite1hPerMTok: money.FromFloat(pub.write1h),
+		LongContextThresholdTokens: pub.threshold, LongContextInputPerMTok: money.FromFloat(pub.longIn),
+		LongContextOutputPerMTok: money.FromFloat(pub.longOut)}
+}
+
+// seedIsPublished fails unless the seed table holds the published price
+// of provider/model.
+func seedIsPublished(t *testing.T, provider, model string) {
+	t.Helper()
+	pub := published[[2]string{provider, model}]
+	for _, p := range catalog.Prices() {
+		if p.Provider != provider || p.Model != model {
+			continue
+		}
+		got := [8]float64{p.InputPerMTok, p.OutputPerMTok, p.CachedInputPerMTok, p.CacheWritePerMTok, p.CacheWrite1hPerMTok,
+			float64(p.LongContextThresholdTokens), p.LongContextInputPerMTok, p.LongContextOutputPerMTok}
+		want := [8]float64{pub.in, pub.out, pub.cacheRead, pub.write5m, pub.write1h, float64(pub.threshold), pub.longIn, pub.longOut}
+		if got != want {
+			t.Errorf("seed price of %s/%s %v, want the published %v (%s)", provider, model, got, want, pub.source)
+		}
+		return
+	}
+	t.Errorf("no seed price for %s/%s", provider, model)
 }
 
 // TestCostGolden decodes each real usage object with its provider's codec,
@@ -290,15 +308,8 @@ func TestCostGolden(t *testing.T) {
 			if !ok || pub.source != g.source {
 				t.Fatalf("no published price of %s/%s from %s", g.provider, g.model, g.source)
 			}
-			pr := seedPrice(t, g.provider, g.model)
-			want := store.ModelPrice{Provider: g.provider, Model: g.model,
-				InputPerMTok: money.FromFloat(pub.in), OutputPerMTok: money.FromFloat(pub.out), CachedInputPerMTok: money.FromFloat(pub.cacheRead),
-				CacheWritePerMTok: money.FromFloat(pub.write5m), CacheWrite1hPerMTok: money.FromFloat(pub.write1h),
-				LongContextThresholdTokens: pub.threshold, LongContextInputPerMTok: money.FromFloat(pub.longIn),
-				LongContextOutputPerMTok: money.FromFloat(pub.longOut)}
-			if *pr != want {
-				t.Errorf("seed price %+v, want the published %+v (%s)", *pr, want, pub.source)
-			}
+			seedIsPublished(t, g.provider, g.model)
+			pr := publishedPrice(t, g.provider, g.model)
 			p, _ := reg.Get(g.provider)
 			codec, ok := p.(providers.Codec)
 			if !ok { // the OpenAI wire's adapters hide their codec behind their capabilities
@@ -325,8 +336,8 @@ func TestCostGolden(t *testing.T) {
 // prompt price of the request's tier (a one-hour cache write, for Claude),
 // and the long-context tier once the prompt is above the threshold.
 func TestWorstCost(t *testing.T) {
-	sonnet := seedPrice(t, "anthropic", "claude-sonnet-4-5")
-	gpt := seedPrice(t, "openai", "gpt-5")
+	sonnet := publishedPrice(t, "anthropic", "claude-sonnet-4-5")
+	gpt := publishedPrice(t, "openai", "gpt-5")
 	for _, tc := range []struct {
 		name               string
 		p                  *store.ModelPrice
