@@ -129,11 +129,25 @@ func testServeLogsCacheWrites(t *testing.T) {
 		if want := money.USD(nanoMTok / 1_000_000); r.CostUSD != want {
 			t.Errorf("%s: cost %d nano-dollars, want %d", name, r.CostUSD, want)
 		}
+		// GraphQL reads the same record.
+		q, _ := json.Marshal(map[string]string{"query": `{ log(id: "` + r.ID + `") { cachedTokens cacheWriteTokens cacheWrite1hTokens reasoningTokens costUsd } }`})
+		out := call(t, base, "POST", "/admin/graphql", string(q), 200)
+		g, _ := out["data"].(map[string]any)["log"].(map[string]any)
+		gotGQL := [5]float64{}
+		for i, k := range []string{"cachedTokens", "cacheWriteTokens", "cacheWrite1hTokens", "reasoningTokens", "costUsd"} {
+			gotGQL[i], _ = g[k].(float64)
+		}
+		wantGQL := [5]float64{float64(r.CachedTokens), float64(r.CacheWriteTokens), float64(r.CacheWrite1hTokens),
+			float64(r.ReasoningTokens), r.CostUSD.Float()}
+		if gotGQL != wantGQL {
+			t.Errorf("%s: GraphQL log %v (%v), want %v", name, gotGQL, out, wantGQL)
+		}
 	}
 }
 
 // logRecord is what the test reads of a log of GET /admin/v1/logs.
 type logRecord struct {
+	ID                 string    `json:"id"`
 	Provider           string    `json:"provider"`
 	Model              string    `json:"model"`
 	Status             int       `json:"status"`
