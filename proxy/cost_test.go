@@ -360,3 +360,20 @@ func TestWorstCost(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCost prices a request with cache reads, both writes and the
+// long-context tier: no allocation.
+func BenchmarkCost(b *testing.B) {
+	p := &store.ModelPrice{InputPerMTok: 3 * money.PerDollar, OutputPerMTok: 15 * money.PerDollar, CachedInputPerMTok: 300_000_000,
+		CacheWritePerMTok: 3_750_000_000, CacheWrite1hPerMTok: 6 * money.PerDollar, LongContextThresholdTokens: 200_000,
+		LongContextInputPerMTok: 6 * money.PerDollar, LongContextOutputPerMTok: 22_500_000_000}
+	u := llm.Usage{PromptTokens: 250_000, CachedTokens: 100_000, CacheCreationTokens: 50_000, CacheWrite1hTokens: 20_000, CompletionTokens: 2_000}
+	b.ReportAllocs()
+	var sum money.USD
+	for b.Loop() {
+		sum += cost(p, u)
+	}
+	if sum == 0 {
+		b.Fatal("no cost")
+	}
+}
