@@ -19,12 +19,17 @@ type costCase struct {
 	stream bool
 	detail providertest.UsageDetail
 	prices [5]money.PerMTok
+	// door, when set, is a native door's path under the gateway and body
+	// the request's body there (%s: the stream flag); else /compat chat.
+	door, body string
 }
 
 // TestServeLogsCacheWritesAndReasoning drives requests through `sluice
 // serve` to the mock provider, which reports cache reads, five-minute and
 // one-hour cache writes and reasoning tokens in each provider's own
-// fields, plain and streamed, and finds them in GET /admin/v1/logs with
+// fields, plain and streamed, through /compat and the native Anthropic
+// Messages and OpenAI Responses doors, and finds them in GET
+// /admin/v1/logs and GraphQL with
 // the cost of the seed prices, on both analytics backends (CONTRACT §14).
 func TestServeLogsCacheWritesAndReasoning(t *testing.T) {
 	t.Run("embedded", testServeLogsCacheWrites)
@@ -38,24 +43,30 @@ func testServeLogsCacheWrites(t *testing.T) {
 	nano := func(usd float64) money.PerMTok { return money.FromFloat(usd) }
 	sonnet := [5]money.PerMTok{nano(3), nano(0.30), nano(3.75), nano(6), nano(15)}
 	cases := []costCase{
-		{"anthropic/claude-sonnet-4-5", false, providertest.UsageDetail{CacheRead: 1000, CacheWrite: 3000, CacheWrite1h: 1000}, sonnet},
-		{"anthropic/claude-sonnet-4-5", true, providertest.UsageDetail{CacheRead: 512, CacheWrite: 2048, CacheWrite1h: 2048}, sonnet},
+		{"anthropic/claude-sonnet-4-5", false, providertest.UsageDetail{CacheRead: 1000, CacheWrite: 3000, CacheWrite1h: 1000}, sonnet, "", ""},
+		{"anthropic/claude-sonnet-4-5", true, providertest.UsageDetail{CacheRead: 512, CacheWrite: 2048, CacheWrite1h: 2048}, sonnet, "", ""},
 		{"openai/gpt-5", false, providertest.UsageDetail{CacheRead: 1024, Reasoning: 300},
-			[5]money.PerMTok{nano(1.25), nano(0.125), nano(1.25), nano(1.25), nano(10)}},
+			[5]money.PerMTok{nano(1.25), nano(0.125), nano(1.25), nano(1.25), nano(10)}, "", ""},
 		{"openai/gpt-5", true, providertest.UsageDetail{CacheRead: 2048, Reasoning: 700},
-			[5]money.PerMTok{nano(1.25), nano(0.125), nano(1.25), nano(1.25), nano(10)}},
+			[5]money.PerMTok{nano(1.25), nano(0.125), nano(1.25), nano(1.25), nano(10)}, "", ""},
 		{"google/gemini-2.5-flash", false, providertest.UsageDetail{CacheRead: 500, Reasoning: 1500},
-			[5]money.PerMTok{nano(0.30), nano(0.03), nano(0.30), nano(0.30), nano(2.50)}},
+			[5]money.PerMTok{nano(0.30), nano(0.03), nano(0.30), nano(0.30), nano(2.50)}, "", ""},
 		{"google/gemini-2.5-flash", true, providertest.UsageDetail{Reasoning: 900},
-			[5]money.PerMTok{nano(0.30), nano(0.03), nano(0.30), nano(0.30), nano(2.50)}},
+			[5]money.PerMTok{nano(0.30), nano(0.03), nano(0.30), nano(0.30), nano(2.50)}, "", ""},
 		// Bedrock publishes no one-hour write price: the five-minute one.
 		{"bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", false, providertest.UsageDetail{CacheRead: 700, CacheWrite: 1500},
-			[5]money.PerMTok{nano(3), nano(0.30), nano(3.75), nano(3.75), nano(15)}},
+			[5]money.PerMTok{nano(3), nano(0.30), nano(3.75), nano(3.75), nano(15)}, "", ""},
 		{"bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", true, providertest.UsageDetail{CacheRead: 300, CacheWrite: 900},
-			[5]money.PerMTok{nano(3), nano(0.30), nano(3.75), nano(3.75), nano(15)}},
+			[5]money.PerMTok{nano(3), nano(0.30), nano(3.75), nano(3.75), nano(15)}, "", ""},
 		// Cohere publishes no cached-input price: the input price.
 		{"cohere/command-a-03-2025", true, providertest.UsageDetail{CacheRead: 400},
-			[5]money.PerMTok{nano(2.50), nano(2.50), nano(2.50), nano(2.50), nano(10)}},
+			[5]money.PerMTok{nano(2.50), nano(2.50), nano(2.50), nano(2.50), nano(10)}, "", ""},
+		// The native doors: Anthropic Messages and OpenAI Responses.
+		{"anthropic/claude-sonnet-4-5", true, providertest.UsageDetail{CacheRead: 100, CacheWrite: 4000, CacheWrite1h: 2500}, sonnet,
+			"/anthropic/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":%t,"messages":[{"role":"user","content":"count the words here"}]}`},
+		{"openai/gpt-5", false, providertest.UsageDetail{CacheRead: 1536, Reasoning: 256},
+			[5]money.PerMTok{nano(1.25), nano(0.125), nano(1.25), nano(1.25), nano(10)},
+			"/openai/responses", `{"model":"gpt-5","stream":%t,"input":"count the words here"}`},
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,8 +99,11 @@ func testServeLogsCacheWrites(t *testing.T) {
 	}
 	mock.Script(steps...)
 	for _, c := range cases {
-		body := fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":"count the words here"}]}`, c.model, c.stream)
-		if s := postJSON(t, url, token, body); s != 200 {
+		body, to := fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":"count the words here"}]}`, c.model, c.stream), url
+		if c.door != "" {
+			body, to = fmt.Sprintf(c.body, c.stream), base+"/v1/acme/prod"+c.door
+		}
+		if s := postJSON(t, to, token, body); s != 200 {
 			t.Fatalf("%s (stream %t): status %d", c.model, c.stream, s)
 		}
 	}
