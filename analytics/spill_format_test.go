@@ -303,3 +303,40 @@ func TestSpillReadsVersion2(t *testing.T) {
 			back.CacheWriteTokens, back.CacheWrite1hTokens, back.ReasoningTokens, back.CostUSD)
 	}
 }
+
+// TestSpillReplaysVersion2Segment replays a segment of format 2
+// (testdata/spill-v2.seg, written by the code of that time from
+// goldenV0Records, every other one with the operation "chat", all under
+// the attempted batch "batch_v2"): the records come back whole, their
+// cache writes and reasoning tokens 0.
+func TestSpillReplaysVersion2Segment(t *testing.T) {
+	golden, err := os.ReadFile("testdata/spill-v2.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "000001-01jqv2goldensegment00000000.seg"), golden, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := testPipeline(t, dir)
+	want := goldenV0Records()
+	want[8].UserAgent = "agent\uFFFD/1.0"
+	for i := range want {
+		if i%2 == 0 {
+			want[i].Operation = "chat"
+		}
+	}
+	var got []*Record
+	for _, b := range replayAll(t, p, p.spill, 100) {
+		if b.ID != "batch_v2" {
+			t.Errorf("batch id %q, want the attempted batch batch_v2", b.ID)
+		}
+		got = append(got, b.Records...)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replayed records (-want +got):\n%s", diff)
+	}
+	if n := len(SegmentFiles(t, dir)); n != 0 {
+		t.Errorf("%d segments left after replay, want 0", n)
+	}
+}

@@ -26,7 +26,7 @@ import (
 //	   frame reads with an empty operation (testdata/spill-v1.seg).
 //	3  version 2 and "cache_write_tokens", "cache_write_1h_tokens",
 //	   "reasoning_tokens" (CONTRACT §14). Older frames read them as 0
-//	   (TestSpillReadsVersion2).
+//	   (testdata/spill-v2.seg).
 //
 // A build reads every version up to spillVersion and writes spillVersion.
 // A frame of a later version (a newer build wrote the file, then an older
