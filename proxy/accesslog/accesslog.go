@@ -45,6 +45,8 @@ func (l *Log) Observe(f *proxy.Finished) {
 		slog.Int64("tokens_in", r.TokensIn),
 		slog.Int64("tokens_out", r.TokensOut),
 		slog.Int64("cached_tokens", r.CachedTokens),
+		slog.Int64("cache_write_tokens", r.CacheWriteTokens),
+		slog.Int64("reasoning_tokens", r.ReasoningTokens),
 		slog.Float64("cost_usd", r.CostUSD.Float()),
 		slog.String("cache", r.Cache),
 		slog.Int("attempts", r.Attempts),

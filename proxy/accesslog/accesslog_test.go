@@ -40,7 +40,7 @@ func TestLine(t *testing.T) {
 	want := map[string]any{"level": "INFO", "msg": "request", "request_id": "req_1", "tenant": "acme", "gateway": "acme/prod",
 		"gateway_id": "gw_1", "operation": "messages", "provider": "openai", "model": "gpt-4o-mini",
 		"requested_model": "openai/gpt-4o-mini", "status": 429.0, "error_code": "rate_limited", "latency_ms": 12.0,
-		"ttfb_ms": 0.0, "tokens_in": 7.0, "tokens_out": 0.0, "cached_tokens": 0.0, "cost_usd": money.USD(1500).Float(),
+		"ttfb_ms": 0.0, "tokens_in": 7.0, "tokens_out": 0.0, "cached_tokens": 0.0, "cache_write_tokens": 0.0, "reasoning_tokens": 0.0, "cost_usd": money.USD(1500).Float(),
 		"cache": "", "attempts": 0.0, "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("line (-want +got):\n%s", diff)

@@ -81,6 +81,15 @@ func (e *Exporter) Observe(f *proxy.Finished) {
 	if rec.TokensIn > 0 || rec.TokensOut > 0 {
 		a = append(a, semconv.GenAIUsageInputTokens(int(rec.TokensIn)), semconv.GenAIUsageOutputTokens(int(rec.TokensOut)))
 	}
+	if rec.CachedTokens > 0 {
+		a = append(a, semconv.GenAIUsageCacheReadInputTokens(int(rec.CachedTokens)))
+	}
+	if rec.CacheWriteTokens > 0 {
+		a = append(a, semconv.GenAIUsageCacheCreationInputTokens(int(rec.CacheWriteTokens)))
+	}
+	if rec.ReasoningTokens > 0 {
+		a = append(a, semconv.GenAIUsageReasoningOutputTokens(int(rec.ReasoningTokens)))
+	}
 	if rec.Status >= http.StatusBadRequest {
 		a = append(a, semconv.ErrorTypeKey.String(errorType(rec)))
 		span.SetStatus(codes.Error, rec.ErrorCode)
