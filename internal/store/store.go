@@ -27,6 +27,7 @@ import (
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/sluicehq/sluice/internal/sqlitebackup"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -283,4 +284,18 @@ type metaRow struct {
 	bun.BaseModel `bun:"table:meta"`
 	Key           string `bun:"key,pk"`
 	Value         string `bun:"value"`
+}
+
+// ErrNotEmbedded is returned by BackupTo on PostgreSQL, whose backups are
+// pg_dump's (docs/deployment.md).
+var ErrNotEmbedded = errors.New("the relational store is PostgreSQL: back it up with pg_dump")
+
+// BackupTo writes an online, consistent copy of the embedded SQLite store
+// to path (which must not exist): restoring it is putting the file back
+// as sluice.db in the data dir of a stopped server.
+func (s *Store) BackupTo(ctx context.Context, path string) error {
+	if s.postgres {
+		return ErrNotEmbedded
+	}
+	return sqlitebackup.Into(ctx, s.DB, path)
 }
