@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql/driver"
 	"time"
 
@@ -26,6 +27,18 @@ type Tenant struct {
 	Settings      TenantSettings `bun:"settings" json:"settings"`
 	CreatedAt     time.Time      `bun:"created_at" json:"created_at"`
 	UpdatedAt     time.Time      `bun:"updated_at" json:"updated_at"`
+	// AlertSecret is the budget alerts' webhook signing secret sealed with
+	// the master key (secret.Box), "" for none: never in a response.
+	AlertSecret *string `bun:"alert_webhook_secret" json:"-"`
+}
+
+var _ bun.AfterScanRowHook = (*Tenant)(nil)
+
+// AfterScanRow says in the settings whether a signing secret is set: the
+// secret itself is never read back.
+func (t *Tenant) AfterScanRow(context.Context) error {
+	t.Settings.AlertWebhookSecretSet = t.AlertSecret != nil && *t.AlertSecret != ""
+	return nil
 }
 
 // TenantSettings are a tenant's defaults and limits.
@@ -36,6 +49,16 @@ type TenantSettings struct {
 	// MaxInFlight caps the tenant's inference requests in flight in one
 	// proxy process; nil means the process's default (docs/security.md).
 	MaxInFlight *int `json:"max_in_flight"`
+	// AlertWebhookURL receives the budget alerts (CONTRACT §14); "" for
+	// none.
+	AlertWebhookURL string `json:"alert_webhook_url"`
+	// AlertWebhookSecret is write-only: a PATCH that sets it has it sealed
+	// into Tenant.AlertSecret ("" removes it, absent keeps it). It is never
+	// stored in the settings nor returned.
+	AlertWebhookSecret *string `json:"alert_webhook_secret,omitempty"`
+	// AlertWebhookSecretSet says on reads whether a signing secret is set;
+	// ignored on writes.
+	AlertWebhookSecretSet bool `json:"alert_webhook_secret_set"`
 }
 
 // UnmarshalJSON decodes strictly.
@@ -44,8 +67,12 @@ func (s *TenantSettings) UnmarshalJSON(b []byte) error {
 	return StrictUnmarshal(b, (*plain)(s))
 }
 
-// Value stores the settings as JSON.
-func (s TenantSettings) Value() (driver.Value, error) { return jsonValue(s) }
+// Value stores the settings as JSON, without the write-only signing
+// secret and the derived AlertWebhookSecretSet.
+func (s TenantSettings) Value() (driver.Value, error) {
+	s.AlertWebhookSecret, s.AlertWebhookSecretSet = nil, false
+	return jsonValue(s)
+}
 
 // Scan reads the settings from JSON.
 func (s *TenantSettings) Scan(src any) error {
