@@ -2,12 +2,8 @@ package alert_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluicehq/sluice/internal/alert"
+	"github.com/sluicehq/sluice/internal/alert/alerttest"
 	"github.com/sluicehq/sluice/internal/budget"
 	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/secret"
@@ -27,62 +24,6 @@ import (
 const signingSecret = "whsec-canary-7f3a9c2e51d84b06"
 
 var t0 = time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
-
-// receiver is a webhook on 127.0.0.1 that checks every signature and
-// answers 500 to the first failFirst POSTs of each alert id.
-type receiver struct {
-	t         *testing.T
-	srv       *httptest.Server
-	failFirst int
-
-	mu        sync.Mutex
-	tries     map[string]int       // alert id → POSTs
-	delivered map[string][]payload // "scope/id/threshold" → payloads answered 2xx
-	badSig    int
-}
-
-type payload = map[string]any
-
-func newReceiver(t *testing.T, failFirst int) *receiver {
-	r := &receiver{t: t, failFirst: failFirst, tries: map[string]int{}, delivered: map[string][]payload{}}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !hmac.Equal([]byte(req.Header.Get(alert.SignatureHeader)), []byte(alert.Sign([]byte(signingSecret), body))) {
-		r.badSig++
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	id := req.Header.Get(alert.IDHeader)
-	r.tries[id]++
-	if r.tries[id] <= r.failFirst {
-		w.WriteHeader(http.StatusInternalServerError)
-		return
-	}
-	var p payload
-	if err := json.Unmarshal(body, &p); err != nil {
-		r.t.Errorf("payload %s: %v", body, err)
-	}
-	k := fmt.Sprintf("%v/%v/%v", p["scope"], p["scope_id"], p["threshold"])
-	r.delivered[k] = append(r.delivered[k], p)
-}
-
-// deliveries returns a copy of what was delivered.
-func (r *receiver) deliveries() map[string][]payload {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[string][]payload{}
-	for k, v := range r.delivered {
-		out[k] = slices.Clone(v)
-	}
-	return out
-}
 
 func newBox(t *testing.T) *secret.Box {
 	t.Helper()
@@ -175,8 +116,8 @@ func TestThresholdsOnceAcrossReplicas(t *testing.T) {
 	ctx := context.Background()
 	st := testenv.Store(t, testenv.Postgres)
 	box := newBox(t)
-	rcv := newReceiver(t, 2)
-	seed(t, st, box, "acme", rcv.srv.URL+"/hooks/sluice")
+	rcv := alerttest.New(t, signingSecret, 2)
+	seed(t, st, box, "acme", rcv.URL+"/hooks/sluice")
 	_, prefix := testenv.Redis(t)
 	replicas := []*replica{newReplica(t, ctx, st.DSN(), box, prefix), newReplica(t, ctx, st.DSN(), box, prefix)}
 
@@ -209,19 +150,16 @@ func TestThresholdsOnceAcrossReplicas(t *testing.T) {
 			want[fmt.Sprintf("%s/%d", s, th)] = true
 		}
 	}
-	waitFor(t, "six deliveries", func() bool { return len(rcv.deliveries()) == len(want) })
+	waitFor(t, "six deliveries", func() bool { return len(rcv.Deliveries()) == len(want) })
 	// Give a duplicate the time to show up: several retry intervals.
 	time.Sleep(300 * time.Millisecond)
 
-	got := rcv.deliveries()
-	for k, ps := range got {
-		if !want[k] {
-			t.Errorf("unexpected alert %s", k)
-		}
-		if len(ps) != 1 {
-			t.Errorf("alert %s delivered %d times, want once", k, len(ps))
-		}
+	var wantList []string
+	for k := range want {
+		wantList = append(wantList, k)
 	}
+	rcv.CheckOnce(t, wantList)
+	got := rcv.Deliveries()
 	wantKeys := []string{"amount_usd", "at", "period", "scope", "scope_id", "spent_usd", "tenant", "threshold", "type"}
 	p := got["gateway/gw_acme/80"][0]
 	var keys []string
@@ -237,9 +175,6 @@ func TestThresholdsOnceAcrossReplicas(t *testing.T) {
 	}
 	if spent := p["spent_usd"].(float64); spent < 0.8 || spent > 1.0 {
 		t.Errorf("spent_usd at the 80 %% alert = %v, want in [0.8, 1.0]", spent)
-	}
-	if rcv.badSig != 0 {
-		t.Errorf("%d POSTs with a bad signature", rcv.badSig)
 	}
 
 	waitFor(t, "six delivered rows", func() bool {
@@ -267,13 +202,13 @@ func TestThresholdsOnceAcrossReplicas(t *testing.T) {
 		t.Fatalf("soft budget refused: %+v", ref)
 	}
 	later.budgets.Settle(ctx, res, cent)
-	seed(t, st, box, "probe", rcv.srv.URL+"/hooks/sluice")
+	seed(t, st, box, "probe", rcv.URL+"/hooks/sluice")
 	later.alerts.OnSettle(ctx, budget.Settlement{Kind: budget.KindGateway, ID: "gw_probe", Period: store.PeriodTotal,
 		Spent: money.USD(money.PerDollar), Amount: money.USD(money.PerDollar)})
 	// The probe's alerts come after the restarted replica's claims of
 	// acme's (one worker, in order).
-	waitFor(t, "the probe's alerts", func() bool { return len(rcv.deliveries()) == len(want)+3 })
-	for k, ps := range rcv.deliveries() {
+	waitFor(t, "the probe's alerts", func() bool { return len(rcv.Deliveries()) == len(want)+3 })
+	for k, ps := range rcv.Deliveries() {
 		if len(ps) != 1 {
 			t.Errorf("after a restart, alert %s delivered %d times, want once", k, len(ps))
 		}
@@ -289,9 +224,9 @@ func TestNoAlertWithoutURL(t *testing.T) {
 	ctx := context.Background()
 	st := testenv.Store(t, testenv.Postgres)
 	box := newBox(t)
-	rcv := newReceiver(t, 0)
+	rcv := alerttest.New(t, signingSecret, 0)
 	seed(t, st, box, "quiet", "")
-	seed(t, st, box, "loud", rcv.srv.URL)
+	seed(t, st, box, "loud", rcv.URL)
 	_, prefix := testenv.Redis(t)
 	r := newReplica(t, ctx, st.DSN(), box, prefix)
 	full := budget.Settlement{Period: store.PeriodDaily, PeriodStart: t0, Spent: money.USD(money.PerDollar), Amount: money.USD(money.PerDollar)}
@@ -302,8 +237,8 @@ func TestNoAlertWithoutURL(t *testing.T) {
 		s.Period, s.PeriodStart, s.Spent, s.Amount = full.Period, full.PeriodStart, full.Spent, full.Amount
 		r.alerts.OnSettle(ctx, s)
 	}
-	waitFor(t, "loud's alerts", func() bool { return len(rcv.deliveries()) == 3 })
-	for k := range rcv.deliveries() {
+	waitFor(t, "loud's alerts", func() bool { return len(rcv.Deliveries()) == 3 })
+	for k := range rcv.Deliveries() {
 		if k[:len("gateway/gw_loud/")] != "gateway/gw_loud/" {
 			t.Errorf("unexpected delivery %s", k)
 		}
@@ -319,8 +254,8 @@ func TestGiveUp(t *testing.T) {
 	ctx := context.Background()
 	st := testenv.Store(t, testenv.SQLite)
 	box := newBox(t)
-	rcv := newReceiver(t, 1000)
-	seed(t, st, box, "acme", rcv.srv.URL)
+	rcv := alerttest.New(t, signingSecret, 1000)
+	seed(t, st, box, "acme", rcv.URL)
 	a, err := alert.New(alert.Config{DB: st.DB, Box: box, AllowPrivate: true, FirstRetry: 5 * time.Millisecond, MaxAttempts: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -339,10 +274,8 @@ func TestGiveUp(t *testing.T) {
 	if a0.Attempts != 3 || a0.Threshold != 50 || a0.LastError != "the receiver answered 500" || a0.DeliveredAt != nil {
 		t.Errorf("alert = %+v, want 3 attempts at threshold 50, failed with the receiver's 500", a0)
 	}
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	if rcv.tries[a0.ID] != 3 {
-		t.Errorf("receiver saw %d POSTs, want 3", rcv.tries[a0.ID])
+	if n := rcv.Tries(a0.ID); n != 3 {
+		t.Errorf("receiver saw %d POSTs, want 3", n)
 	}
 }
 
