@@ -38,7 +38,7 @@ func TestAlertsTwoReplicas(t *testing.T) {
 	sealed, err := h.box.Seal(secret)
 	must(t, err)
 	now := time.Now().UTC()
-	tn := &store.Tenant{ID: testTenant, Name: testTenant, Status: store.TenantActive, AlertSecret: &sealed, CreatedAt: now, UpdatedAt: now}
+	tn := &store.Tenant{ID: testTenant, Name: testTenant, Status: store.TenantActive, WebhookSecret: &sealed, CreatedAt: now, UpdatedAt: now}
 	tn.Settings.AlertWebhookURL = rcv.URL + "/sluice"
 	must(t, store.Insert(h.ctx, pg.DB, tn))
 	must(t, store.Insert(h.ctx, pg.DB, &store.Gateway{ID: h.gw.ID, TenantID: testTenant, Slug: testGateway, Name: testGateway,

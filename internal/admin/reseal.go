@@ -111,15 +111,15 @@ func resealTenants(ctx context.Context, tx bun.Tx, box *secret.Box, rep *ResealR
 	var broken []string
 	for i := range tenants {
 		t := &tenants[i]
-		if t.AlertSecret == nil {
+		if t.WebhookSecret == nil {
 			continue
 		}
 		rep.Total++
-		if sealedKeyID(*t.AlertSecret) == box.KeyID() {
+		if sealedKeyID(*t.WebhookSecret) == box.KeyID() {
 			rep.Current++
 			continue
 		}
-		v, err := box.Open(*t.AlertSecret)
+		v, err := box.Open(*t.WebhookSecret)
 		if err != nil {
 			broken = append(broken, "tenant "+t.ID)
 			continue
@@ -128,7 +128,7 @@ func resealTenants(ctx context.Context, tx bun.Tx, box *secret.Box, rep *ResealR
 		if err != nil {
 			return nil, fmt.Errorf("seal the alert secret of tenant %s: %w", t.ID, err)
 		}
-		t.AlertSecret = &sealed
+		t.WebhookSecret = &sealed
 		if err := store.Update(ctx, tx, t, "alert_webhook_secret"); err != nil {
 			return nil, fmt.Errorf("write the alert secret of tenant %s: %w", t.ID, err)
 		}

@@ -252,7 +252,7 @@ func TestResealAlertSecret(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := mustBox(t, 2).Open(*tn.AlertSecret)
+			v, err := mustBox(t, 2).Open(*tn.WebhookSecret)
 			if err != nil || v.Reveal() != canary {
 				t.Fatalf("the resealed secret does not open with the new key alone: %v", err)
 			}

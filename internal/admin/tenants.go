@@ -118,7 +118,7 @@ func (s *Service) CreateTenant(ctx context.Context, p *auth.Principal, in Tenant
 	}
 	now := s.now()
 	t := &store.Tenant{ID: in.ID, Name: in.Name, Status: store.TenantActive, Settings: settings, CreatedAt: now, UpdatedAt: now,
-		AlertSecret: sealed}
+		WebhookSecret: sealed}
 	c := &change{Action: "tenant.create", ResourceType: "tenant", ResourceID: t.ID, TenantID: t.ID, Config: true,
 		Changes: store.Changes{"id": t.ID, "name": t.Name, "settings": t.Settings}}
 	err = s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, t) })
@@ -169,12 +169,12 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 		if p.Role != auth.Administrator && !sameInt(in.Settings.MaxInFlight, t.Settings.MaxInFlight) {
 			return nil, apierr.New(http.StatusForbidden, apierr.CodeForbidden, "only the Administrator may change a tenant's settings.max_in_flight")
 		}
-		sealed, err := s.alertWebhook(ctx, in.Settings, t.AlertSecret)
+		sealed, err := s.alertWebhook(ctx, in.Settings, t.WebhookSecret)
 		if err != nil {
 			return nil, err
 		}
-		if sealed != t.AlertSecret {
-			t.AlertSecret, changes["alert_webhook_secret"], cols = sealed, secretChange(sealed), append(cols, "alert_webhook_secret")
+		if sealed != t.WebhookSecret {
+			t.WebhookSecret, changes["alert_webhook_secret"], cols = sealed, secretChange(sealed), append(cols, "alert_webhook_secret")
 		}
 		t.Settings, changes["settings"], cols = *in.Settings, *in.Settings, append(cols, "settings")
 	}

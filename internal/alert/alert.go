@@ -393,10 +393,10 @@ func (a *Alerter) post(ctx context.Context, al *store.Alert) error {
 	if url == "" {
 		return errors.New("the tenant has no alert_webhook_url")
 	}
-	if t.AlertSecret == nil || *t.AlertSecret == "" || a.cfg.Box == nil {
+	if t.WebhookSecret == nil || *t.WebhookSecret == "" || a.cfg.Box == nil {
 		return errors.New("the tenant has no alert_webhook_secret")
 	}
-	key, err := a.cfg.Box.Open(*t.AlertSecret)
+	key, err := a.cfg.Box.Open(*t.WebhookSecret)
 	if err != nil {
 		return fmt.Errorf("open the signing secret: %w", err)
 	}

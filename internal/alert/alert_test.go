@@ -45,7 +45,7 @@ func seed(t *testing.T, db *store.Store, box *secret.Box, tenantID, url string) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		tn.Settings.AlertWebhookURL, tn.AlertSecret = url, &sealed
+		tn.Settings.AlertWebhookURL, tn.WebhookSecret = url, &sealed
 	}
 	gw := &store.Gateway{ID: "gw_" + tenantID, TenantID: tenantID, Slug: "main", Name: "main", CreatedAt: t0, UpdatedAt: t0}
 	u := &store.User{ID: "usr_" + tenantID, TenantID: tenantID, Email: tenantID + "@example.com", Name: "u", Role: "Member",

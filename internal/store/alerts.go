@@ -11,6 +11,15 @@ import (
 	"github.com/sluicehq/sluice/internal/money"
 )
 
+var _ bun.AfterScanRowHook = (*Tenant)(nil)
+
+// AfterScanRow says in the settings whether a signing secret is set: the
+// secret itself is never read back.
+func (t *Tenant) AfterScanRow(context.Context) error {
+	t.Settings.AlertWebhookSecretSet = t.WebhookSecret != nil && *t.WebhookSecret != ""
+	return nil
+}
+
 // Alert statuses: claimed and being delivered, delivered (the receiver
 // answered 2xx), or failed (every try failed).
 const (

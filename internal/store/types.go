@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"database/sql/driver"
 	"time"
 
@@ -21,24 +20,15 @@ const (
 // Tenant is the top-level owner of gateways and users. Its id is a slug.
 type Tenant struct {
 	bun.BaseModel `bun:"table:tenants"`
-	ID            string         `bun:"id,pk" json:"id"`
+	ID            string `bun:"id,pk" json:"id"`
+	// WebhookSecret is the budget alerts' signing secret sealed with the
+	// master key (secret.Box); nil for none. Never in a response.
+	WebhookSecret *string        `bun:"alert_webhook_secret" json:"-"`
 	Name          string         `bun:"name" json:"name"`
 	Status        string         `bun:"status" json:"status"`
 	Settings      TenantSettings `bun:"settings" json:"settings"`
 	CreatedAt     time.Time      `bun:"created_at" json:"created_at"`
 	UpdatedAt     time.Time      `bun:"updated_at" json:"updated_at"`
-	// AlertSecret is the budget alerts' webhook signing secret sealed with
-	// the master key (secret.Box), "" for none: never in a response.
-	AlertSecret *string `bun:"alert_webhook_secret" json:"-"`
-}
-
-var _ bun.AfterScanRowHook = (*Tenant)(nil)
-
-// AfterScanRow says in the settings whether a signing secret is set: the
-// secret itself is never read back.
-func (t *Tenant) AfterScanRow(context.Context) error {
-	t.Settings.AlertWebhookSecretSet = t.AlertSecret != nil && *t.AlertSecret != ""
-	return nil
 }
 
 // TenantSettings are a tenant's defaults and limits.
@@ -53,7 +43,7 @@ type TenantSettings struct {
 	// none.
 	AlertWebhookURL string `json:"alert_webhook_url"`
 	// AlertWebhookSecret is write-only: a PATCH that sets it has it sealed
-	// into Tenant.AlertSecret ("" removes it, absent keeps it). It is never
+	// into Tenant.WebhookSecret ("" removes it, absent keeps it). It is never
 	// stored in the settings nor returned.
 	AlertWebhookSecret *string `json:"alert_webhook_secret,omitempty"`
 	// AlertWebhookSecretSet says on reads whether a signing secret is set;
