@@ -162,21 +162,28 @@ type Alerter struct {
 	// a crossing is dropped and forgotten (counted in Dropped), so that
 	// the next settle of the same budget offers it again.
 	queue chan crossing
-	// seen holds the crossings this process has handed to the queue:
-	// seenKey → the unix ms until which it is not offered again (0: for
-	// good).
+	// seen holds, per budget and period, which thresholds this process
+	// has handed to the queue: budgetKey → *offers.
 	seen    sync.Map
 	dropped atomic.Int64
 }
 
-type seenKey struct {
-	kind, id  string
-	start     int64 // unix s, 0 for a total budget
-	threshold int
+// budgetKey is one budget in one period.
+type budgetKey struct {
+	kind, id string
+	start    int64 // unix s, 0 for a total budget
 }
 
+// offers holds, per threshold, offeredForGood once the crossing went to
+// the queue, a unix ms until which it is not offered again (a tenant
+// without a webhook, a failed claim), or 0: not offered.
+type offers [len(Thresholds)]atomic.Int64
+
+const offeredForGood = -1
+
 type crossing struct {
-	key           seenKey
+	key           budgetKey
+	threshold     int // index in Thresholds
 	period        string
 	spent, amount money.USD
 	at            time.Time
@@ -197,29 +204,39 @@ func (a *Alerter) Dropped() int64 { return a.dropped.Load() }
 // threshold s has reached that this process has not offered yet in s's
 // period. It never blocks and makes no I/O.
 func (a *Alerter) OnSettle(_ context.Context, s budget.Settlement) {
-	if s.Amount <= 0 {
+	if s.Amount <= 0 || int64(s.Spent)*100 < int64(s.Amount)*int64(Thresholds[0]) {
 		return
 	}
+	k := budgetKey{kind: s.Kind, id: s.ID, start: unixOrZero(s.PeriodStart)}
+	v, ok := a.seen.Load(k)
+	if !ok {
+		v, _ = a.seen.LoadOrStore(k, new(offers))
+	}
+	o := v.(*offers)
 	var nowMS int64
-	for _, t := range Thresholds {
+	for i, t := range Thresholds {
 		if int64(s.Spent)*100 < int64(s.Amount)*int64(t) {
 			return
 		}
-		k := seenKey{kind: s.Kind, id: s.ID, start: unixOrZero(s.PeriodStart), threshold: t}
-		if v, loaded := a.seen.LoadOrStore(k, int64(0)); loaded {
+		st := o[i].Load()
+		if st == offeredForGood {
+			continue
+		}
+		if st > 0 {
 			if nowMS == 0 {
 				nowMS = a.cfg.Now().UnixMilli()
 			}
-			until := v.(int64)
-			if until == 0 || nowMS < until || !a.seen.CompareAndSwap(k, until, int64(0)) {
+			if nowMS < st {
 				continue
 			}
 		}
-		c := crossing{key: k, period: s.Period, spent: s.Spent, amount: s.Amount, at: a.cfg.Now().UTC()}
+		if !o[i].CompareAndSwap(st, offeredForGood) {
+			continue // another settle offered it just now
+		}
 		select {
-		case a.queue <- c:
+		case a.queue <- crossing{key: k, threshold: i, period: s.Period, spent: s.Spent, amount: s.Amount, at: a.cfg.Now().UTC()}:
 		default:
-			a.seen.Delete(k)
+			o[i].Store(0)
 			a.dropped.Add(1)
 		}
 	}
@@ -280,7 +297,7 @@ func resetTimer(t *time.Timer, retries []*delivery) {
 // cutoff (not those of total budgets).
 func (a *Alerter) forget(cutoff time.Time) {
 	a.seen.Range(func(k, _ any) bool {
-		if s := k.(seenKey).start; s != 0 && s < cutoff.Unix() {
+		if s := k.(budgetKey).start; s != 0 && s < cutoff.Unix() {
 			a.seen.Delete(k)
 		}
 		return true
@@ -297,22 +314,22 @@ func (a *Alerter) claim(ctx context.Context, c crossing) *store.Alert {
 		var t *store.Tenant
 		t, err = store.Get[store.Tenant](ctx, a.cfg.DB, store.Eq("id", tenantID))
 		if err == nil && (t.Settings.AlertWebhookURL == "" || t.Status != store.TenantActive) {
-			a.recheckLater(c.key)
+			a.recheckLater(c)
 			return nil
 		}
 	}
 	if err != nil {
 		a.cfg.Logger.Warn("budget alert: read the tenant of a budget; tried again later", "scope", c.key.kind, "id", c.key.id, "err", err)
-		a.recheckLater(c.key)
+		a.recheckLater(c)
 		return nil
 	}
 	al := &store.Alert{ID: ids.New("alert"), TenantID: tenantID, Scope: c.key.kind, ScopeID: c.key.id, Period: c.period,
-		PeriodStart: c.key.start, Threshold: c.key.threshold, SpentUSD: c.spent, AmountUSD: c.amount, At: c.at,
+		PeriodStart: c.key.start, Threshold: Thresholds[c.threshold], SpentUSD: c.spent, AmountUSD: c.amount, At: c.at,
 		Status: store.AlertPending}
 	owned, err := store.ClaimAlert(ctx, a.cfg.DB, al)
 	if err != nil {
 		a.cfg.Logger.Warn("budget alert: claim; tried again later", "tenant", tenantID, "scope", c.key.kind, "id", c.key.id, "err", err)
-		a.recheckLater(c.key)
+		a.recheckLater(c)
 		return nil
 	}
 	if !owned {
@@ -321,8 +338,12 @@ func (a *Alerter) claim(ctx context.Context, c crossing) *store.Alert {
 	return al
 }
 
-func (a *Alerter) recheckLater(k seenKey) {
-	a.seen.Store(k, a.cfg.Now().Add(noURLRecheck).UnixMilli())
+// recheckLater lets the budget's next settle offer c again after
+// noURLRecheck.
+func (a *Alerter) recheckLater(c crossing) {
+	if v, ok := a.seen.Load(c.key); ok {
+		v.(*offers)[c.threshold].Store(a.cfg.Now().Add(noURLRecheck).UnixMilli())
+	}
 }
 
 // tenantOf is the tenant of a budget's object.
