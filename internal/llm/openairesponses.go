@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -16,7 +17,8 @@ import (
 // (input_text, input_image, output_text and refusal content), function
 // calls (merged into the assistant message before them, so parallel
 // calls stay one turn) and function call outputs (tool messages).
-// Reasoning items are left out, as EncodeOpenAIChat leaves out thinking.
+// Reasoning items carrying signed thinking the door wrote become thinking
+// parts of the assistant turn they precede; others are left out.
 // instructions are System; function tools, tool_choice, text.format
 // (ResponseFormat), reasoning.effort, max_output_tokens, temperature,
 // top_p, parallel_tool_calls, user and metadata map to their neutral
@@ -67,7 +69,7 @@ func DecodeOpenAIResponses(body []byte) (*Request, error) {
 		if t.Name == "" {
 			return nil, &SchemaError{Err: fmt.Errorf("tools[%d].name is required", i)}
 		}
-		r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: number(t.Parameters)})
+		r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: number(t.Parameters), Strict: t.Strict})
 	}
 	if tc := number(in.ToolChoice); tc != nil {
 		c, err := responsesToolChoice(tc)
@@ -92,6 +94,9 @@ func DecodeOpenAIResponses(body []byte) (*Request, error) {
 			return nil, unsupported("text.format.type", "text.format.type "+strconv.Quote(f.Type)+" is not supported")
 		}
 	}
+	if err := in.options(r); err != nil {
+		return nil, err
+	}
 	if rs := in.Reasoning; rs != nil && rs.Effort != nil && *rs.Effort != "" {
 		switch e := *rs.Effort; e {
 		case "minimal", "low", "medium", "high":
@@ -102,6 +107,59 @@ func DecodeOpenAIResponses(body []byte) (*Request, error) {
 		}
 	}
 	return r, nil
+}
+
+// The include values of the compat Responses door: the ones it serves,
+// and the ones it ignores because they add fields only to what it never
+// answers (built-in tool calls, which it refuses, and input items, which
+// it does not echo), so that they change nothing.
+const (
+	includeEncrypted = "reasoning.encrypted_content"
+	includeLogprobs  = "message.output_text.logprobs"
+)
+
+var includeIgnored = []string{"message.input_image.image_url", "computer_call_output.output.image_url",
+	"file_search_call.results", "web_search_call.results", "web_search_call.action.sources", "code_interpreter_call.outputs"}
+
+// options reads include, top_logprobs, truncation and service_tier
+// (docs/decisions.md, "The compat Responses door's optional fields"):
+// logprobs, their alternatives and the service tier are carried to the
+// OpenAI chat body (providers without them refuse logprobs and ignore the
+// tier, which changes no answer); truncation "auto" is accepted and acts
+// as "disabled", since the gateway never drops input (a prompt over the
+// model's window is the provider's error, not a different answer).
+func (in *openAIResponses) options(r *Request) error {
+	for i, v := range in.Include {
+		switch {
+		case v == includeLogprobs:
+			r.WantLogprobs = true
+		case v == includeEncrypted, slices.Contains(includeIgnored, v):
+		default:
+			return &SchemaError{Err: fmt.Errorf("include[%d] %q is not one of the include values", i, v)}
+		}
+	}
+	if n := in.TopLogprobs; n != nil {
+		if *n < 0 || *n > 20 {
+			return &SchemaError{Err: errors.New("top_logprobs must be an integer from 0 to 20")}
+		}
+		if *n > 0 {
+			r.WantLogprobs, r.LogprobsTop = true, n
+		}
+	}
+	if t := in.Truncation; t != nil && *t != "auto" && *t != "disabled" {
+		return &SchemaError{Err: fmt.Errorf("truncation %q is not auto or disabled", *t)}
+	}
+	if t := in.ServiceTier; t != nil && *t != "" {
+		switch *t {
+		case "auto", "default", "flex", "priority", "scale":
+			r.ServiceTier = *t
+		case "fast":
+			r.ServiceTier = "priority" // OpenAI's alias of priority
+		default:
+			return &SchemaError{Err: fmt.Errorf("service_tier %q is not one of auto, default, flex, scale, priority, fast", *t)}
+		}
+	}
+	return nil
 }
 
 func unsupported(param, msg string) error { return &UnsupportedError{Param: param, Message: msg} }
@@ -162,12 +220,17 @@ type (
 		Conversation       json.RawMessage   `json:"conversation"`
 		Background         *bool             `json:"background"`
 		Prompt             json.RawMessage   `json:"prompt"`
+		Include            []string          `json:"include"`
+		TopLogprobs        *int64            `json:"top_logprobs"`
+		Truncation         *string           `json:"truncation"`
+		ServiceTier        *string           `json:"service_tier"`
 	}
 	responsesTool struct {
 		Type        string          `json:"type"`
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
 		Parameters  json.RawMessage `json:"parameters"`
+		Strict      *bool           `json:"strict"`
 	}
 	responsesText struct {
 		Format *struct {
@@ -189,6 +252,8 @@ type (
 		Name      string           `json:"name"`
 		Arguments string           `json:"arguments"`
 		Output    responsesContent `json:"output"`
+		// EncryptedContent is a reasoning item's opaque reasoning.
+		EncryptedContent *string `json:"encrypted_content"`
 	}
 	responsesPart struct {
 		Type     string  `json:"type"`
@@ -259,8 +324,18 @@ func (c *responsesContent) UnmarshalJSON(b []byte) error {
 }
 
 // messages returns the items as neutral messages.
+//
+// A reasoning item whose encrypted_content the door wrote
+// (AppendThinkingContent) is the signed thinking of the assistant turn
+// that follows it: a thinking part of the next assistant message (or
+// function call), which EncodeOpenAIChat leaves out and CarryThinking
+// brings back for Anthropic and Claude on Bedrock. Other reasoning items
+// (a summary only, or another system's encrypted_content) are left out:
+// no provider reads them back.
 func (in responsesInput) messages() ([]Message, error) {
 	out := make([]Message, 0, len(in))
+	// thinking is the signed thinking waiting for its assistant turn.
+	var thinking []Part
 	for i, it := range in {
 		at := "input[" + strconv.Itoa(i) + "]"
 		switch it.Type {
@@ -274,6 +349,9 @@ func (in responsesInput) messages() ([]Message, error) {
 			if err != nil {
 				return nil, err
 			}
+			if it.Role == "assistant" && len(thinking) > 0 {
+				parts, thinking = append(thinking, parts...), nil
+			}
 			out = append(out, Message{Role: Role(it.Role), Parts: parts})
 		case "function_call":
 			if it.CallID == "" || it.Name == "" {
@@ -284,9 +362,11 @@ func (in responsesInput) messages() ([]Message, error) {
 			// several tools.
 			if n := len(out); n > 0 && out[n-1].Role == RoleAssistant {
 				out[n-1].ToolCalls = append(out[n-1].ToolCalls, call)
+				out[n-1].Parts = append(out[n-1].Parts, thinking...)
 			} else {
-				out = append(out, Message{Role: RoleAssistant, ToolCalls: []ToolCall{call}})
+				out = append(out, Message{Role: RoleAssistant, Parts: thinking, ToolCalls: []ToolCall{call}})
 			}
+			thinking = nil
 		case "function_call_output":
 			if it.CallID == "" {
 				return nil, &SchemaError{Err: fmt.Errorf("%s.call_id is required", at)}
@@ -302,7 +382,11 @@ func (in responsesInput) messages() ([]Message, error) {
 			out = append(out, Message{Role: RoleTool, ToolCallID: it.CallID,
 				Parts: []Part{{Kind: PartText, WireType: "input_text", Text: string(text)}}})
 		case "reasoning":
-			// Left out: see EncodeOpenAIChat on thinking.
+			if it.EncryptedContent != nil {
+				if p, ok := thinkingContent(*it.EncryptedContent); ok {
+					thinking = append(thinking, p)
+				}
+			}
 		default:
 			return nil, unsupported(at+".type", "input items of type "+strconv.Quote(it.Type)+" are not supported on the compat Responses door")
 		}
