@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 
 	"github.com/valyala/fastjson"
@@ -10,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/proxy/providers"
 )
 
 // responsesDoor is the OpenAI Responses door of /compat/responses
@@ -43,7 +43,9 @@ type responsesDoor struct {
 	seq     int64
 	open    int
 	tool    int64
-	p       fastjson.Parser
+	// encrypted says the client asked for reasoning items'
+	// encrypted_content (include).
+	encrypted bool
 }
 
 var _ door = (*responsesDoor)(nil)
@@ -51,17 +53,14 @@ var _ door = (*responsesDoor)(nil)
 // responsesEcho is the request as the response object repeats it: each
 // field the client's JSON value, nil when absent.
 type responsesEcho struct {
-	Instructions      json.RawMessage `json:"instructions"`
-	Tools             json.RawMessage `json:"tools"`
-	ToolChoice        json.RawMessage `json:"tool_choice"`
-	Temperature       json.RawMessage `json:"temperature"`
-	TopP              json.RawMessage `json:"top_p"`
-	MaxOutputTokens   json.RawMessage `json:"max_output_tokens"`
-	Metadata          json.RawMessage `json:"metadata"`
-	ParallelToolCalls json.RawMessage `json:"parallel_tool_calls"`
-	// Include is not echoed: it says whether reasoning items carry
-	// encrypted_content.
-	Include []string `json:"include"`
+	Instructions      json.RawMessage
+	Tools             json.RawMessage
+	ToolChoice        json.RawMessage
+	Temperature       json.RawMessage
+	TopP              json.RawMessage
+	MaxOutputTokens   json.RawMessage
+	Metadata          json.RawMessage
+	ParallelToolCalls json.RawMessage
 }
 
 // responsesItem is one output item: a message with its text, the
@@ -101,9 +100,10 @@ func (d *responsesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation
 	if err != nil {
 		return raw, responsesTranslateError(err)
 	}
-	// The echo fields have already been read once as JSON: this cannot fail.
-	_ = json.Unmarshal(body, &d.echo)
-	d.echo.Tools = echoTools(d.echo.Tools)
+	// The body has been parsed once already: this cannot fail.
+	if v, err := p.ParseBytes(body); err == nil {
+		d.readEcho(v)
+	}
 	in, e := parseBody(p, chat, op)
 	if e != nil {
 		return in, e
@@ -167,30 +167,64 @@ func thinkingBudget(r *llm.Request) int64 {
 
 // wantsEncrypted reports whether the client asked for reasoning items'
 // encrypted_content.
-func (d *responsesDoor) wantsEncrypted() bool {
-	return slices.Contains(d.echo.Include, "reasoning.encrypted_content")
+func (d *responsesDoor) wantsEncrypted() bool { return d.encrypted }
+
+// readEcho copies from v, the client's body, the fields the response
+// object repeats, and whether include asks for encrypted_content.
+func (d *responsesDoor) readEcho(v *fastjson.Value) {
+	e := &d.echo
+	for _, f := range [...]struct {
+		key string
+		dst *json.RawMessage
+	}{
+		{"instructions", &e.Instructions}, {"tool_choice", &e.ToolChoice}, {"temperature", &e.Temperature},
+		{"top_p", &e.TopP}, {"max_output_tokens", &e.MaxOutputTokens}, {"metadata", &e.Metadata},
+		{"parallel_tool_calls", &e.ParallelToolCalls},
+	} {
+		if x := v.Get(f.key); x != nil {
+			*f.dst = x.MarshalTo(nil)
+		}
+	}
+	e.Tools = echoTools(v.GetArray("tools"))
+	for _, x := range v.GetArray("include") {
+		if string(x.GetStringBytes()) == "reasoning.encrypted_content" {
+			d.encrypted = true
+		}
+	}
 }
 
 // echoTools is the request's function tools as a response lists them:
-// each with its parameters and strict, null when the client gave none.
-func echoTools(raw json.RawMessage) json.RawMessage {
-	var tools []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description *string         `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-		Strict      *bool           `json:"strict"`
-	}
-	if json.Unmarshal(raw, &tools) != nil || len(tools) == 0 {
+// each with its description, parameters and strict (null when absent);
+// nil when the client gave none.
+func echoTools(tools []*fastjson.Value) json.RawMessage {
+	if len(tools) == 0 {
 		return nil
 	}
-	for i := range tools {
-		if len(tools[i].Parameters) == 0 {
-			tools[i].Parameters = json.RawMessage("null")
+	var b []byte
+	for i, t := range tools {
+		if i > 0 {
+			b = append(b, ',')
+		} else {
+			b = append(b, '[')
 		}
+		for k, key := range [...]string{"type", "name", "description", "parameters", "strict"} {
+			if k > 0 {
+				b = append(b, ',')
+			} else {
+				b = append(b, '{')
+			}
+			b = append(b, '"')
+			b = append(b, key...)
+			b = append(b, `":`...)
+			if x := t.Get(key); x != nil {
+				b = x.MarshalTo(b)
+			} else {
+				b = append(b, "null"...)
+			}
+		}
+		b = append(b, '}')
 	}
-	b, _ := json.Marshal(tools)
-	return b
+	return append(b, ']')
 }
 
 // responsesTranslateError is the 400 of a body the door cannot translate.
@@ -205,7 +239,9 @@ func (d *responsesDoor) errorBody(e *apierr.Error) []byte { return e.Body() }
 
 // answer writes an OpenAI chat.completion as a Responses response object.
 func (d *responsesDoor) answer(body []byte) []byte {
-	v, err := d.p.ParseBytes(body)
+	p := providers.BodyParsers.Get()
+	defer providers.BodyParsers.Put(p)
+	v, err := p.ParseBytes(body)
 	if err != nil {
 		return body
 	}

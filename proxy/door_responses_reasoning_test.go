@@ -184,7 +184,7 @@ func TestResponsesStreamThinking(t *testing.T) {
 			in, err := os.ReadFile("testdata/messages/stream_thinking_" + name + ".chunks")
 			must(t, err)
 			d := new(responsesDoor)
-			d.echo.Include = []string{"reasoning.encrypted_content"}
+			d.encrypted = true
 			var out []byte
 			for _, line := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
 				out = d.appendChunk(out, line)

@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/proxy/providers"
 )
 
 // The Responses stream (CONTRACT §12): response.created and
@@ -27,7 +28,9 @@ import (
 
 // appendChunk translates one OpenAI chat chunk into Responses events.
 func (d *responsesDoor) appendChunk(dst, chunk []byte) []byte {
-	v, err := d.p.ParseBytes(chunk)
+	p := providers.BodyParsers.Get()
+	defer providers.BodyParsers.Put(p)
+	v, err := p.ParseBytes(chunk)
 	if err != nil {
 		return dst
 	}
