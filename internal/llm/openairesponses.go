@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,9 +27,9 @@ import (
 // *UnsupportedError naming the field; nothing is dropped silently. A body
 // that does not fit the schema is a *SchemaError.
 func DecodeOpenAIResponses(body []byte) (*Request, error) {
-	var in openAIResponses
-	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, &SchemaError{Err: err}
+	in, err := readOpenAIResponses(body)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case in.PreviousResponseID != nil && *in.PreviousResponseID != "":
@@ -196,131 +195,6 @@ func responsesToolChoice(raw json.RawMessage) (*ToolChoice, error) {
 		return nil, &SchemaError{Err: errors.New("tool_choice.name is required")}
 	}
 	return &ToolChoice{Mode: ToolChoiceFunction, Name: o.Name, Raw: raw}, nil
-}
-
-// The Responses request as the decoder reads it.
-type (
-	openAIResponses struct {
-		Model              string            `json:"model"`
-		Input              responsesInput    `json:"input"`
-		Instructions       *string           `json:"instructions"`
-		Tools              []responsesTool   `json:"tools"`
-		ToolChoice         json.RawMessage   `json:"tool_choice"`
-		ParallelToolCalls  *bool             `json:"parallel_tool_calls"`
-		Text               *responsesText    `json:"text"`
-		Reasoning          *responsesReason  `json:"reasoning"`
-		MaxOutputTokens    *int64            `json:"max_output_tokens"`
-		Temperature        json.RawMessage   `json:"temperature"`
-		TopP               json.RawMessage   `json:"top_p"`
-		Stream             bool              `json:"stream"`
-		Metadata           map[string]string `json:"metadata"`
-		User               string            `json:"user"`
-		Store              *bool             `json:"store"`
-		PreviousResponseID *string           `json:"previous_response_id"`
-		Conversation       json.RawMessage   `json:"conversation"`
-		Background         *bool             `json:"background"`
-		Prompt             json.RawMessage   `json:"prompt"`
-		Include            []string          `json:"include"`
-		TopLogprobs        *int64            `json:"top_logprobs"`
-		Truncation         *string           `json:"truncation"`
-		ServiceTier        *string           `json:"service_tier"`
-	}
-	responsesTool struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-		Strict      *bool           `json:"strict"`
-	}
-	responsesText struct {
-		Format *struct {
-			Type        string          `json:"type"`
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-			Strict      *bool           `json:"strict"`
-		} `json:"format"`
-	}
-	responsesReason struct {
-		Effort *string `json:"effort"`
-	}
-	responsesItem struct {
-		Type      string           `json:"type"`
-		Role      string           `json:"role"`
-		Content   responsesContent `json:"content"`
-		CallID    string           `json:"call_id"`
-		Name      string           `json:"name"`
-		Arguments string           `json:"arguments"`
-		Output    responsesContent `json:"output"`
-		// EncryptedContent is a reasoning item's opaque reasoning.
-		EncryptedContent *string `json:"encrypted_content"`
-	}
-	responsesPart struct {
-		Type     string  `json:"type"`
-		Text     string  `json:"text"`
-		Refusal  string  `json:"refusal"`
-		ImageURL *string `json:"image_url"`
-		FileID   *string `json:"file_id"`
-		Detail   string  `json:"detail"`
-	}
-)
-
-// responsesInput is input: a string (one user message) or a list of
-// items.
-type responsesInput []responsesItem
-
-// UnmarshalJSON accepts a string, an array of items or null.
-func (in *responsesInput) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) == 0 || string(b) == "null":
-		*in = nil
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*in = responsesInput{{Type: "message", Role: "user", Content: responsesContent{{Type: "input_text", Text: s}}}}
-		return nil
-	case b[0] == '[':
-		var items []responsesItem
-		if err := json.Unmarshal(b, &items); err != nil {
-			return err
-		}
-		*in = items
-		return nil
-	}
-	return errors.New("input must be a string or an array of items")
-}
-
-// responsesContent is a message's content or a call output: a string (one
-// text part) or a list of parts.
-type responsesContent []responsesPart
-
-// UnmarshalJSON accepts a string, an array of parts or null.
-func (c *responsesContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) == 0 || string(b) == "null":
-		*c = nil
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = responsesContent{{Type: "input_text", Text: s}}
-		return nil
-	case b[0] == '[':
-		var parts []responsesPart
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		*c = parts
-		return nil
-	}
-	return errors.New("content must be a string or an array of content parts")
 }
 
 // messages returns the items as neutral messages.
