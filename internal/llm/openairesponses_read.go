@@ -124,7 +124,7 @@ func readOpenAIResponses(body []byte) (*openAIResponses, error) {
 	if m := v.Get("metadata"); r.present(m) && r.object(m, "metadata") {
 		in.Metadata = map[string]string{}
 		m.GetObject().Visit(func(k []byte, x *fastjson.Value) {
-			in.Metadata[string(k)] = r.str(x)
+			in.Metadata[string(k)], _ = r.string(x, "metadata values")
 		})
 	}
 	for i, x := range r.array(v, "include") {
@@ -146,7 +146,7 @@ func (r *jsonReader) input(v *fastjson.Value) responsesInput {
 	case !r.present(v):
 		return nil
 	case v.Type() == fastjson.TypeString:
-		return responsesInput{{Type: "message", Role: "user", Content: responsesContent{{Type: "input_text", Text: r.str(v)}}}}
+		return responsesInput{{Type: "message", Role: "user", Content: responsesContent{{Type: "input_text", Text: string(v.GetStringBytes())}}}}
 	case v.Type() != fastjson.TypeArray:
 		r.fail("input", "a string or an array of items")
 		return nil
@@ -154,33 +154,34 @@ func (r *jsonReader) input(v *fastjson.Value) responsesInput {
 	items := v.GetArray()
 	out := make(responsesInput, 0, len(items))
 	for i, it := range items {
-		at := "input[" + strconv.Itoa(i) + "]"
-		if !r.object(it, at) {
+		if it.Type() != fastjson.TypeObject {
+			r.fail("input["+strconv.Itoa(i)+"]", "an object")
 			return nil
 		}
-		out = append(out, responsesItem{Type: r.str(it, "type"), Role: r.str(it, "role"), Content: r.content(it.Get("content"), at+".content"),
+		out = append(out, responsesItem{Type: r.str(it, "type"), Role: r.str(it, "role"), Content: r.content(it.Get("content"), i, "content"),
 			CallID: r.str(it, "call_id"), Name: r.str(it, "name"), Arguments: r.str(it, "arguments"),
-			Output: r.content(it.Get("output"), at+".output"), EncryptedContent: r.strPtr(it, "encrypted_content")})
+			Output: r.content(it.Get("output"), i, "output"), EncryptedContent: r.strPtr(it, "encrypted_content")})
 	}
 	return out
 }
 
-// content reads a content or an output: a string, an array of parts or
-// null.
-func (r *jsonReader) content(v *fastjson.Value, at string) responsesContent {
+// content reads field of input item i (content or output): a string, an
+// array of parts or null.
+func (r *jsonReader) content(v *fastjson.Value, i int, field string) responsesContent {
 	switch {
 	case !r.present(v):
 		return nil
 	case v.Type() == fastjson.TypeString:
-		return responsesContent{{Type: "input_text", Text: r.str(v)}}
+		return responsesContent{{Type: "input_text", Text: string(v.GetStringBytes())}}
 	case v.Type() != fastjson.TypeArray:
-		r.fail(at, "a string or an array of content parts")
+		r.fail("input["+strconv.Itoa(i)+"]."+field, "a string or an array of content parts")
 		return nil
 	}
 	parts := v.GetArray()
 	out := make(responsesContent, 0, len(parts))
 	for j, p := range parts {
-		if !r.object(p, at+"["+strconv.Itoa(j)+"]") {
+		if p.Type() != fastjson.TypeObject {
+			r.fail("input["+strconv.Itoa(i)+"]."+field+"["+strconv.Itoa(j)+"]", "an object")
 			return nil
 		}
 		out = append(out, responsesPart{Type: r.str(p, "type"), Text: r.str(p, "text"), Refusal: r.str(p, "refusal"),
@@ -214,35 +215,35 @@ func (r *jsonReader) object(v *fastjson.Value, at string) bool {
 	return true
 }
 
-// field is the value of key in v, or v itself when no key is given.
-func field(v *fastjson.Value, key []string) (*fastjson.Value, string) {
-	if len(key) == 0 {
-		return v, "the value"
-	}
-	return v.Get(key[0]), key[0]
+// str reads the string of key in v ("" when absent or null).
+func (r *jsonReader) str(v *fastjson.Value, key string) string {
+	s, _ := r.string(v.Get(key), key)
+	return s
 }
 
-// str reads a string ("" when absent or null).
-func (r *jsonReader) str(v *fastjson.Value, key ...string) string {
-	if s := r.strPtr(v, key...); s != nil {
-		return *s
-	}
-	return ""
-}
-
-// strPtr reads a string; nil when absent or null.
-func (r *jsonReader) strPtr(v *fastjson.Value, key ...string) *string {
-	x, at := field(v, key)
-	if !r.present(x) {
+// strPtr reads the string of key in v; nil when absent or null.
+func (r *jsonReader) strPtr(v *fastjson.Value, key string) *string {
+	s, ok := r.string(v.Get(key), key)
+	if !ok {
 		return nil
+	}
+	p := new(string) // only a present string costs an allocation
+	*p = s
+	return p
+}
+
+// string reads x, at in errors, as a string; false when absent, null or
+// not a string.
+func (r *jsonReader) string(x *fastjson.Value, at string) (string, bool) {
+	if !r.present(x) {
+		return "", false
 	}
 	b, err := x.StringBytes()
 	if err != nil {
 		r.fail(at, "a string")
-		return nil
+		return "", false
 	}
-	s := string(b)
-	return &s
+	return string(b), true
 }
 
 // boolPtr reads a boolean; nil when absent or null.
