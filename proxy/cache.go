@@ -178,7 +178,8 @@ func usageOf(v *fastjson.Value) llm.Usage {
 	return llm.Usage{
 		PromptTokens: v.GetInt64("prompt_tokens"), CompletionTokens: v.GetInt64("completion_tokens"),
 		TotalTokens: v.GetInt64("total_tokens"), CachedTokens: v.GetInt64("prompt_tokens_details", "cached_tokens"),
-		Present: true,
+		CacheCreationTokens: v.GetInt64("prompt_tokens_details", "cache_creation_tokens"),
+		Present:             true,
 	}
 }
 

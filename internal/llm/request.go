@@ -119,6 +119,11 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolCallID is the call a RoleTool message answers.
 	ToolCallID string
+	// IsError says a RoleTool message's result is an error (Anthropic
+	// tool_result.is_error). The OpenAI chat wire has no place for it:
+	// a door carries it to the codecs beside the chat body
+	// (CarryToolExtras).
+	IsError bool
 }
 
 // PartKind is what a content part holds.
@@ -185,6 +190,9 @@ type Part struct {
 	// wrote it (an extension of the OpenAI schema for providers with
 	// prompt caching); nil is none.
 	CacheControl json.RawMessage
+	// IsError says a PartToolResult is an error (Anthropic
+	// tool_result.is_error).
+	IsError bool
 }
 
 // Tool is a function the model may call.
@@ -199,6 +207,11 @@ type Tool struct {
 	// Strict asks the provider to hold the arguments to Parameters
 	// (OpenAI function strict); nil is the provider's default.
 	Strict *bool
+	// CacheControl is the tool's cache_control marker (Anthropic: a
+	// prompt cache breakpoint after this tool's definition); nil is
+	// none. The OpenAI chat wire has no place for it: a door carries it
+	// beside the chat body (CarryToolExtras).
+	CacheControl json.RawMessage
 }
 
 // ToolCall is a call of a tool by the model.

@@ -31,8 +31,9 @@ type answerJSON struct {
 		Signature string `json:"signature"`
 		Data      string `json:"data"`
 	} `json:"content"`
-	StopReason string `json:"stop_reason"`
-	Usage      *usage `json:"usage"`
+	StopReason   string `json:"stop_reason"`
+	StopSequence string `json:"stop_sequence"`
+	Usage        *usage `json:"usage"`
 }
 
 // Usage is Anthropic's usage object. Counts that are not
@@ -80,6 +81,15 @@ func finish(reason []byte, jsonMode bool) string {
 		return "content_filter"
 	}
 	return "stop" // end_turn, stop_sequence, pause_turn
+}
+
+// stopSequence is the stop sequence that ended an answer: the
+// answer's stop_sequence when its stop_reason is stop_sequence, else "".
+func stopSequence[S ~string | ~[]byte](reason, seq S) S {
+	if string(reason) != "stop_sequence" {
+		return seq[:0]
+	}
+	return seq
 }
 
 // answerContext is what translating an answer needs besides its body.
@@ -137,7 +147,8 @@ func answer(body []byte, ac answerContext) ([]byte, llm.Usage, string, error) {
 		model = ac.model
 	}
 	out := llm.Response{ID: a.ID, Created: ac.created, Model: model,
-		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finish([]byte(a.StopReason), ac.jsonTool != ""))}}}
+		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finish([]byte(a.StopReason), ac.jsonTool != "")),
+			StopSequence: stopSequence(a.StopReason, a.StopSequence)}}}
 	var usage llm.Usage
 	if u := a.Usage; u != nil {
 		usage = usageOf(int64(u.InputTokens), int64(u.OutputTokens), int64(u.CacheReadInputTokens), int64(u.CacheCreationInputTokens))

@@ -201,8 +201,10 @@ func (t *translator) nextEvents() ([]llm.Event, error) {
 		case "message_delta":
 			t.readUsage(v.Get("usage"))
 			t.pendingUsage = t.sc.wantUsage && t.usage.Present
-			finish := finish(v.GetStringBytes("delta", "stop_reason"), t.sc.jsonTool != "")
-			return t.events1(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishReason(finish)}), nil
+			reason := v.GetStringBytes("delta", "stop_reason")
+			finish := finish(reason, t.sc.jsonTool != "")
+			return t.events1(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishReason(finish),
+				Text: stopSequence(reason, v.GetStringBytes("delta", "stop_sequence"))}), nil
 		case "message_stop":
 			t.done, t.err = true, io.EOF
 			return nil, io.EOF
