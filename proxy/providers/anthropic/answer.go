@@ -44,6 +44,19 @@ type usage struct {
 	OutputTokens             count `json:"output_tokens"`
 	CacheCreationInputTokens count `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     count `json:"cache_read_input_tokens"`
+	// CacheCreation splits the writes by lifetime (the 1-hour ones are
+	// priced apart).
+	CacheCreation *struct {
+		Ephemeral1h count `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+}
+
+// write1h is the part of the cache writes written for one hour.
+func (u *usage) write1h() int64 {
+	if u.CacheCreation == nil {
+		return 0
+	}
+	return min(int64(u.CacheCreation.Ephemeral1h), int64(u.CacheCreationInputTokens))
 }
 
 type count int64
@@ -152,6 +165,7 @@ func answer(body []byte, ac answerContext) ([]byte, llm.Usage, string, error) {
 	var usage llm.Usage
 	if u := a.Usage; u != nil {
 		usage = usageOf(int64(u.InputTokens), int64(u.OutputTokens), int64(u.CacheReadInputTokens), int64(u.CacheCreationInputTokens))
+		usage.CacheWrite1hTokens = u.write1h()
 		out.Usage = usage
 	}
 	b := providers.AppendOpenAIResponse(nil, &out, providers.OpenAIOptions{ThinkingBlocks: ac.thinkingBlocks})

@@ -158,7 +158,10 @@ type anthropicReply struct {
 	// stopSequence is the stop sequence the answer stopped at.
 	stopSequence string
 	noUsage      bool
-	cut          bool // the answer stopped at max_tokens
+	// detail adds scripted cache and reasoning counts (Step.Detail) to
+	// what the prompt cache gives.
+	detail UsageDetail
+	cut    bool // the answer stopped at max_tokens
 }
 
 func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
@@ -207,7 +210,7 @@ func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
 		anthropicFail(ctx, st)
 		return
 	}
-	r := anthropicReply{id: "msg_mock_" + strconv.FormatUint(s.seq.Add(1), 10), model: model, noUsage: st.NoUsage}
+	r := anthropicReply{id: "msg_mock_" + strconv.FormatUint(s.seq.Add(1), 10), model: model, noUsage: st.NoUsage, detail: st.Detail}
 	r.prompt = words(req.System.text)
 	for _, m := range req.Messages {
 		r.prompt += words(m.Content.text)
@@ -301,14 +304,22 @@ func anthropicPrefix(req *anthropicRequest) *prefix {
 // appendUsage appends the usage of input prompt tokens, the cached ones
 // among them apart, and output tokens.
 func (r *anthropicReply) appendUsage(b []byte, input, output int) []byte {
+	d := r.detail
 	b = append(b, `"usage":{"input_tokens":`...)
 	b = strconv.AppendInt(b, int64(max(input-r.read-r.written, 0)), 10)
 	b = append(b, `,"cache_creation_input_tokens":`...)
-	b = strconv.AppendInt(b, int64(r.written), 10)
+	b = strconv.AppendInt(b, int64(r.written+d.CacheWrite), 10)
 	b = append(b, `,"cache_read_input_tokens":`...)
-	b = strconv.AppendInt(b, int64(r.read), 10)
+	b = strconv.AppendInt(b, int64(r.read+d.CacheRead), 10)
+	if w := r.written + d.CacheWrite; w > 0 {
+		b = append(b, `,"cache_creation":{"ephemeral_5m_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(w-d.CacheWrite1h), 10)
+		b = append(b, `,"ephemeral_1h_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheWrite1h), 10)
+		b = append(b, '}')
+	}
 	b = append(b, `,"output_tokens":`...)
-	b = strconv.AppendInt(b, int64(output), 10)
+	b = strconv.AppendInt(b, int64(output+d.Reasoning), 10)
 	return append(b, '}')
 }
 

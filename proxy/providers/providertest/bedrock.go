@@ -122,7 +122,9 @@ type bedrockReply struct {
 	// nowhere, "/stop_sequence" or "/delta/stop_sequence").
 	stopSequence, stopPath string
 	noUsage                bool
-	cut                    bool // the answer stopped at inferenceConfig.maxTokens
+	// detail adds scripted cache and reasoning counts (Step.Detail).
+	detail UsageDetail
+	cut    bool // the answer stopped at inferenceConfig.maxTokens
 }
 
 func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
@@ -173,7 +175,7 @@ func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
 		writeBedrockError(ctx, fasthttp.StatusBadRequest, "ValidationException", "A conversation must start with a user message (mock).")
 		return
 	}
-	r := bedrockReply{noUsage: st.NoUsage}
+	r := bedrockReply{noUsage: st.NoUsage, detail: st.Detail}
 	for _, sys := range req.System {
 		r.prompt += words(sys.Text)
 	}
@@ -255,17 +257,19 @@ func (r *bedrockReply) toolInput() string {
 // neither read from nor written to the cache, which come apart when there
 // are any.
 func (r *bedrockReply) appendUsage(b []byte) []byte {
+	d := r.detail
+	completion := r.completion + d.Reasoning
 	b = append(b, `"usage":{"inputTokens":`...)
 	b = strconv.AppendInt(b, int64(max(r.prompt-r.read-r.written, 0)), 10)
 	b = append(b, `,"outputTokens":`...)
-	b = strconv.AppendInt(b, int64(r.completion), 10)
+	b = strconv.AppendInt(b, int64(completion), 10)
 	b = append(b, `,"totalTokens":`...)
-	b = strconv.AppendInt(b, int64(r.prompt+r.completion), 10)
-	if r.read+r.written > 0 {
+	b = strconv.AppendInt(b, int64(d.prompt(r.prompt)+completion), 10)
+	if read, written := r.read+d.CacheRead, r.written+d.CacheWrite; read+written > 0 {
 		b = append(b, `,"cacheReadInputTokens":`...)
-		b = strconv.AppendInt(b, int64(r.read), 10)
+		b = strconv.AppendInt(b, int64(read), 10)
 		b = append(b, `,"cacheWriteInputTokens":`...)
-		b = strconv.AppendInt(b, int64(r.written), 10)
+		b = strconv.AppendInt(b, int64(written), 10)
 	}
 	return append(b, '}')
 }
