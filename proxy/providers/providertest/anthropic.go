@@ -227,7 +227,7 @@ func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
 
 // toolInput is the input of the mock's tool call.
 func (r *anthropicReply) toolInput() string {
-	return `{"text":` + string(jsonstr.Append(nil, r.text)) + `}`
+	return toolArguments(r.text)
 }
 
 func (r *anthropicReply) stopReason() string {

@@ -208,7 +208,7 @@ func (r *cohereReply) toolPlan() string { return "I will call " + r.tool + "." }
 
 // toolArguments is the arguments of the mock's tool call, a JSON text.
 func (r *cohereReply) toolArguments() string {
-	return `{"text":` + string(jsonstr.Append(nil, r.text)) + `}`
+	return toolArguments(r.text)
 }
 
 func (r *cohereReply) appendUsage(b []byte) []byte {

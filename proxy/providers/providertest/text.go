@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/internal/jsonstr"
 )
 
 // Text helpers shared by the wire formats: the answer, token counts,
@@ -32,6 +34,12 @@ func echo(s string) string {
 		n++
 	}
 	return s
+}
+
+// toolArguments is the arguments of the mock's tool calls, in the wire
+// formats that call tools: {"text":<the echoed text>}.
+func toolArguments(text string) string {
+	return `{"text":` + string(jsonstr.Append(nil, text)) + `}`
 }
 
 // answerWord fills long answers (Step.AnswerTokens): one word, one token.

@@ -1,0 +1,151 @@
+package providertest
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// openAIToolChat is a chat completion with one tool and the given
+// tool_choice, and extra fields (a leading comma) appended.
+func openAIToolChat(choice, extra string) string {
+	return `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Please echo cats"}],` +
+		`"tools":[{"type":"function","function":{"name":"echo"}},{"type":"function","function":{"name":"other"}}],` +
+		`"tool_choice":` + choice + extra + `}`
+}
+
+// TestOpenAIToolCalls: a chat whose tool_choice forces a call is answered
+// with one tool call, plain and streamed; auto, none and a conversation
+// ending in a tool result are answered with text.
+func TestOpenAIToolCalls(t *testing.T) {
+	s := start(t)
+	type call struct {
+		ID       string
+		Type     string
+		Index    int
+		Function struct{ Name, Arguments string }
+	}
+	type answer struct {
+		Choices []struct {
+			Message struct {
+				Content   *string
+				ToolCalls []call `json:"tool_calls"`
+			}
+			Delta struct {
+				ToolCalls []call `json:"tool_calls"`
+			}
+			FinishReason *string `json:"finish_reason"`
+		}
+	}
+	for _, tc := range []struct{ choice, name string }{
+		{`"required"`, "echo"},
+		{`{"type":"function","function":{"name":"other"}}`, "other"},
+	} {
+		a := decode[answer](t, readAll(t, post(t, s, "/v1/chat/completions", testKey, openAIToolChat(tc.choice, ""))))
+		c := a.Choices[0]
+		if *c.FinishReason != "tool_calls" || c.Message.Content != nil || len(c.Message.ToolCalls) != 1 {
+			t.Fatalf("tool_choice %s: %+v", tc.choice, c)
+		}
+		got := c.Message.ToolCalls[0]
+		if got.Type != "function" || got.Function.Name != tc.name || !strings.HasPrefix(got.ID, "call_mock_") ||
+			got.Function.Arguments != `{"text":"Please echo cats"}` {
+			t.Fatalf("tool_choice %s: call %+v", tc.choice, got)
+		}
+
+		// Streamed: the id and name, then the arguments in pieces.
+		events, err := readSSE(t, post(t, s, "/v1/chat/completions", testKey, openAIToolChat(tc.choice, `,"stream":true`)), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var name, id, args, finish string
+		for _, e := range events {
+			if e.data == "[DONE]" {
+				continue
+			}
+			ch := decode[answer](t, []byte(e.data)).Choices[0]
+			for _, d := range ch.Delta.ToolCalls {
+				if d.Index != 0 {
+					t.Fatalf("tool call index %d", d.Index)
+				}
+				name += d.Function.Name
+				id += d.ID
+				args += d.Function.Arguments
+			}
+			if ch.FinishReason != nil {
+				finish = *ch.FinishReason
+			}
+		}
+		if name != tc.name || !strings.HasPrefix(id, "call_mock_") || args != `{"text":"Please echo cats"}` || finish != "tool_calls" {
+			t.Fatalf("streamed tool call %q %q %q, finish %q", name, id, args, finish)
+		}
+	}
+
+	for _, body := range []string{
+		openAIToolChat(`"auto"`, ""),
+		openAIToolChat(`"none"`, ""),
+		`{"model":"gpt-4o-mini","tools":[{"type":"function","function":{"name":"echo"}}],"tool_choice":"required","messages":[` +
+			`{"role":"user","content":"Please echo cats"},` +
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"echo","arguments":"{}"}}]},` +
+			`{"role":"tool","tool_call_id":"c1","content":"cats"}]}`,
+	} {
+		a := decode[answer](t, readAll(t, post(t, s, "/v1/chat/completions", testKey, body)))
+		c := a.Choices[0]
+		if *c.FinishReason != "stop" || c.Message.Content == nil || *c.Message.Content != "Hello from mock: Please echo cats" {
+			t.Fatalf("%s: %+v", body, c)
+		}
+	}
+}
+
+// TestGeminiToolCalls: function calling mode ANY is answered with a
+// functionCall part, plain and streamed; a function response turn is
+// answered with text about the question.
+func TestGeminiToolCalls(t *testing.T) {
+	s := start(t)
+	tools := `"tools":[{"functionDeclarations":[{"name":"echo"},{"name":"other"}]}]`
+	type part struct {
+		Text         string
+		FunctionCall *struct {
+			Name string
+			Args json.RawMessage
+		}
+	}
+	type answer struct {
+		Candidates []struct {
+			Content      struct{ Parts []part }
+			FinishReason string
+		}
+	}
+	check := func(what string, a answer, name string) {
+		t.Helper()
+		c := a.Candidates[0]
+		if c.FinishReason != "STOP" || len(c.Content.Parts) != 1 || c.Content.Parts[0].FunctionCall == nil {
+			t.Fatalf("%s: %+v", what, c)
+		}
+		fc := c.Content.Parts[0].FunctionCall
+		if fc.Name != name || string(fc.Args) != `{"text":"Please echo cats"}` {
+			t.Fatalf("%s: functionCall %s %s", what, fc.Name, fc.Args)
+		}
+	}
+	user := `{"role":"user","parts":[{"text":"Please echo cats"}]}`
+	for _, tc := range []struct{ config, name string }{
+		{`{"functionCallingConfig":{"mode":"ANY"}}`, "echo"},
+		{`{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["other"]}}`, "other"},
+	} {
+		body := `{"contents":[` + user + `],` + tools + `,"toolConfig":` + tc.config + `}`
+		check("plain", decode[answer](t, readAll(t, geminiPost(t, s, "/v1beta/models/gemini-2.5-flash:generateContent", "k", body))), tc.name)
+		events, err := readSSE(t, geminiPost(t, s, "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "k", body), time.Now())
+		if err != nil || len(events) != 1 {
+			t.Fatalf("streamed function call: %d events, %v", len(events), err)
+		}
+		check("streamed", decode[answer](t, []byte(strings.TrimRight(events[0].data, "\r"))), tc.name)
+	}
+
+	result := `{"contents":[` + user + `,{"role":"model","parts":[{"functionCall":{"name":"echo","args":{}}}]},` +
+		`{"role":"user","parts":[{"functionResponse":{"name":"echo","response":{"content":"cats"}}}]}],` +
+		tools + `,"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}}`
+	a := decode[answer](t, readAll(t, geminiPost(t, s, "/v1beta/models/gemini-2.5-flash:generateContent", "k", result)))
+	if got := a.Candidates[0].Content.Parts; len(got) != 1 || got[0].Text != "Hello from mock: Please echo cats" {
+		t.Fatalf("after a function response: %+v", a.Candidates[0])
+	}
+}
