@@ -18,6 +18,17 @@ assert.ok(Array.isArray(matrix) && matrix.length > 0, 'SLUICE_PROVIDERS is an em
 
 const client = new OpenAI({ baseURL: `${base}/compat`, apiKey: token, maxRetries: 0 });
 
+// A 1×1 PNG.
+const pixelPNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+// text.format json_schema: the answer is an object with a text.
+const answerFormat = {
+  type: 'json_schema',
+  name: 'answer',
+  schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+  strict: true,
+};
+
 const echoTool = {
   type: 'function',
   name: 'echo',
@@ -79,6 +90,38 @@ for (const p of matrix) {
     assert.match(final.output[0].content[0].text, /Hello from mock: Say hi/);
     assertUsage(final.usage, 'stream helper');
   });
+
+  if (p.vision) {
+    test(`${p.provider}: an input_image`, async () => {
+      const r = await client.responses.create({
+        model,
+        input: [{
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'What is in this picture' },
+            { type: 'input_image', image_url: `data:image/png;base64,${pixelPNG}`, detail: 'low' },
+          ],
+        }],
+      });
+      assert.equal(r.status, 'completed');
+      assert.match(r.output_text, /Hello from mock: What is in this picture/);
+    });
+  }
+
+  if (p.json) {
+    test(`${p.provider}: text.format json_schema`, async () => {
+      const r = await client.responses.create({ model, input: 'Answer in JSON', text: { format: answerFormat } });
+      assert.equal(r.status, 'completed');
+      assert.equal(r.text?.format?.type, 'json_schema');
+      // Every mock answers a JSON request with JSON: an object with a text.
+      assert.match(JSON.parse(r.output_text).text, /Answer in JSON/);
+    });
+  } else {
+    test(`${p.provider}: text.format json_schema is refused, naming it`, async () => {
+      await assert.rejects(client.responses.create({ model, input: 'Answer in JSON', text: { format: answerFormat } }),
+        (e) => e instanceof OpenAI.BadRequestError && e.code === 'unsupported_feature' && /response_format/.test(e.message));
+    });
+  }
 
   if (p.tools) {
     test(`${p.provider}: function call round trip`, async () => {

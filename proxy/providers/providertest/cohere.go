@@ -60,12 +60,17 @@ type cohereChatRequest struct {
 	} `json:"tools"`
 	ToolChoice string `json:"tool_choice"`
 	MaxTokens  int    `json:"max_tokens"`
+	// ResponseFormat json_object: the answer is JSON.
+	ResponseFormat struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
 }
 
 // cohereReply is what a chat request is answered with, before encoding.
 type cohereReply struct {
 	id, model, text    string
 	tool               string // the tool called, "" for a text answer
+	json               bool   // the answer is jsonAnswer
 	prompt, completion int
 	noUsage            bool
 	cut                bool // the answer stopped at max_tokens
@@ -137,6 +142,7 @@ func (s *Server) serveCohereChat(ctx *fasthttp.RequestCtx, st Step) {
 	if len(req.Tools) > 0 && req.ToolChoice != "NONE" && req.Messages[len(req.Messages)-1].Role != "tool" {
 		r.tool = req.Tools[0].Function.Name
 	}
+	r.json = req.ResponseFormat.Type == "json_object"
 	r.completion = 3 + words(r.text)
 	if st.AnswerTokens > 0 && r.tool == "" {
 		r.text, r.completion, r.cut = longAnswer(st, req.MaxTokens)
@@ -248,6 +254,10 @@ func (r *cohereReply) appendBody(b []byte) []byte {
 		b = append(b, `,"tool_calls":[`...)
 		b = r.appendToolCall(b, r.toolArguments())
 		b = append(b, ']')
+	} else if r.json {
+		b = append(b, `"content":[{"type":"text","text":`...)
+		b = jsonstr.Append(b, jsonAnswer(r.text))
+		b = append(b, `}]`...)
 	} else {
 		b = append(b, `"content":[{"type":"text","text":"`+answerPrefix...)
 		b = jsonstr.AppendEscaped(b, r.text)
@@ -303,7 +313,11 @@ func (r *cohereReply) stream(chunks int) *stream {
 			endEvent()
 		})
 	} else {
-		pieces(answerPrefix+r.text, chunks, func(p string) {
+		content := answerPrefix + r.text
+		if r.json {
+			content = jsonAnswer(r.text)
+		}
+		pieces(content, chunks, func(p string) {
 			event("content-delta", `{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":`)
 			sm.buf = jsonstr.Append(sm.buf, p)
 			sm.buf = append(sm.buf, "}}}}"...)

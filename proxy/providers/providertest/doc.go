@@ -42,6 +42,11 @@
 // Anthropic, Bedrock, Cohere and Gemini formats call tools too, each under
 // its own rule (see their files).
 //
+// A chat request with response_format json_object or json_schema is
+// answered with JSON: {"text":"Hello from mock: <echoed text>"} (the Gemini
+// format does the same for responseMimeType application/json, the Cohere
+// format for response_format json_object).
+//
 // An embedding is 8 numbers derived from a hash of the input text, scaled to
 // length 1, so equal inputs get equal vectors; "encoding_format":"base64" is
 // honoured (little-endian float32), as OpenAI's SDKs ask for it by default.

@@ -47,8 +47,10 @@ type geminiRequest struct {
 	Contents          []geminiContent `json:"contents"`
 	SystemInstruction *geminiContent  `json:"systemInstruction"`
 	GenerationConfig  struct {
-		CandidateCount  int `json:"candidateCount"`
-		MaxOutputTokens int `json:"maxOutputTokens"`
+		CandidateCount   int    `json:"candidateCount"`
+		MaxOutputTokens  int    `json:"maxOutputTokens"`
+		ResponseMIMEType string `json:"responseMimeType"` // application/json: the answer is JSON
+
 	} `json:"generationConfig"`
 	// Content is embedContent's; Requests batchEmbedContents'.
 	Content  *geminiContent `json:"content"`
@@ -206,6 +208,7 @@ func (s *Server) serveGemini(ctx *fasthttp.RequestCtx, st Step) {
 		r.text = echo(r.text)
 		r.completion = 3 + words(r.text)
 		r.tool = req.forcedTool()
+		r.json = req.GenerationConfig.ResponseMIMEType == "application/json"
 		if st.AnswerTokens > 0 && r.tool == "" {
 			r.text, r.completion, r.cut = longAnswer(st, req.GenerationConfig.MaxOutputTokens)
 		}
@@ -247,6 +250,8 @@ func (s *Server) serveGemini(ctx *fasthttp.RequestCtx, st Step) {
 			b = append(b, bytes.TrimSuffix(bytes.TrimPrefix(sm.frame(i), []byte("data: ")), []byte("\r\n\r\n"))...)
 		}
 		ctx.SetBody(append(b, ']'))
+	case r.json:
+		ctx.SetBody(r.appendResponse(nil, jsonAnswer(r.text), false, true))
 	default:
 		ctx.SetBody(r.appendResponse(nil, r.text, true, true))
 	}
@@ -270,6 +275,7 @@ type geminiReply struct {
 	noUsage            bool
 	cut                bool   // the answer stopped at maxOutputTokens
 	tool               string // the answer calls this function instead of answering text
+	json               bool   // the answer is jsonAnswer
 }
 
 // appendResponse appends a GenerateContentResponse whose candidates each
@@ -328,6 +334,14 @@ func (r *geminiReply) appendResponse(b []byte, text string, prefix, final bool) 
 	return append(b, `"}`...)
 }
 
+// answer is the whole text of the answer.
+func (r *geminiReply) answer() string {
+	if r.json {
+		return jsonAnswer(r.text)
+	}
+	return answerPrefix + r.text
+}
+
 // stream builds the events of a stream: chunks content events, then one
 // with the finishReason and the usage. Events end in CRLF CRLF, as
 // Gemini's do.
@@ -345,7 +359,7 @@ func (r *geminiReply) stream(chunks int) *stream {
 		sm.last = len(sm.ends)
 		return sm
 	}
-	pieces(answerPrefix+r.text, chunks, func(p string) {
+	pieces(r.answer(), chunks, func(p string) {
 		sm.buf = append(sm.buf, "data: "...)
 		sm.buf = r.appendResponse(sm.buf, p, false, false)
 		sm.buf = append(sm.buf, "\r\n\r\n"...)

@@ -64,6 +64,10 @@ type openAIRequest struct {
 		} `json:"function"`
 	} `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
+	// ResponseFormat json_object or json_schema: the answer is JSON.
+	ResponseFormat struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
 }
 
 // forcedTool is the tool a chat request forces a call of: the first tool
@@ -221,6 +225,7 @@ func (s *Server) serveOpenAI(ctx *fasthttp.RequestCtx, kind openAIKind, st Step)
 			}
 		}
 		r.tool = req.forcedTool()
+		r.json = req.ResponseFormat.Type == "json_object" || req.ResponseFormat.Type == "json_schema"
 	case openAICompletion, openAIEmbedding:
 		raw, name := req.Prompt, "prompt"
 		if kind == openAIEmbedding {
@@ -334,6 +339,7 @@ type openAIReply struct {
 	noUsage            bool
 	cut                bool   // the answer stopped at the request's max tokens
 	tool               string // chat: the answer calls this tool instead of answering text
+	json               bool   // chat: the answer is jsonAnswer
 }
 
 // finish is the finish_reason of the answer.
@@ -409,9 +415,15 @@ func (r *openAIReply) appendBody(b []byte) []byte {
 			b = append(b, `"}]`...)
 			break
 		}
-		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`+answerPrefix...)
-		b = jsonstr.AppendEscaped(b, r.text)
-		b = append(b, `","refusal":null},"logprobs":null,"finish_reason":"`...)
+		if r.json {
+			b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+			b = jsonstr.Append(b, jsonAnswer(r.text))
+		} else {
+			b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`+answerPrefix...)
+			b = jsonstr.AppendEscaped(b, r.text)
+			b = append(b, '"')
+		}
+		b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":"`...)
 		b = append(b, r.finish()...)
 		b = append(b, `"}]`...)
 	case openAICompletion:
@@ -484,8 +496,11 @@ func (r *openAIReply) streamBody(chunks int) *stream {
 		endEvent()
 	}
 	content := answerPrefix + r.text
-	if r.tool != "" {
+	switch {
+	case r.tool != "":
 		content = toolArguments(r.text)
+	case r.json:
+		content = jsonAnswer(r.text)
 	}
 	sm.first = len(sm.ends)
 	pieces(content, chunks, func(p string) {

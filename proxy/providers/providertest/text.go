@@ -42,6 +42,10 @@ func toolArguments(text string) string {
 	return `{"text":` + string(jsonstr.Append(nil, text)) + `}`
 }
 
+// jsonAnswer is the answer of a request for JSON output, in the wire
+// formats that have a JSON mode: {"text":"Hello from mock: <text>"}.
+func jsonAnswer(text string) string { return toolArguments(answerPrefix + text) }
+
 // answerWord fills long answers (Step.AnswerTokens): one word, one token.
 const answerWord = "word"
 

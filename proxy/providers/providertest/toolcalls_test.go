@@ -149,3 +149,52 @@ func TestGeminiToolCalls(t *testing.T) {
 		t.Fatalf("after a function response: %+v", a.Candidates[0])
 	}
 }
+
+// TestJSONAnswers: a request for JSON output is answered with JSON in the
+// OpenAI, Gemini and Cohere formats, plain and streamed.
+func TestJSONAnswers(t *testing.T) {
+	s := start(t)
+	const want = `{"text":"Hello from mock: Answer in JSON"}`
+	user := `"messages":[{"role":"user","content":"Answer in JSON"}]`
+	for _, format := range []string{`{"type":"json_object"}`, `{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"object"}}}`} {
+		body := `{"model":"gpt-4o-mini",` + user + `,"response_format":` + format
+		got := decode[chatResponse](t, readAll(t, post(t, s, "/v1/chat/completions", testKey, body+`}`))).Choices[0].Message.Content
+		if got != want {
+			t.Errorf("openai %s: content %s", format, got)
+		}
+		events, err := readSSE(t, post(t, s, "/v1/chat/completions", testKey, body+`,"stream":true}`), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(contents(t, events), ""); got != want {
+			t.Errorf("openai %s streamed: %s", format, got)
+		}
+	}
+
+	gemini := `{"contents":[{"role":"user","parts":[{"text":"Answer in JSON"}]}],"generationConfig":{"responseMimeType":"application/json"}}`
+	g := decode[geminiTestResponse](t, readAll(t, geminiPost(t, s, "/v1beta/models/gemini-2.5-flash:generateContent", "k", gemini)))
+	if got := g.Candidates[0].Content.Parts[0].Text; got != want {
+		t.Errorf("gemini: %s", got)
+	}
+	events, err := readSSE(t, geminiPost(t, s, "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "k", gemini), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed string
+	for _, e := range events {
+		if c := decode[geminiTestResponse](t, []byte(strings.TrimRight(e.data, "\r"))).Candidates; len(c) > 0 && len(c[0].Content.Parts) > 0 {
+			streamed += c[0].Content.Parts[0].Text
+		}
+	}
+	if streamed != want {
+		t.Errorf("gemini streamed: %s", streamed)
+	}
+
+	cohere := `{"model":"command-a-03-2025",` + user + `,"response_format":{"type":"json_object"}}`
+	var c struct {
+		Message struct{ Content []struct{ Text string } }
+	}
+	if err := json.Unmarshal(readAll(t, post(t, s, "/v2/chat", testKey, cohere)), &c); err != nil || len(c.Message.Content) != 1 || c.Message.Content[0].Text != want {
+		t.Errorf("cohere: %+v %v", c, err)
+	}
+}
