@@ -49,7 +49,7 @@ func TestMessagesClientEndToEnd(t *testing.T) {
 		t.Fatalf("the @anthropic-ai/sdk client tests failed: %v", err)
 	}
 	tests, pass := nodeCount(out, "tests"), nodeCount(out, "pass")
-	if want := 2*len(matrix) + 2; tests < want || pass != tests {
+	if want := 6*len(matrix) + 2; tests < want || pass != tests {
 		t.Fatalf("node ran %d tests, %d passed; want at least %d, all passing", tests, pass, want)
 	}
 

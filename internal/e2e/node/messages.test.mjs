@@ -27,6 +27,17 @@ const echoTool = {
   input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
 };
 
+// A 1×1 PNG.
+const pixelPNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+// JSON output on the Messages API is a forced tool whose input is the
+// answer (Anthropic's own pattern; the door has no other JSON mode).
+const answerTool = {
+  name: 'record_answer',
+  description: 'Records the answer as JSON.',
+  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+};
+
 function assertUsage(u, what) {
   assert.ok(u, `${what}: no usage`);
   assert.ok(u.input_tokens > 0, `${what}: input_tokens ${u.input_tokens}`);
@@ -77,7 +88,38 @@ for (const p of matrix) {
     assertUsage(msg.usage, 'stream');
   });
 
+  if (p.vision) {
+    test(`${p.provider}: an image block`, async () => {
+      const r = await client.messages.create({
+        model,
+        max_tokens: 200,
+        messages: [{
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this picture' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: pixelPNG } },
+          ],
+        }],
+      });
+      assert.equal(r.stop_reason, 'end_turn');
+      assert.match(r.content[0].text, /Hello from mock: What is in this picture/);
+    });
+  }
+
   if (p.tools) {
+    test(`${p.provider}: JSON output by a forced tool`, async () => {
+      // Cohere's v2 API cannot force a named tool: with one tool, any is the same.
+      const choice = p.provider === 'cohere' ? { type: 'any' } : { type: 'tool', name: answerTool.name };
+      const r = await client.messages.create({
+        model, max_tokens: 200, messages: [{ role: 'user', content: 'Answer in JSON' }], tools: [answerTool], tool_choice: choice,
+      });
+      assert.equal(r.stop_reason, 'tool_use');
+      const block = r.content.find((b) => b.type === 'tool_use');
+      assert.equal(block?.name, answerTool.name, JSON.stringify(r.content));
+      assert.equal(typeof block.input, 'object');
+      assert.match(block.input.text, /Answer in JSON/);
+    });
+
     test(`${p.provider}: tool call round trip`, async () => {
       const user = { role: 'user', content: 'Please echo gateways' };
       const first = await client.messages.create({
