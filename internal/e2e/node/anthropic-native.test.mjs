@@ -40,6 +40,55 @@ test('messages.stream with a bearer token, event by event', async () => {
   assert.ok(final.usage.output_tokens > 0);
 });
 
+// A 1×1 PNG.
+const pixelPNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const echoTool = {
+  name: 'echo',
+  description: 'Repeats a text.',
+  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+};
+
+test('a tool call round trip, and a streamed tool call', async () => {
+  const user = { role: 'user', content: 'Please echo gateways' };
+  const first = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [user], tools: [echoTool] });
+  assert.equal(first.stop_reason, 'tool_use');
+  const call = first.content.find((b) => b.type === 'tool_use');
+  assert.equal(call?.name, 'echo', JSON.stringify(first.content));
+  assert.match(call.input.text, /Please echo gateways/);
+  const second = await client.messages.create({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 100,
+    tools: [echoTool],
+    messages: [user, { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'gateways' }] }],
+  });
+  assert.equal(second.stop_reason, 'end_turn');
+  assert.match(second.content[0].text, /Hello from mock: Please echo gateways/);
+
+  const streamed = await client.messages.stream({
+    model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Stream an echo' }], tools: [echoTool],
+  }).finalMessage();
+  assert.equal(streamed.stop_reason, 'tool_use');
+  assert.match(streamed.content.find((b) => b.type === 'tool_use')?.input?.text, /Stream an echo/);
+});
+
+test('an image block, and JSON output by a forced tool', async () => {
+  const r = await client.messages.create({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 100,
+    messages: [{ role: 'user', content: [
+      { type: 'text', text: 'What is in this picture' },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: pixelPNG } },
+    ] }],
+  });
+  assert.match(r.content[0].text, /Hello from mock: What is in this picture/);
+  const j = await client.messages.create({
+    model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Answer in JSON' }],
+    tools: [echoTool], tool_choice: { type: 'tool', name: 'echo' },
+  });
+  assert.match(j.content.find((b) => b.type === 'tool_use')?.input?.text, /Answer in JSON/);
+});
+
 test('messages.countTokens', async () => {
   const r = await client.messages.countTokens({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'count these words' }] });
   assert.equal(r.input_tokens, 3);
