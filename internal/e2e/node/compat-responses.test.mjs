@@ -111,11 +111,14 @@ for (const p of matrix) {
   }
 
   if (p.json) {
-    test(`${p.provider}: text.format json_schema`, async () => {
+    test(`${p.provider}: text.format json_schema, plain and streamed`, async () => {
       const r = await client.responses.create({ model, input: 'Answer in JSON', text: { format: answerFormat } });
       assert.equal(r.status, 'completed');
       // Every mock answers a JSON request with JSON: an object with a text.
       assert.match(JSON.parse(r.output_text).text, /Answer in JSON/);
+      const streamed = await client.responses.stream({ model, input: 'Answer in JSON', text: { format: answerFormat } }).finalResponse();
+      const message = streamed.output.find((it) => it.type === 'message');
+      assert.match(JSON.parse(message?.content?.[0]?.text).text, /Answer in JSON/);
     });
   } else {
     test(`${p.provider}: text.format json_schema is refused, naming it`, async () => {

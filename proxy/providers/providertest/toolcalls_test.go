@@ -198,3 +198,63 @@ func TestJSONAnswers(t *testing.T) {
 		t.Errorf("cohere: %+v %v", c, err)
 	}
 }
+
+// TestResponsesToolCallsAndJSON: a Responses request whose tool_choice
+// forces a call is answered with a function_call item, plain and streamed;
+// after its output, with text; text.format json_schema with JSON.
+func TestResponsesToolCallsAndJSON(t *testing.T) {
+	s := start(t)
+	tools := `"tools":[{"type":"function","name":"echo","parameters":{"type":"object"}}]`
+	type item struct {
+		Type, Status, Arguments, Name string
+		CallID                        string `json:"call_id"`
+		Content                       []struct{ Text string }
+	}
+	type response struct{ Output []item }
+	for _, choice := range []string{`"required"`, `{"type":"function","name":"echo"}`} {
+		body := `{"model":"gpt-4.1","input":"Please echo cats",` + tools + `,"tool_choice":` + choice
+		out := decode[response](t, readAll(t, postResponses(t, s, body+`}`))).Output
+		if len(out) != 1 || out[0].Type != "function_call" || out[0].Name != "echo" || out[0].Status != "completed" ||
+			out[0].Arguments != `{"text":"Please echo cats"}` || out[0].CallID == "" {
+			t.Fatalf("tool_choice %s: %+v", choice, out)
+		}
+		events, err := readSSE(t, postResponses(t, s, body+`,"stream":true}`), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args, done string
+		var final response
+		for _, e := range events {
+			var ev struct {
+				Type, Delta, Arguments string
+				Response               response
+			}
+			if err := json.Unmarshal([]byte(e.data), &ev); err != nil {
+				t.Fatal(err)
+			}
+			switch ev.Type {
+			case "response.function_call_arguments.delta":
+				args += ev.Delta
+			case "response.function_call_arguments.done":
+				done = ev.Arguments
+			case "response.completed":
+				final = ev.Response
+			}
+		}
+		if args != `{"text":"Please echo cats"}` || done != args || len(final.Output) != 1 || final.Output[0].Arguments != args {
+			t.Fatalf("streamed call: deltas %q, done %q, final %+v", args, done, final)
+		}
+	}
+
+	after := `{"model":"gpt-4.1",` + tools + `,"tool_choice":"required","input":[{"role":"user","content":"Please echo cats"},` +
+		`{"type":"function_call","call_id":"c1","name":"echo","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"cats"}]}`
+	if out := decode[response](t, readAll(t, postResponses(t, s, after))).Output; len(out) != 1 || out[0].Type != "message" ||
+		out[0].Content[0].Text != "Hello from mock: Please echo cats" {
+		t.Fatalf("after the call's output: %+v", out)
+	}
+
+	j := `{"model":"gpt-4.1","input":"Answer in JSON","text":{"format":{"type":"json_schema","name":"a","schema":{"type":"object"}}}}`
+	if out := decode[response](t, readAll(t, postResponses(t, s, j))).Output; len(out) != 1 || out[0].Content[0].Text != `{"text":"Hello from mock: Answer in JSON"}` {
+		t.Fatalf("json_schema: %+v", out)
+	}
+}
