@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
+import { messagesEchoTool as echoTool, answerTool, messagesImage } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -40,14 +41,6 @@ test('messages.stream with a bearer token, event by event', async () => {
   assert.ok(final.usage.output_tokens > 0);
 });
 
-// A 1×1 PNG.
-const pixelPNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-const echoTool = {
-  name: 'echo',
-  description: 'Repeats a text.',
-  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-};
-
 test('a tool call round trip, and a streamed tool call', async () => {
   const user = { role: 'user', content: 'Please echo gateways' };
   const first = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [user], tools: [echoTool] });
@@ -76,17 +69,14 @@ test('an image block, and JSON output by a forced tool', async () => {
   const r = await client.messages.create({
     model: 'claude-sonnet-4-5',
     max_tokens: 100,
-    messages: [{ role: 'user', content: [
-      { type: 'text', text: 'What is in this picture' },
-      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: pixelPNG } },
-    ] }],
+    messages: [messagesImage],
   });
   assert.match(r.content[0].text, /Hello from mock: What is in this picture/);
   const j = await client.messages.create({
     model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Answer in JSON' }],
-    tools: [echoTool], tool_choice: { type: 'tool', name: 'echo' },
+    tools: [answerTool], tool_choice: { type: 'tool', name: answerTool.name },
   });
-  assert.match(j.content.find((b) => b.type === 'tool_use')?.input?.text, /Answer in JSON/);
+  assert.match(j.content.find((b) => b.type === 'tool_use' && b.name === answerTool.name)?.input?.text, /Answer in JSON/);
 });
 
 test('messages.countTokens', async () => {

@@ -11,6 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { responsesEchoTool as echoTool, answerFormat, responsesImage } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -19,25 +20,6 @@ const matrix = JSON.parse(process.env.SLUICE_PROVIDERS);
 assert.ok(Array.isArray(matrix) && matrix.length > 0, 'SLUICE_PROVIDERS is an empty list');
 
 const client = new OpenAI({ baseURL: `${base}/compat`, apiKey: token, maxRetries: 0 });
-
-// A 1×1 PNG.
-const pixelPNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-
-// text.format json_schema: the answer is an object with a text.
-const answerFormat = {
-  type: 'json_schema',
-  name: 'answer',
-  schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
-  strict: true,
-};
-
-const echoTool = {
-  type: 'function',
-  name: 'echo',
-  description: 'Repeats a text.',
-  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  strict: false,
-};
 
 function assertUsage(u, what) {
   assert.ok(u, `${what}: no usage`);
@@ -97,13 +79,7 @@ for (const p of matrix) {
     test(`${p.provider}: an input_image`, async () => {
       const r = await client.responses.create({
         model,
-        input: [{
-          role: 'user',
-          content: [
-            { type: 'input_text', text: 'What is in this picture' },
-            { type: 'input_image', image_url: `data:image/png;base64,${pixelPNG}`, detail: 'low' },
-          ],
-        }],
+        input: [responsesImage],
       });
       assert.equal(r.status, 'completed');
       assert.match(r.output_text, /Hello from mock: What is in this picture/);

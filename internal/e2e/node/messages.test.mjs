@@ -9,6 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
+import { messagesEchoTool as echoTool, answerTool, messagesImage } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -20,23 +21,6 @@ assert.ok(Array.isArray(matrix) && matrix.length > 0, 'SLUICE_PROVIDERS is an em
 // (current SDKs): both are accepted.
 const client = new Anthropic({ baseURL: `${base}/compat`, apiKey: token, maxRetries: 0 });
 const bearerClient = new Anthropic({ baseURL: `${base}/compat`, apiKey: null, authToken: token, maxRetries: 0 });
-
-const echoTool = {
-  name: 'echo',
-  description: 'Repeats a text.',
-  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-};
-
-// A 1×1 PNG.
-const pixelPNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-
-// JSON output on the Messages API is a forced tool whose input is the
-// answer (Anthropic's own pattern; the door has no other JSON mode).
-const answerTool = {
-  name: 'record_answer',
-  description: 'Records the answer as JSON.',
-  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-};
 
 function assertUsage(u, what) {
   assert.ok(u, `${what}: no usage`);
@@ -93,13 +77,7 @@ for (const p of matrix) {
       const r = await client.messages.create({
         model,
         max_tokens: 200,
-        messages: [{
-          role: 'user',
-          content: [
-            { type: 'text', text: 'What is in this picture' },
-            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: pixelPNG } },
-          ],
-        }],
+        messages: [messagesImage],
       });
       assert.equal(r.stop_reason, 'end_turn');
       assert.match(r.content[0].text, /Hello from mock: What is in this picture/);

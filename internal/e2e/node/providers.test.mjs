@@ -17,6 +17,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { chatEchoTool as echoTool, pixelPNG } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -33,17 +34,6 @@ const surfaces = (p) => [
   { name: '/compat', client: compat, model: (m) => `${p.provider}/${m}` },
 ];
 
-// A 1×1 PNG.
-const pixelPNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-
-const echoTool = {
-  type: 'function',
-  function: {
-    name: 'echo',
-    description: 'Repeats a text.',
-    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  },
-};
 
 // drain reads a stream, returning the assembled text and tool calls, the
 // finish reason, the usage chunk and the number of content chunks.

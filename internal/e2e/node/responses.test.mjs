@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { responsesEchoTool as echoTool, answerFormat, responsesImage } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -59,16 +60,6 @@ test('the stream helper gives the final response', async () => {
   assert.match(final.output[0].content[0].text, /Hello from mock: Say hi/);
 });
 
-// A 1×1 PNG.
-const pixelPNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-const echoTool = {
-  type: 'function',
-  name: 'echo',
-  description: 'Repeats a text.',
-  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  strict: false,
-};
-
 test('a function call round trip, and a streamed function call', async () => {
   const input = [{ role: 'user', content: 'Please echo gateways' }];
   const first = await client.responses.create({ model: 'gpt-4o-mini', input, tools: [echoTool], tool_choice: 'required' });
@@ -95,16 +86,12 @@ test('a function call round trip, and a streamed function call', async () => {
 test('an input_image, and text.format json_schema', async () => {
   const r = await client.responses.create({
     model: 'gpt-4o-mini',
-    input: [{ role: 'user', content: [
-      { type: 'input_text', text: 'What is in this picture' },
-      { type: 'input_image', image_url: `data:image/png;base64,${pixelPNG}`, detail: 'low' },
-    ] }],
+    input: [responsesImage],
   });
   assert.match(r.output_text, /Hello from mock: What is in this picture/);
-  const format = { type: 'json_schema', name: 'answer', schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } };
-  const j = await client.responses.create({ model: 'gpt-4o-mini', input: 'Answer in JSON', text: { format } });
+  const j = await client.responses.create({ model: 'gpt-4o-mini', input: 'Answer in JSON', text: { format: answerFormat } });
   assert.match(JSON.parse(j.output_text).text, /Answer in JSON/);
-  const streamed = await client.responses.stream({ model: 'gpt-4o-mini', input: 'Answer in JSON', text: { format } }).finalResponse();
+  const streamed = await client.responses.stream({ model: 'gpt-4o-mini', input: 'Answer in JSON', text: { format: answerFormat } }).finalResponse();
   // The stream helper's final response has no output_text helper field.
   assert.match(JSON.parse(streamed.output[0].content[0].text).text, /Answer in JSON/);
 });
