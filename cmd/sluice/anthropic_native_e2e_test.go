@@ -14,10 +14,10 @@ import (
 // @anthropic-ai/sdk client (internal/e2e/node/anthropic-native.test.mjs)
 // against the mock provider: messages.create, messages.stream with a
 // bearer token, a tool call round trip and a streamed tool call, an image
-// block, JSON output by a forced tool, countTokens, and the SDK's
-// exceptions for a bad token, a refused body and a stream the upstream
-// cut. The body reaches Anthropic as the client wrote it (the image
-// included).
+// block, JSON output by a forced tool and by output_config.format,
+// countTokens, and the SDK's exceptions for a bad token, a refused body
+// and a stream the upstream cut. The body reaches Anthropic as the client
+// wrote it (the image included).
 func TestAnthropicNativeClientEndToEnd(t *testing.T) {
 	nodeDir := nodeE2EDir(t, "@anthropic-ai", "sdk")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -44,8 +44,8 @@ func TestAnthropicNativeClientEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the anthropic client tests failed: %v", err)
 	}
-	if tests, pass := nodeCount(out, "tests"), nodeCount(out, "pass"); tests != 8 || pass != 8 {
-		t.Fatalf("node ran %d tests, %d passed; want 8 passing", tests, pass)
+	if tests, pass := nodeCount(out, "tests"), nodeCount(out, "pass"); tests != 9 || pass != 9 {
+		t.Fatalf("node ran %d tests, %d passed; want 9 passing", tests, pass)
 	}
 	messages, counts, image := 0, 0, false
 	for _, r := range mock.Requests() {

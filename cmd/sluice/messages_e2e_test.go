@@ -16,7 +16,8 @@ import (
 // anthropic, google, bedrock, azure-openai and cohere, all pointing at the
 // mock (compatMatrix). internal/e2e/node/messages.test.mjs runs
 // messages.create plain and streamed per provider, a tool call round trip
-// and a streamed tool call, an image block, JSON output by a forced tool,
+// and a streamed tool call, an image block, JSON output by
+// output_config.format (refused on Bedrock) and by a forced tool,
 // count_tokens, and the SDK's exceptions for 401, 404, 429 and 400. The
 // mock's log then shows that the translated requests reached each
 // provider's native path.
@@ -49,7 +50,7 @@ func TestMessagesClientEndToEnd(t *testing.T) {
 		t.Fatalf("the @anthropic-ai/sdk client tests failed: %v", err)
 	}
 	tests, pass := nodeCount(out, "tests"), nodeCount(out, "pass")
-	if want := 6*len(matrix) + 2; tests < want || pass != tests {
+	if want := 7*len(matrix) + 2; tests < want || pass != tests {
 		t.Fatalf("node ran %d tests, %d passed; want at least %d, all passing", tests, pass, want)
 	}
 

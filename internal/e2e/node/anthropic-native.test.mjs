@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { messagesEchoTool as echoTool, answerTool, messagesImage } from './fixtures.mjs';
+import { messagesEchoTool as echoTool, answerTool, messagesImage, outputConfig } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -77,6 +77,13 @@ test('an image block, and JSON output by a forced tool', async () => {
     tools: [answerTool], tool_choice: { type: 'tool', name: answerTool.name },
   });
   assert.match(j.content.find((b) => b.type === 'tool_use' && b.name === answerTool.name)?.input?.text, /Answer in JSON/);
+});
+
+test('JSON output by output_config.format (structured outputs)', async () => {
+  const r = await client.messages.create({
+    model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Answer in JSON' }], output_config: outputConfig,
+  });
+  assert.match(JSON.parse(r.content[0].text).text, /Answer in JSON/);
 });
 
 test('messages.countTokens', async () => {

@@ -27,6 +27,10 @@ export const answerFormat = {
 // is the answer (Anthropic's own pattern; the API has no JSON mode).
 export const answerTool = { name: 'record_answer', description: 'Records the answer as JSON.', input_schema: textSchema };
 
+// outputConfig is the Messages API's structured outputs: the answer is a
+// JSON text that fits the schema.
+export const outputConfig = { format: { type: 'json_schema', schema: { ...textSchema, additionalProperties: false } } };
+
 // messagesImage is a user turn of the Messages API with a text and the picture.
 export const messagesImage = {
   role: 'user',

@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { messagesEchoTool as echoTool, answerTool, messagesImage } from './fixtures.mjs';
+import { messagesEchoTool as echoTool, answerTool, messagesImage, outputConfig } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -81,6 +81,24 @@ for (const p of matrix) {
       });
       assert.equal(r.stop_reason, 'end_turn');
       assert.match(r.content[0].text, /Hello from mock: What is in this picture/);
+    });
+  }
+
+  if (p.json) {
+    test(`${p.provider}: JSON output by output_config.format, plain and streamed`, async () => {
+      const params = { model, max_tokens: 200, messages: [{ role: 'user', content: 'Answer in JSON' }], output_config: outputConfig };
+      const r = await client.messages.create(params);
+      assert.equal(r.stop_reason, 'end_turn');
+      assert.equal(r.content.length, 1, JSON.stringify(r.content));
+      assert.match(JSON.parse(r.content[0].text).text, /Answer in JSON/);
+      const streamed = await client.messages.stream(params).finalMessage();
+      assert.match(JSON.parse(streamed.content[0].text).text, /Answer in JSON/);
+    });
+  } else {
+    test(`${p.provider}: output_config.format is refused, naming it`, async () => {
+      await assert.rejects(
+        client.messages.create({ model, max_tokens: 200, messages: [{ role: 'user', content: 'Answer in JSON' }], output_config: outputConfig }),
+        (e) => e instanceof Anthropic.BadRequestError && e.error?.error?.code === 'unsupported_feature' && /response_format/.test(e.message));
     });
   }
 

@@ -258,3 +258,33 @@ func TestResponsesToolCallsAndJSON(t *testing.T) {
 		t.Fatalf("json_schema: %+v", out)
 	}
 }
+
+// TestAnthropicStructuredOutput: output_config.format json_schema is
+// answered with a JSON text, plain and streamed.
+func TestAnthropicStructuredOutput(t *testing.T) {
+	s := start(t)
+	const want = `{"text":"Hello from mock: Answer in JSON"}`
+	body := `{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":"Answer in JSON"}],` +
+		`"output_config":{"format":{"type":"json_schema","schema":{"type":"object"}}}`
+	var m struct{ Content []struct{ Type, Text string } }
+	if err := json.Unmarshal(readAll(t, postAnthropic(t, s, testKey, "2023-06-01", body+`}`)), &m); err != nil || len(m.Content) != 1 || m.Content[0].Text != want {
+		t.Fatalf("plain: %+v %v", m, err)
+	}
+	events, err := readSSE(t, postAnthropic(t, s, testKey, "2023-06-01", body+`,"stream":true}`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for _, e := range events {
+		var ev struct {
+			Type  string
+			Delta struct{ Text string }
+		}
+		if json.Unmarshal([]byte(e.data), &ev) == nil && ev.Type == "content_block_delta" {
+			text += ev.Delta.Text
+		}
+	}
+	if text != want {
+		t.Fatalf("streamed: %q", text)
+	}
+}
