@@ -9,7 +9,6 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
-	"github.com/sluicehq/sluice/internal/rules"
 )
 
 // The native doors of CONTRACT §12: a client's body goes to a provider of
@@ -131,21 +130,4 @@ func forwardAnthropicHeaders(h *fasthttp.RequestHeader, up map[string][]string) 
 			up[http.CanonicalHeaderKey(name)] = []string{string(v)}
 		}
 	}
-}
-
-// nativeRulesCheck refuses a streamed request on a native door when
-// response rules apply to the gateway: the stream filter reads OpenAI
-// chat chunks, and a stream the rules cannot read must not go out
-// unchecked. Non-streamed answers are walked like any other (every
-// string of the body is scanned).
-func (h *Inference) nativeRulesCheck(c *call) *apierr.Error {
-	if c.in.wire == llm.WireOpenAIChat || !c.in.stream {
-		return nil
-	}
-	if set := h.ruleSet(c); set.Applies(rules.Response) {
-		return apierr.New(http.StatusBadRequest, apierr.CodeUnsupportedFeature,
-			"this gateway's response rules cannot be applied to a stream on the native %q door yet; send the request without stream",
-			c.route.op.String()).WithParam("stream")
-	}
-	return nil
 }
