@@ -360,6 +360,9 @@ func TestNativeContentRules(t *testing.T) {
 	if len(reqs) != 1 || bytes.Contains(reqs[0].Body, []byte("Bluebird")) || bytes.Contains(body, []byte("Bluebird")) {
 		t.Errorf("upstream got %s, client got %s", reqs[0].Body, body)
 	}
+	// Token log probabilities would restate what the rules redact.
+	resp, body = h.do("POST", responsesPath, bearer(h.token), `{"model":"gpt-4o-mini","input":"hi","include":["message.output_text.logprobs"]}`)
+	wantAPIError(t, resp, body, http.StatusBadRequest, "invalid_request_error", "unsupported_feature", "include")
 	// The mock answers in many deltas, all held by the rules' window
 	// until the block ends (TestNativeStreamRulesWindow streams more).
 	prompt := "the peregrine falcon dives"

@@ -116,10 +116,10 @@ func (f *nativeRules) Push(ev []byte) ([][]byte, *apierr.Error) {
 		changed = changed || out != t.Text
 		emptied = out == "" && t.Text != ""
 	}
-	// A Responses event that ends an item or the response restates what
-	// its deltas said: scanned (and redacted) again, recorded once.
-	f.quiet = !f.anthropic && (strings.HasSuffix(typ, ".done") || typ == "response.completed" ||
-		typ == "response.incomplete" || typ == "response.failed")
+	// A Responses event that ends an item or the response, or reports
+	// progress, restates what earlier events said: scanned (and redacted)
+	// again, its hits recorded once, where the text first came.
+	f.quiet = !f.anthropic && !delta && typ != "response.created" && !strings.HasSuffix(typ, ".added")
 	e := f.scanLocal(doc, local, repl)
 	f.quiet = false
 	if e != nil {
