@@ -394,7 +394,7 @@ func (c *call) attemptSpan(end time.Time, err error) {
 		Name: "upstream " + provider, Start: start.UTC(), DurationMS: float64(end.Sub(start).Microseconds()) / 1000,
 		Status: status,
 		Attributes: map[string]string{"provider": provider, "model": model,
-			"key_alias": alias, "attempt": strconv.Itoa(n), "upstream_status": code},
+			"key_alias": alias, "attempt": strconv.Itoa(n), "upstream_status": code, "outcome": attemptOutcome(err)},
 	})
 }
 

@@ -238,8 +238,9 @@ func (h *Inference) finishHandler(c *call) {
 }
 
 // finish ends a request: it answers c.err when there is one, settles the
-// admission with the usage, prices the request, closes its root span and
-// hands its record to the sink — once. A 401 is answered and not
+// admission with the usage, prices the request, closes its root span,
+// counts it in the metrics (proxy/metrics.go) and hands its record to the
+// sink — once. A 401 is answered and not
 // recorded: an unauthenticated caller must not be able to fill the log.
 func (h *Inference) finish(c *call) {
 	if c.recorded {
@@ -248,6 +249,7 @@ func (h *Inference) finish(c *call) {
 	if e := c.err; e != nil {
 		h.reply(c, e)
 		if e.Status == http.StatusUnauthorized {
+			h.metrics.unauthorized()
 			return
 		}
 		c.rec.Status, c.rec.ErrorCode = e.Status, e.Code
@@ -281,6 +283,7 @@ func (h *Inference) finish(c *call) {
 		}
 		rec.ResponseBody = truncate(o.respBody, c.gw.BodyLogLimitBytes)
 	}
+	h.metrics.observe(c)
 	h.cfg.Sink.Enqueue(rec)
 }
 

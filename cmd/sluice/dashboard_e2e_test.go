@@ -20,8 +20,10 @@ const chromiumPath = "/usr/bin/chromium"
 // TestDashboardEndToEnd runs the dashboard's browser test (web/e2e/run.mjs)
 // against `sluice serve` with the embedded dashboard and the mock provider:
 // sign-in by token and by password, tenant, gateway, key, route, rule,
-// token and budget created through the UI, a streamed Playground chat, its
-// log and trace, the Overview figures, the Member and Finance views and the
+// token and budget created through the UI, a streamed Playground chat, one
+// Playground request through each door (chat, Messages and Responses on
+// /compat, the native Anthropic and OpenAI doors) found in Logs with its
+// operation, a log and its trace, the Overview figures, the Member and Finance views and the
 // read-only demo. It builds nothing: scripts/test.sh builds web/dist and
 // installs web/node_modules first; without them (or Chromium) it skips, and
 // under CI=true it fails.

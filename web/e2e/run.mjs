@@ -198,6 +198,15 @@ await step('Gateways: add a provider key pointing at the mock provider', async (
   await page.getByText(/Added openai\/mock \(…0001\)/).waitFor();
   await page.getByRole('cell', { name: '…0001' }).waitFor();
   assert.equal(await page.getByText('sk-mock-upstream-key-0001').count(), 0, 'the key is never shown');
+  // An Anthropic key, for the Playground's native Messages door.
+  await page.getByLabel('Provider', { exact: true }).selectOption('anthropic');
+  await page.getByLabel('Alias').fill('mock');
+  await page.getByLabel('API key').fill('sk-mock-upstream-key-0002');
+  await page.getByLabel('Base URL').fill(MOCK_URL);
+  await page.getByLabel('Models').fill('claude-sonnet-4-5');
+  await page.getByRole('button', { name: 'Add key' }).click();
+  await page.getByText(/Added anthropic\/mock \(…0002\)/).waitFor();
+  await page.getByRole('cell', { name: '…0002' }).waitFor();
   await shot('gateway-keys');
 });
 
@@ -253,7 +262,7 @@ await step('Gateways: a monthly budget is set', async () => {
   await page.getByRole('button', { name: 'Set budget' }).click();
   await page.getByText('$100.00 left').waitFor();
   await page.getByRole('tab', { name: 'Circuit breakers' }).click();
-  await page.getByRole('cell', { name: 'closed' }).waitFor();
+  await page.getByRole('cell', { name: 'closed' }).first().waitFor();
 });
 
 await step('Users: a Member with the gateway assigned, and a Finance user', async () => {
@@ -329,6 +338,80 @@ await step('Playground: a priced answer shows tokens, cost, latency and its trac
   state.logPath = href;
   state.requestId = href.split('/').pop();
   await shot('playground');
+});
+
+/** sendVia sends text through a Playground door (its label in the Door select), streamed or not, and returns the answer's request id. */
+async function sendVia(modelLabel, door, stream, text) {
+  await pickModel(modelLabel).getByRole('button').click();
+  await page.getByRole('heading', { name: new RegExp(modelLabel.replace(/[/.]/g, '\\$&')) }).waitFor();
+  await page.getByLabel('Door', { exact: true }).selectOption({ label: door });
+  await page.getByLabel('Stream', { exact: true }).setChecked(stream);
+  await page.getByLabel('Message', { exact: true }).fill(text);
+  const before = await page.getByTestId('turn-facts').count();
+  await page.getByRole('button', { name: 'Send' }).click();
+  await until(`the answer through ${door}`, async () => assert.equal(await page.getByTestId('turn-facts').count(), before + 1), 15_000);
+  const answer = page.getByTestId('answer').last();
+  const facts = answer.getByTestId('turn-facts');
+  assert.equal(await facts.getByRole('alert').count(), 0, `${door}: ${await facts.textContent()}`);
+  assert.match((await answer.locator('p').first().textContent()) ?? '', new RegExp(`^Hello from mock: ${text}`));
+  await facts.getByText(/\d+ in · \d+ out tokens/).waitFor();
+  await facts.getByText(/^\$0\.0\d+$|^unpriced$/).waitFor();
+  assert.equal((await facts.getByTestId('turn-door').textContent()).trim(), `${DOOR_OPS[door]} ${stream ? 'streamed' : 'not streamed'}`);
+  return (await facts.getByTestId('request-id').textContent()).trim();
+}
+
+/** DOOR_OPS is the operation each Playground door's requests are logged with (CONTRACT §12). */
+const DOOR_OPS = {
+  'Chat Completions': 'chat',
+  'Anthropic Messages': 'messages',
+  'OpenAI Responses': 'responses',
+  'Anthropic Messages, native': 'messages',
+  'OpenAI Responses, native': 'responses',
+};
+
+await step('Playground: one request through each door, streamed and not, with usage, cost and request id', async () => {
+  assert.deepEqual(
+    await page.getByLabel('Door', { exact: true }).locator('option').allTextContents(),
+    ['Chat Completions', 'Anthropic Messages', 'OpenAI Responses', 'OpenAI Responses, native'],
+    'an OpenAI model offers the compat doors and the native Responses door',
+  );
+  await page.getByText('View code').click();
+  await page.getByLabel('Door', { exact: true }).selectOption({ label: 'Anthropic Messages' });
+  assert.match(await page.getByTestId('code-curl').textContent(), /\/v1\/acme\/prod\/compat\/v1\/messages/);
+  assert.match(await page.getByTestId('code-sdk').textContent(), /Anthropic\(base_url="http:\/\/[^"]+\/v1\/acme\/prod\/compat"/);
+  state.doorLogs = [
+    { door: 'Chat Completions', id: state.requestId },
+    { door: 'Anthropic Messages', id: await sendVia('openai/gpt-4o-mini', 'Anthropic Messages', false, 'via messages') },
+    { door: 'Anthropic Messages', id: await sendVia('openai/gpt-4o-mini', 'Anthropic Messages', true, 'via messages streamed') },
+    { door: 'OpenAI Responses', id: await sendVia('openai/gpt-4o-mini', 'OpenAI Responses', true, 'via responses streamed') },
+    { door: 'OpenAI Responses, native', id: await sendVia('openai/gpt-4o-mini', 'OpenAI Responses, native', false, 'via native responses') },
+  ];
+  await page.getByLabel('Find a model').fill('claude');
+  await until('the search answers', async () => {
+    await pickModel('anthropic/claude-sonnet-4-5').waitFor({ timeout: 2000 });
+  });
+  await pickModel('anthropic/claude-sonnet-4-5').getByRole('button').click();
+  assert.deepEqual(await page.getByLabel('Door', { exact: true }).locator('option').allTextContents(), ['Chat Completions', 'Anthropic Messages', 'OpenAI Responses', 'Anthropic Messages, native']);
+  state.doorLogs.push(
+    { door: 'Anthropic Messages, native', id: await sendVia('anthropic/claude-sonnet-4-5', 'Anthropic Messages, native', true, 'via native messages streamed') },
+    { door: 'OpenAI Responses', id: await sendVia('anthropic/claude-sonnet-4-5', 'OpenAI Responses', false, 'via responses') },
+  );
+  await shot('playground-doors');
+});
+
+await step('Logs: each door’s request is listed and opens with its operation', async () => {
+  for (const { door, id } of state.doorLogs) {
+    await until(`the log of ${door} is recorded`, async () => {
+      await page.goto(`/ui/logs/${id}`);
+      await page.getByTestId('log-facts').waitFor({ timeout: 3000 });
+    });
+    assert.equal(await page.getByTestId('log-facts').locator('dt:text-is("Operation") + dd').textContent(), DOOR_OPS[door], `the log of ${door}`);
+  }
+  await nav('Logs');
+  for (const { door, id } of state.doorLogs) {
+    await page.locator(`tr[data-log="${id}"]`).waitFor();
+    assert.equal(await page.locator(`tr[data-log="${id}"] td:nth-child(3)`).textContent(), DOOR_OPS[door], `the row of ${door}`);
+  }
 });
 
 await step('Logs: the request opens with its bodies and its trace as a waterfall', async () => {

@@ -1,13 +1,12 @@
-// A streamed chat completion through a gateway's OpenAI-compatible path,
-// as the Playground sends it: fetch with stream: true, the answer rendered
-// token by token from the SSE events, timed, with its usage and request id.
+// One turn of the Playground: the conversation sent through a door of the
+// gateway (lib/doors) with fetch, streamed or not; a streamed answer is
+// rendered token by token from the SSE events. The turn is timed and keeps
+// its usage and request id.
 
-import { chatDelta, SSEParser, type Usage } from './sse';
+import { doorRequest, errorMessage, readAnswer, streamReader, type ChatMessage, type Door } from './doors';
+import { SSEParser, type Usage } from './sse';
 
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
+export type { ChatMessage } from './doors';
 
 export interface ChatResult {
   content: string;
@@ -15,7 +14,7 @@ export interface ChatResult {
   /** requestId is x-sluice-request-id: the id of the request's log. */
   requestId: string | null;
   usage?: Usage;
-  /** ttftMs: time to the first content; latencyMs: to the end of the stream. */
+  /** ttftMs: time to the first content (streamed answers); latencyMs: to the end of the answer. */
   ttftMs?: number;
   latencyMs: number;
   finishReason?: string;
@@ -24,25 +23,29 @@ export interface ChatResult {
 }
 
 export interface ChatOptions {
+  door: Door;
+  /** url is the door's path on the gateway (doorURL). */
   url: string;
   token: string;
   model: string;
   messages: ChatMessage[];
+  stream: boolean;
   signal?: AbortSignal;
   onDelta?: (text: string) => void;
   fetchImpl?: typeof fetch;
   now?: () => number;
 }
 
-/** streamChat sends the conversation and resolves when the stream ends (or fails). */
-export async function streamChat(o: ChatOptions): Promise<ChatResult> {
+/** sendChat sends the conversation through the door and resolves when the answer (or the stream) ends, or fails. */
+export async function sendChat(o: ChatOptions): Promise<ChatResult> {
   const now = o.now ?? (() => performance.now());
   const f = o.fetchImpl ?? fetch;
+  const req = doorRequest(o.door, o.model, o.messages, o.stream);
   const t0 = now();
   const res = await f(o.url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${o.token}`, Accept: 'text/event-stream' },
-    body: JSON.stringify({ model: o.model, messages: o.messages, stream: true, stream_options: { include_usage: true } }),
+    headers: { ...req.headers, Authorization: `Bearer ${o.token}` },
+    body: JSON.stringify(req.body),
     signal: o.signal,
     credentials: 'omit',
     cache: 'no-store',
@@ -55,24 +58,31 @@ export async function streamChat(o: ChatOptions): Promise<ChatResult> {
     latencyMs: 0,
   };
   if (!res.ok || !res.body) {
-    const text = await res.text().catch(() => '');
-    let msg = `The gateway answered ${res.status}.`;
-    try {
-      const j = JSON.parse(text);
-      if (j?.error?.message) msg = `${j.error.message} (${j.error.code ?? res.status})`;
-    } catch {
-      /* not JSON */
-    }
-    out.error = msg;
+    out.error = errorMessage(res.status, await res.text().catch(() => ''));
     out.latencyMs = now() - t0;
+    return out;
+  }
+  if (!o.stream) {
+    const text = await res.text();
+    out.latencyMs = now() - t0;
+    let j: unknown;
+    try {
+      j = JSON.parse(text);
+    } catch {
+      out.error = 'the gateway answered with a body that is not JSON';
+      return out;
+    }
+    Object.assign(out, readAnswer(o.door.api, j));
+    if (out.content) o.onDelta?.(out.content);
     return out;
   }
   const reader = res.body.getReader();
   const dec = new TextDecoder();
   const parser = new SSEParser();
+  const read = streamReader(o.door.api);
   const take = (events: ReturnType<SSEParser['push']>) => {
     for (const ev of events) {
-      const d = chatDelta(ev);
+      const d = read(ev);
       if (d.error) out.error = d.error;
       if (d.content) {
         if (out.ttftMs === undefined) out.ttftMs = now() - t0;
@@ -94,8 +104,14 @@ export async function streamChat(o: ChatOptions): Promise<ChatResult> {
   return out;
 }
 
-/** chatCost prices usage with a price per million tokens; null when there is no price. */
-export function chatCost(usage: Usage | undefined, price: { inputPerMtok: number; outputPerMtok: number } | null | undefined): number | null {
+/**
+ * chatCost prices usage with a price per million tokens as the gateway does
+ * (proxy/cost.go): prompt tokens read from the cache at the cached price when
+ * there is one, else at the input price. Null when there is no price.
+ */
+export function chatCost(usage: Usage | undefined, price: { inputPerMtok: number; outputPerMtok: number; cachedInputPerMtok?: number } | null | undefined): number | null {
   if (!usage || !price) return null;
-  return (usage.prompt_tokens * price.inputPerMtok + usage.completion_tokens * price.outputPerMtok) / 1e6;
+  const cached = Math.min(usage.cache_read_tokens ?? 0, usage.prompt_tokens);
+  const cachedPrice = price.cachedInputPerMtok || price.inputPerMtok;
+  return ((usage.prompt_tokens - cached) * price.inputPerMtok + cached * cachedPrice + usage.completion_tokens * price.outputPerMtok) / 1e6;
 }

@@ -86,11 +86,15 @@ export class SSEParser {
   }
 }
 
-/** Usage as OpenAI reports it. */
+/** Usage as OpenAI reports it; the Playground reads every door's usage into this shape. */
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens?: number;
+  /** The details a door reports, when not zero: prompt tokens read from and written to the cache, output tokens spent reasoning. */
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  reasoning_tokens?: number;
 }
 
 /** ChatDelta is what one chunk of a chat completion stream adds. */

@@ -1,6 +1,8 @@
 // Playground: chat with a model the caller can reach, through the gateway
-// itself (a 15-minute playground token), streamed. Each answer shows its
-// tokens, cost, latency and a link to its log and trace.
+// itself (a 15-minute playground token) and the front door of one's choice
+// (lib/doors: Chat Completions, Anthropic Messages, OpenAI Responses, and the
+// native doors of the model's provider), streamed or not. Each answer shows
+// its door, tokens, cost, latency, request id and a link to its log and trace.
 
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { useClient } from 'urql';
@@ -10,7 +12,8 @@ import { M, Q } from '../api/queries';
 import type { Connection, ModelPrice, PlaygroundModel, PlaygroundToken } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
 import { Empty, Field, PageHeader } from '../components/ui';
-import { chatCost, streamChat, type ChatMessage, type ChatResult } from '../lib/chat';
+import { chatCost, sendChat, type ChatMessage, type ChatResult } from '../lib/chat';
+import { doorByID, doorModel, doorSnippet, doorsFor, doorURL, type Door } from '../lib/doors';
 import { formatDuration, formatInt, formatUSD } from '../lib/format';
 import { allowed } from '../lib/policy';
 import { Link } from '../lib/router';
@@ -18,6 +21,9 @@ import { Link } from '../lib/router';
 interface Turn {
   user: string;
   answer: string;
+  /** door and stream are how the turn was sent. */
+  door: Door;
+  stream: boolean;
   result?: ChatResult;
   pending: boolean;
 }
@@ -41,7 +47,7 @@ export function Playground() {
 
   return (
     <>
-      <PageHeader title="Playground" subtitle="Chat through a gateway, as your applications do. Requests are logged and cost money like any other." />
+      <PageHeader title="Playground" subtitle="Chat through a gateway and the door of your choice, as your applications do. Requests are logged and cost money like any other." />
       <div className="playground">
         <section className="panel models" aria-label="Models">
           <div className="field">
@@ -84,6 +90,10 @@ function Chat({ model, canSeeLogs, canSeePrices }: { model: PlaygroundModel; can
   const [system, setSystem] = useState('');
   const [input, setInput] = useState('');
   const [turns, setTurns] = useState<Turn[]>([]);
+  const doors = doorsFor(model);
+  const [doorID, setDoorID] = useState(doors[0].id);
+  const door = doors.find((d) => d.id === doorID) ?? doorByID('chat');
+  const [stream, setStream] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const abort = useRef<AbortController | null>(null);
   const prices = useGQL<{ modelPrices: Connection<ModelPrice> }>(Q.prices, { provider: model.provider }, !canSeePrices);
@@ -117,17 +127,19 @@ function Chat({ model, canSeeLogs, canSeePrices }: { model: PlaygroundModel; can
     }
     history.push({ role: 'user', content: text });
     const idx = turns.length;
-    setTurns((ts) => [...ts, { user: text, answer: '', pending: true }]);
+    setTurns((ts) => [...ts, { user: text, answer: '', door, stream, pending: true }]);
     setInput('');
     const ctl = new AbortController();
     abort.current = ctl;
     const patch = (f: (t: Turn) => Turn) => setTurns((ts) => ts.map((t, i) => (i === idx ? f(t) : t)));
     try {
-      const result = await streamChat({
-        url: `${tok.basePath}/chat/completions`,
+      const result = await sendChat({
+        door,
+        url: doorURL(tok.basePath, door),
         token: tok.token,
-        model: modelName(model),
+        model: doorModel(door, model),
         messages: history,
+        stream,
         signal: ctl.signal,
         onDelta: (d) => patch((t) => ({ ...t, answer: t.answer + d })),
       });
@@ -152,7 +164,22 @@ function Chat({ model, canSeeLogs, canSeePrices }: { model: PlaygroundModel; can
           </button>
         )}
       </div>
-      <Field label="System prompt" hint="Optional instructions sent before the conversation.">
+      <div className="door-bar">
+        <Field label="Door" hint={<code data-testid="door-path">POST {doorURL(basePathOf(model), door)}</code>}>
+          <select value={door.id} onChange={(e) => setDoorID(e.target.value)} disabled={busy}>
+            {doors.map((d) => (
+              <option key={d.id} value={d.id}>
+                {d.label}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <label className="check">
+          <input type="checkbox" checked={stream} onChange={(e) => setStream(e.target.checked)} disabled={busy} /> Stream
+        </label>
+      </div>
+      <ViewCode door={door} model={model} stream={stream} />
+      <Field label="System prompt" hint="Optional instructions sent before the conversation (Messages: system; Responses: instructions).">
         <textarea rows={2} value={system} onChange={(e) => setSystem(e.target.value)} />
       </Field>
       <div className="transcript" aria-live="polite">
@@ -164,9 +191,11 @@ function Chat({ model, canSeeLogs, canSeePrices }: { model: PlaygroundModel; can
               <p>{t.user}</p>
             </div>
             <div className="msg assistant" data-testid="answer">
-              <span className="who">{modelName(model)}</span>
+              <span className="who">
+                {modelName(model)} <span className="muted">via {t.door.label}</span>
+              </span>
               <p className={t.pending && !t.answer ? 'muted' : undefined}>{t.answer || (t.pending ? 'Waiting for the first token…' : '')}</p>
-              {t.result && <TurnFacts r={t.result} cost={chatCost(t.result.usage, price)} priced={!!price} canSeeLogs={canSeeLogs} />}
+              {t.result && <TurnFacts turn={t} r={t.result} cost={chatCost(t.result.usage, price)} priced={!!price} canSeeLogs={canSeeLogs} />}
             </div>
           </div>
         ))}
@@ -203,7 +232,25 @@ function Chat({ model, canSeeLogs, canSeePrices }: { model: PlaygroundModel; can
   );
 }
 
-function TurnFacts({ r, cost, priced, canSeeLogs }: { r: ChatResult; cost: number | null; priced: boolean; canSeeLogs: boolean }) {
+/** basePathOf is the /compat base of a model's gateway, as a playground token names it. */
+const basePathOf = (m: PlaygroundModel) => `/v1/${m.tenantId}/${m.gatewaySlug}/compat`;
+
+/** ViewCode shows the request of the chosen door as curl and SDK code, with the token read from $SLUICE_TOKEN. */
+function ViewCode({ door, model, stream }: { door: Door; model: PlaygroundModel; stream: boolean }) {
+  const s = doorSnippet(door, window.location.origin, basePathOf(model), doorModel(door, model), stream);
+  return (
+    <details className="view-code">
+      <summary>View code</summary>
+      <h3>curl</h3>
+      <pre data-testid="code-curl">{s.curl}</pre>
+      <h3>{s.sdkName}</h3>
+      <pre data-testid="code-sdk">{s.sdk}</pre>
+    </details>
+  );
+}
+
+function TurnFacts({ turn, r, cost, priced, canSeeLogs }: { turn: Turn; r: ChatResult; cost: number | null; priced: boolean; canSeeLogs: boolean }) {
+  const u = r.usage;
   return (
     <div className="turn-facts" data-testid="turn-facts">
       {r.error && (
@@ -211,25 +258,31 @@ function TurnFacts({ r, cost, priced, canSeeLogs }: { r: ChatResult; cost: numbe
           {r.error}
         </span>
       )}
-      {r.usage && (
+      <span data-testid="turn-door">
+        <code>{turn.door.api}</code> {turn.stream ? 'streamed' : 'not streamed'}
+      </span>
+      {u && (
         <span>
-          {formatInt(r.usage.prompt_tokens)} in · {formatInt(r.usage.completion_tokens)} out tokens
+          {formatInt(u.prompt_tokens)} in · {formatInt(u.completion_tokens)} out tokens
+          {u.cache_read_tokens ? ` · ${formatInt(u.cache_read_tokens)} cache read` : ''}
+          {u.cache_write_tokens ? ` · ${formatInt(u.cache_write_tokens)} cache write` : ''}
+          {u.reasoning_tokens ? ` · ${formatInt(u.reasoning_tokens)} reasoning` : ''}
         </span>
       )}
       <span>{cost != null ? formatUSD(cost) : priced ? '—' : 'unpriced'}</span>
       {r.ttftMs !== undefined && <span>first token {formatDuration(r.ttftMs)}</span>}
       <span>total {formatDuration(r.latencyMs)}</span>
       {r.cache && r.cache !== 'MISS' && <span>cache {r.cache}</span>}
-      {r.requestId &&
-        (canSeeLogs ? (
-          <Link to={`/ui/logs/${r.requestId}`} data-testid="trace-link">
-            View log and trace
-          </Link>
-        ) : (
-          <span>
-            request <code>{r.requestId}</code>
-          </span>
-        ))}
+      {r.requestId && (
+        <span>
+          request <code data-testid="request-id">{r.requestId}</code>
+        </span>
+      )}
+      {r.requestId && canSeeLogs && (
+        <Link to={`/ui/logs/${r.requestId}`} data-testid="trace-link">
+          View log and trace
+        </Link>
+      )}
     </div>
   );
 }
