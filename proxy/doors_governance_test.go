@@ -348,6 +348,22 @@ func (h *harness) sendStream(d govDoor, text string) (*http.Response, []byte) {
 	return h.do("POST", d.path, d.hdr(h.token), `{"stream":true,`+strings.TrimPrefix(d.body(text), "{"))
 }
 
+// sender is send, or sendStream when stream.
+func (h *harness) sender(stream bool) func(govDoor, string) (*http.Response, []byte) {
+	if stream {
+		return h.sendStream
+	}
+	return h.send
+}
+
+// streamedName names a subtest plain or streamed.
+func streamedName(stream bool) string {
+	if stream {
+		return " streamed"
+	}
+	return " plain"
+}
+
 // doorText returns the answer's text, whatever the door, and the code of
 // the error that ended a stream ("" when none): chat choices, Anthropic
 // content blocks and deltas, Responses output items and
@@ -437,11 +453,8 @@ func TestDoorsResponseRules(t *testing.T) {
 	redact := h.addRule(admin.RuleInput{Name: "mask falcon", Direction: "response", Kind: "keyword", Patterns: []string{"peregrine falcon"}, Action: "redact"})
 	for _, d := range govDoors {
 		for _, stream := range []bool{false, true} {
-			send := h.send
-			if stream {
-				send = h.sendStream
-			}
-			t.Run(d.name+map[bool]string{false: " plain", true: " streamed"}[stream], func(t *testing.T) {
+			send := h.sender(stream)
+			t.Run(d.name+streamedName(stream), func(t *testing.T) {
 				h.mock.Script(providertest.Step{Chunks: 24})
 				resp, b := send(d, "tell me about Project Bluebird, the plan")
 				id := resp.Header.Get(RequestIDHeader)
@@ -512,10 +525,7 @@ func TestDoorsShareBudget(t *testing.T) {
 	var sum money.USD
 	for _, d := range govDoors {
 		for _, stream := range []bool{false, true} {
-			send := h.send
-			if stream {
-				send = h.sendStream
-			}
+			send := h.sender(stream)
 			resp, b := send(d, "spend a little")
 			wantStatus(t, resp, b, 200)
 			rec := h.record(resp.Header.Get(RequestIDHeader))
@@ -538,11 +548,8 @@ func TestDoorsAttemptSpans(t *testing.T) {
 	h := govHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(2, 0)}})
 	for _, d := range govDoors {
 		for _, stream := range []bool{false, true} {
-			send := h.send
-			if stream {
-				send = h.sendStream
-			}
-			t.Run(d.name+map[bool]string{false: " plain", true: " streamed"}[stream], func(t *testing.T) {
+			send := h.sender(stream)
+			t.Run(d.name+streamedName(stream), func(t *testing.T) {
 				h.mock.Script(providertest.Step{Status: 500})
 				resp, b := send(d, "try twice")
 				wantStatus(t, resp, b, 200)
