@@ -260,6 +260,7 @@ func (h *Inference) finish(c *call) {
 	u := o.usage
 	if o.billed {
 		rec.TokensIn, rec.TokensOut, rec.CachedTokens = u.PromptTokens, u.CompletionTokens, u.CachedTokens
+		rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens = u.CacheCreationTokens, u.CacheWrite1hTokens, u.ReasoningTokens
 		if pr, ok := c.snap.Price(rec.Provider, rec.Model); ok {
 			rec.CostUSD = cost(pr, u)
 		} else if o.answered {
