@@ -20,7 +20,9 @@ import (
 // (providers.NewNativeStream hands each event over framed as SSE, which
 // appendChunk writes as it is), reading only the usage. So the encoders
 // here are the identity; only the errors the gateway writes itself are in
-// the door's shape.
+// the door's shape. The response rules read the events too, and rewrite
+// those whose text they redact (proxy/rulestream_native.go); the cache
+// keeps an answer as it was sent (proxy/cache.go).
 
 // nativeResponsesDoor is the native OpenAI Responses door. Errors are in the
 // shape of CONTRACT §3, as OpenAI's own.
