@@ -489,7 +489,7 @@ func (s *suite) spendSince(t *testing.T) {
 			check(t, "SpendSince", got, err, s.ref.spendSince(c.scope, c.start))
 		})
 	}
-	for _, scope := range []string{"tenant:t-alpha", "gw-alpha-1", ""} {
+	for _, scope := range []string{"team:t-alpha", "gw-alpha-1", "token:", ""} {
 		if _, err := s.b.SpendSince(t.Context(), scope, Base); err == nil {
 			t.Errorf("SpendSince(%q): no error, want one", scope)
 		}
