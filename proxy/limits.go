@@ -231,20 +231,23 @@ func (c *call) flagSoftBudget() {
 // is exempt.
 func budgetLimits(c *call) []budget.Limit {
 	var out []budget.Limit
-	add := func(scope string, b *store.Budget) {
-		if b != nil {
-			out = append(out, budget.Limit{Scope: scope, Amount: b.AmountUSD, Period: b.Period, Hard: b.Hard})
-		}
+	if t := c.gw.Tenant; t != nil && t.Budget != nil {
+		out = appendLimit(out, budget.TenantScope(t.ID), t.Budget)
 	}
-	if t := c.gw.Tenant; t != nil {
-		add(budget.TenantScope(t.ID), t.Budget)
+	if c.gw.Budget != nil {
+		out = appendLimit(out, budget.GatewayScope(c.gw.ID), c.gw.Budget)
 	}
-	add(budget.GatewayScope(c.gw.ID), c.gw.Budget)
-	if u := c.tok.User; u != nil {
-		add(budget.UserScope(u.ID), u.Budget)
+	if u := c.tok.User; u != nil && u.Budget != nil {
+		out = appendLimit(out, budget.UserScope(u.ID), u.Budget)
 	}
-	add(budget.TokenScope(c.tok.ID), c.tok.Budget)
+	if c.tok.Budget != nil {
+		out = appendLimit(out, budget.TokenScope(c.tok.ID), c.tok.Budget)
+	}
 	return out
+}
+
+func appendLimit(out []budget.Limit, scope string, b *store.Budget) []budget.Limit {
+	return append(out, budget.Limit{Scope: scope, Amount: b.AmountUSD, Period: b.Period, Hard: b.Hard})
 }
 
 // budgetExceeded is the 429 of a hard budget with not enough left, or
@@ -335,7 +338,8 @@ func (h *limitHeaders) write(hd *fasthttp.ResponseHeader) {
 	h.requests.write(hd, &requestNames)
 	h.tokens.write(hd, &tokenNames)
 	if h.budget.set {
-		hd.Set(BudgetRemainingHeader, h.budget.usd.String())
+		var buf [32]byte
+		hd.SetBytesV(BudgetRemainingHeader, strconv.AppendFloat(buf[:0], h.budget.usd.Float(), 'f', -1, 64))
 	}
 }
 
