@@ -258,7 +258,10 @@ func TestBudgetRemainingHeader(t *testing.T) {
 	doors := []struct{ name, path, body string }{
 		{"messages", messagesPath, `{"model":"openai/` + pricedModel + `","max_tokens":8,"messages":[{"role":"user","content":"say hello to the test"}]}`},
 		{"responses", compatResponsesPath, `{"model":"openai/` + pricedModel + `","max_output_tokens":8,"input":"say hello to the test"}`},
+		{"messages streamed", messagesPath, `{"model":"openai/` + pricedModel + `","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"say hello to the test"}]}`},
+		{"responses streamed", compatResponsesPath, `{"model":"openai/` + pricedModel + `","max_output_tokens":8,"stream":true,"input":"say hello to the test"}`},
 		{"native chat", gwPath("openai/chat/completions"), chatBody(pricedModel, `,"max_tokens":8`)},
+		{"native chat streamed", gwPath("openai/chat/completions"), chatBody(pricedModel, `,"max_tokens":8,"stream":true`)},
 	}
 	for _, d := range doors {
 		spent, _ := h.inf.cfg.Budgets.Spent(context.Background(), budget.TokenScope(h.tokenID), monthStartOf(time.Now()))
