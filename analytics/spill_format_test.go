@@ -141,8 +141,8 @@ func TestSpillRefusesAFutureVersion(t *testing.T) {
 		name    string
 		payload string
 	}{
-		{"same shape", `{"v":3,"id":"rec-future","ts":"2026-03-01T12:00:00Z","tenant_id":"acme"}`},
-		{"another shape", `{"v":3,"id":{"a":1},"ts":17}`},
+		{"same shape", `{"v":4,"id":"rec-future","ts":"2026-03-01T12:00:00Z","tenant_id":"acme"}`},
+		{"another shape", `{"v":4,"id":{"a":1},"ts":17}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -187,7 +187,7 @@ func TestSpillRefusesAFutureVersion(t *testing.T) {
 				t.Errorf("segments left %v, want only %s", files, future)
 			}
 			log := logs.String()
-			for _, want := range []string{"000009-01jqfuturesegment000000000", "format version 3", "kept on disk"} {
+			for _, want := range []string{"000009-01jqfuturesegment000000000", "format version 4", "kept on disk"} {
 				if !strings.Contains(log, want) {
 					t.Errorf("log %q does not say %q", log, want)
 				}
@@ -232,8 +232,8 @@ func TestSpillReadsVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(payload), `"v":2`) {
-		t.Errorf("payload %s is not version 2", payload)
+	if !strings.Contains(string(payload), `"v":3`) {
+		t.Errorf("payload %s is not version 3", payload)
 	}
 	back, _, err := decodeSpill(payload)
 	if err != nil {
@@ -271,6 +271,70 @@ func TestSpillReplaysVersion1Segment(t *testing.T) {
 	}
 	if len(ids) != 3 || ids[1] != "batch_v1" {
 		t.Errorf("batch ids %q, want the attempted batch batch_v1 second of three", ids)
+	}
+	if n := len(SegmentFiles(t, dir)); n != 0 {
+		t.Errorf("%d segments left after replay, want 0", n)
+	}
+}
+
+// TestSpillReadsVersion2: a frame of format 2 (before cache writes and
+// reasoning tokens) decodes with them 0; the current format carries them.
+func TestSpillReadsVersion2(t *testing.T) {
+	v2 := `{"v":2,"batch":"b1","id":"rec-v2","ts":"2026-03-01T12:00:00Z","tenant_id":"acme","provider":"anthropic",` +
+		`"model":"claude-sonnet-4-5","status":200,"tokens_in":900,"cached_tokens":100,"operation":"messages","cost_nanos":7,"saved_nanos":0}`
+	rec, _, err := decodeSpill([]byte(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Operation != "messages" || rec.CachedTokens != 100 || rec.CacheWriteTokens != 0 || rec.ReasoningTokens != 0 {
+		t.Errorf("decoded %+v, want operation messages, 100 cached, no writes or reasoning", rec)
+	}
+	rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens = 500, 200, 42
+	payload, err := encodeSpill(rec, "b2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := decodeSpill(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.CacheWriteTokens != 500 || back.CacheWrite1hTokens != 200 || back.ReasoningTokens != 42 || back.CostUSD != 7 {
+		t.Errorf("after a round trip: writes %d (1h %d), reasoning %d, cost %d; want 500 (200), 42, 7",
+			back.CacheWriteTokens, back.CacheWrite1hTokens, back.ReasoningTokens, back.CostUSD)
+	}
+}
+
+// TestSpillReplaysVersion2Segment replays a segment of format 2
+// (testdata/spill-v2.seg, written by the code of that time from
+// goldenV0Records, every other one with the operation "chat", all under
+// the attempted batch "batch_v2"): the records come back whole, their
+// cache writes and reasoning tokens 0.
+func TestSpillReplaysVersion2Segment(t *testing.T) {
+	golden, err := os.ReadFile("testdata/spill-v2.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "000001-01jqv2goldensegment00000000.seg"), golden, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := testPipeline(t, dir)
+	want := goldenV0Records()
+	want[8].UserAgent = "agent\uFFFD/1.0"
+	for i := range want {
+		if i%2 == 0 {
+			want[i].Operation = "chat"
+		}
+	}
+	var got []*Record
+	for _, b := range replayAll(t, p, p.spill, 100) {
+		if b.ID != "batch_v2" {
+			t.Errorf("batch id %q, want the attempted batch batch_v2", b.ID)
+		}
+		got = append(got, b.Records...)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replayed records (-want +got):\n%s", diff)
 	}
 	if n := len(SegmentFiles(t, dir)); n != 0 {
 		t.Errorf("%d segments left after replay, want 0", n)

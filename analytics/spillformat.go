@@ -24,6 +24,9 @@ import (
 //	   version 0's record had, "cost_nanos","saved_nanos","spans","events"}.
 //	2  version 1 and "operation" (the record's front door). A version 1
 //	   frame reads with an empty operation (testdata/spill-v1.seg).
+//	3  version 2 and "cache_write_tokens", "cache_write_1h_tokens",
+//	   "reasoning_tokens" (CONTRACT §14). Older frames read them as 0
+//	   (testdata/spill-v2.seg).
 //
 // A build reads every version up to spillVersion and writes spillVersion.
 // A frame of a later version (a newer build wrote the file, then an older
@@ -34,7 +37,7 @@ import (
 // To change the format: add the field (or the new meaning) to spillRecord,
 // bump spillVersion, keep reading the older versions (decode), and add a
 // golden segment of the old version under testdata with a replay test.
-const spillVersion = 2
+const spillVersion = 3
 
 // spillRecord is a spilled record: its fields, the batch it was attempted
 // under (Batch: replay writes those records again under the same id, so
@@ -84,6 +87,10 @@ type spillFields struct {
 	ResponseBody string            `json:"response_body,omitempty"`
 	Flags        []string          `json:"flags"`
 	Operation    string            `json:"operation,omitempty"`
+	// Version 3.
+	CacheWriteTokens   int64 `json:"cache_write_tokens,omitempty"`
+	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens,omitempty"`
+	ReasoningTokens    int64 `json:"reasoning_tokens,omitempty"`
 }
 
 // spillSpan is a spilled Span, under the names version 0 wrote.
@@ -132,7 +139,8 @@ func toSpill(rec *Record, batchID string) *spillRecord {
 			TokensOut: rec.TokensOut, CachedTokens: rec.CachedTokens, Cache: rec.Cache, Attempts: rec.Attempts,
 			RuleHits: rec.RuleHits, Metadata: rec.Metadata, TraceID: rec.TraceID, ClientIP: rec.ClientIP,
 			UserAgent: rec.UserAgent, RequestBody: rec.RequestBody, ResponseBody: rec.ResponseBody, Flags: rec.Flags,
-			Operation: rec.Operation,
+			Operation: rec.Operation, CacheWriteTokens: rec.CacheWriteTokens, CacheWrite1hTokens: rec.CacheWrite1hTokens,
+			ReasoningTokens: rec.ReasoningTokens,
 		},
 		CostNanos: int64(rec.CostUSD), SavedNanos: int64(rec.CacheSavedUSD),
 	}
@@ -188,6 +196,7 @@ func (sr *spillRecord) record() (*Record, error) {
 		RuleHits: f.RuleHits, Metadata: f.Metadata, TraceID: f.TraceID, ClientIP: f.ClientIP,
 		UserAgent: f.UserAgent, RequestBody: f.RequestBody, ResponseBody: f.ResponseBody, Flags: f.Flags,
 		CacheSavedUSD: money.USD(sr.SavedNanos), Operation: f.Operation,
+		CacheWriteTokens: f.CacheWriteTokens, CacheWrite1hTokens: f.CacheWrite1hTokens, ReasoningTokens: f.ReasoningTokens,
 	}
 	if sr.Spans != nil {
 		rec.Spans = make([]Span, len(sr.Spans))

@@ -156,6 +156,14 @@ type Record struct {
 	// count_tokens or models. Empty for records written before the field
 	// existed.
 	Operation string `json:"operation"`
+	// CacheWriteTokens are the prompt tokens written to the provider's
+	// cache (CONTRACT §14), part of TokensIn as CachedTokens (the reads)
+	// are; CacheWrite1hTokens the part of them written for one hour.
+	// ReasoningTokens are the output tokens spent reasoning, part of
+	// TokensOut. All 0 on records written before the fields existed.
+	CacheWriteTokens   int64 `json:"cache_write_tokens"`
+	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens"`
+	ReasoningTokens    int64 `json:"reasoning_tokens"`
 
 	// Spans are the trace spans of the request (one per upstream attempt
 	// under a root span), written to the trace store with the log.

@@ -245,33 +245,36 @@ type ComplexityRoot struct {
 	}
 
 	LogRecord struct {
-		Attempts     func(childComplexity int) int
-		Cache        func(childComplexity int) int
-		CachedTokens func(childComplexity int) int
-		ClientIP     func(childComplexity int) int
-		CostUSD      func(childComplexity int) int
-		ErrorCode    func(childComplexity int) int
-		GatewayID    func(childComplexity int) int
-		ID           func(childComplexity int) int
-		LatencyMS    func(childComplexity int) int
-		Metadata     func(childComplexity int) int
-		Model        func(childComplexity int) int
-		Operation    func(childComplexity int) int
-		Provider     func(childComplexity int) int
-		RequestBody  func(childComplexity int) int
-		ResponseBody func(childComplexity int) int
-		Route        func(childComplexity int) int
-		RuleHits     func(childComplexity int) int
-		Status       func(childComplexity int) int
-		TS           func(childComplexity int) int
-		TTFBMS       func(childComplexity int) int
-		TenantID     func(childComplexity int) int
-		TokenID      func(childComplexity int) int
-		TokensIn     func(childComplexity int) int
-		TokensOut    func(childComplexity int) int
-		TraceID      func(childComplexity int) int
-		UserAgent    func(childComplexity int) int
-		UserID       func(childComplexity int) int
+		Attempts           func(childComplexity int) int
+		Cache              func(childComplexity int) int
+		CacheWrite1hTokens func(childComplexity int) int
+		CacheWriteTokens   func(childComplexity int) int
+		CachedTokens       func(childComplexity int) int
+		ClientIP           func(childComplexity int) int
+		CostUSD            func(childComplexity int) int
+		ErrorCode          func(childComplexity int) int
+		GatewayID          func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		LatencyMS          func(childComplexity int) int
+		Metadata           func(childComplexity int) int
+		Model              func(childComplexity int) int
+		Operation          func(childComplexity int) int
+		Provider           func(childComplexity int) int
+		ReasoningTokens    func(childComplexity int) int
+		RequestBody        func(childComplexity int) int
+		ResponseBody       func(childComplexity int) int
+		Route              func(childComplexity int) int
+		RuleHits           func(childComplexity int) int
+		Status             func(childComplexity int) int
+		TS                 func(childComplexity int) int
+		TTFBMS             func(childComplexity int) int
+		TenantID           func(childComplexity int) int
+		TokenID            func(childComplexity int) int
+		TokensIn           func(childComplexity int) int
+		TokensOut          func(childComplexity int) int
+		TraceID            func(childComplexity int) int
+		UserAgent          func(childComplexity int) int
+		UserID             func(childComplexity int) int
 	}
 
 	LogRecordConnection struct {
@@ -295,15 +298,20 @@ type ComplexityRoot struct {
 	}
 
 	ModelPrice struct {
-		CachedInputPerMTok func(childComplexity int) int
-		DeprecatedAt       func(childComplexity int) int
-		InputPerMTok       func(childComplexity int) int
-		Model              func(childComplexity int) int
-		OutputPerMTok      func(childComplexity int) int
-		Provider           func(childComplexity int) int
-		Source             func(childComplexity int) int
-		SunsetAt           func(childComplexity int) int
-		UpdatedAt          func(childComplexity int) int
+		CacheWrite1hPerMTok        func(childComplexity int) int
+		CacheWritePerMTok          func(childComplexity int) int
+		CachedInputPerMTok         func(childComplexity int) int
+		DeprecatedAt               func(childComplexity int) int
+		InputPerMTok               func(childComplexity int) int
+		LongContextInputPerMTok    func(childComplexity int) int
+		LongContextOutputPerMTok   func(childComplexity int) int
+		LongContextThresholdTokens func(childComplexity int) int
+		Model                      func(childComplexity int) int
+		OutputPerMTok              func(childComplexity int) int
+		Provider                   func(childComplexity int) int
+		Source                     func(childComplexity int) int
+		SunsetAt                   func(childComplexity int) int
+		UpdatedAt                  func(childComplexity int) int
 	}
 
 	ModelPriceConnection struct {
@@ -1579,6 +1587,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.Cache(childComplexity), true
+	case "LogRecord.cacheWrite1hTokens":
+		if e.ComplexityRoot.LogRecord.CacheWrite1hTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.CacheWrite1hTokens(childComplexity), true
+	case "LogRecord.cacheWriteTokens":
+		if e.ComplexityRoot.LogRecord.CacheWriteTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.CacheWriteTokens(childComplexity), true
 	case "LogRecord.cachedTokens":
 		if e.ComplexityRoot.LogRecord.CachedTokens == nil {
 			break
@@ -1645,6 +1665,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.Provider(childComplexity), true
+	case "LogRecord.reasoningTokens":
+		if e.ComplexityRoot.LogRecord.ReasoningTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.ReasoningTokens(childComplexity), true
 	case "LogRecord.requestBody":
 		if e.ComplexityRoot.LogRecord.RequestBody == nil {
 			break
@@ -1799,6 +1825,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ModelConnection.NextCursor(childComplexity), true
 
+	case "ModelPrice.cacheWrite1hPerMtok":
+		if e.ComplexityRoot.ModelPrice.CacheWrite1hPerMTok == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelPrice.CacheWrite1hPerMTok(childComplexity), true
+	case "ModelPrice.cacheWritePerMtok":
+		if e.ComplexityRoot.ModelPrice.CacheWritePerMTok == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelPrice.CacheWritePerMTok(childComplexity), true
 	case "ModelPrice.cachedInputPerMtok":
 		if e.ComplexityRoot.ModelPrice.CachedInputPerMTok == nil {
 			break
@@ -1817,6 +1855,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ModelPrice.InputPerMTok(childComplexity), true
+	case "ModelPrice.longContextInputPerMtok":
+		if e.ComplexityRoot.ModelPrice.LongContextInputPerMTok == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelPrice.LongContextInputPerMTok(childComplexity), true
+	case "ModelPrice.longContextOutputPerMtok":
+		if e.ComplexityRoot.ModelPrice.LongContextOutputPerMTok == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelPrice.LongContextOutputPerMTok(childComplexity), true
+	case "ModelPrice.longContextThresholdTokens":
+		if e.ComplexityRoot.ModelPrice.LongContextThresholdTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelPrice.LongContextThresholdTokens(childComplexity), true
 	case "ModelPrice.model":
 		if e.ComplexityRoot.ModelPrice.Model == nil {
 			break
@@ -4303,6 +4359,14 @@ type ModelPrice {
   inputPerMtok: USD!
   outputPerMtok: USD!
   cachedInputPerMtok: USD!
+  "Five-minute cache writes (Anthropic); 0 prices them as input."
+  cacheWritePerMtok: USD!
+  "One-hour cache writes; 0 prices them as five-minute writes."
+  cacheWrite1hPerMtok: USD!
+  "Prompt size above which the long-context prices apply to the whole request; 0: one tier."
+  longContextThresholdTokens: Int!
+  longContextInputPerMtok: USD!
+  longContextOutputPerMtok: USD!
   deprecatedAt: Time
   sunsetAt: Time
   "seed or admin"
@@ -4316,6 +4380,11 @@ input PriceInput {
   inputPerMtok: USD!
   outputPerMtok: USD!
   cachedInputPerMtok: USD = 0
+  cacheWritePerMtok: USD = 0
+  cacheWrite1hPerMtok: USD = 0
+  longContextThresholdTokens: Int = 0
+  longContextInputPerMtok: USD = 0
+  longContextOutputPerMtok: USD = 0
   deprecatedAt: Time
   sunsetAt: Time
 }
@@ -4482,7 +4551,14 @@ type LogRecord {
   ttfbMs: Int!
   tokensIn: Int!
   tokensOut: Int!
+  "Prompt tokens read from the provider's cache (part of tokensIn)."
   cachedTokens: Int!
+  "Prompt tokens written to the provider's cache (part of tokensIn); 0 on logs written before it was recorded."
+  cacheWriteTokens: Int!
+  "The part of cacheWriteTokens written for one hour."
+  cacheWrite1hTokens: Int!
+  "Output tokens spent reasoning (part of tokensOut)."
+  reasoningTokens: Int!
   costUsd: USD!
   "HIT, MISS or BYPASS"
   cache: String!
@@ -5037,6 +5113,12 @@ func (ec *executionContext) childFields_LogRecord(ctx context.Context, field gra
 		return ec.fieldContext_LogRecord_tokensOut(ctx, field)
 	case "cachedTokens":
 		return ec.fieldContext_LogRecord_cachedTokens(ctx, field)
+	case "cacheWriteTokens":
+		return ec.fieldContext_LogRecord_cacheWriteTokens(ctx, field)
+	case "cacheWrite1hTokens":
+		return ec.fieldContext_LogRecord_cacheWrite1hTokens(ctx, field)
+	case "reasoningTokens":
+		return ec.fieldContext_LogRecord_reasoningTokens(ctx, field)
 	case "costUsd":
 		return ec.fieldContext_LogRecord_costUsd(ctx, field)
 	case "cache":
@@ -5115,6 +5197,16 @@ func (ec *executionContext) childFields_ModelPrice(ctx context.Context, field gr
 		return ec.fieldContext_ModelPrice_outputPerMtok(ctx, field)
 	case "cachedInputPerMtok":
 		return ec.fieldContext_ModelPrice_cachedInputPerMtok(ctx, field)
+	case "cacheWritePerMtok":
+		return ec.fieldContext_ModelPrice_cacheWritePerMtok(ctx, field)
+	case "cacheWrite1hPerMtok":
+		return ec.fieldContext_ModelPrice_cacheWrite1hPerMtok(ctx, field)
+	case "longContextThresholdTokens":
+		return ec.fieldContext_ModelPrice_longContextThresholdTokens(ctx, field)
+	case "longContextInputPerMtok":
+		return ec.fieldContext_ModelPrice_longContextInputPerMtok(ctx, field)
+	case "longContextOutputPerMtok":
+		return ec.fieldContext_ModelPrice_longContextOutputPerMtok(ctx, field)
 	case "deprecatedAt":
 		return ec.fieldContext_ModelPrice_deprecatedAt(ctx, field)
 	case "sunsetAt":
@@ -10839,6 +10931,75 @@ func (ec *executionContext) fieldContext_LogRecord_cachedTokens(_ context.Contex
 	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _LogRecord_cacheWriteTokens(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_cacheWriteTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheWriteTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_cacheWriteTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LogRecord_cacheWrite1hTokens(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_cacheWrite1hTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheWrite1hTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_cacheWrite1hTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LogRecord_reasoningTokens(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_reasoningTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReasoningTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_reasoningTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _LogRecord_costUsd(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11484,6 +11645,121 @@ func (ec *executionContext) _ModelPrice_cachedInputPerMtok(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_ModelPrice_cachedInputPerMtok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelPrice", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _ModelPrice_cacheWritePerMtok(ctx context.Context, field graphql.CollectedField, obj *store.ModelPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelPrice_cacheWritePerMtok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheWritePerMTok, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelPrice_cacheWritePerMtok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelPrice", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _ModelPrice_cacheWrite1hPerMtok(ctx context.Context, field graphql.CollectedField, obj *store.ModelPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelPrice_cacheWrite1hPerMtok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheWrite1hPerMTok, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelPrice_cacheWrite1hPerMtok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelPrice", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _ModelPrice_longContextThresholdTokens(ctx context.Context, field graphql.CollectedField, obj *store.ModelPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelPrice_longContextThresholdTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LongContextThresholdTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelPrice_longContextThresholdTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelPrice", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ModelPrice_longContextInputPerMtok(ctx context.Context, field graphql.CollectedField, obj *store.ModelPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelPrice_longContextInputPerMtok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LongContextInputPerMTok, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelPrice_longContextInputPerMtok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelPrice", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _ModelPrice_longContextOutputPerMtok(ctx context.Context, field graphql.CollectedField, obj *store.ModelPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelPrice_longContextOutputPerMtok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LongContextOutputPerMTok, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelPrice_longContextOutputPerMtok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ModelPrice", field, false, false, errors.New("field of type USD does not have child fields"))
 }
 
@@ -20465,8 +20741,23 @@ func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj an
 	if _, present := asMap["cachedInputPerMtok"]; !present {
 		asMap["cachedInputPerMtok"] = 0
 	}
+	if _, present := asMap["cacheWritePerMtok"]; !present {
+		asMap["cacheWritePerMtok"] = 0
+	}
+	if _, present := asMap["cacheWrite1hPerMtok"]; !present {
+		asMap["cacheWrite1hPerMtok"] = 0
+	}
+	if _, present := asMap["longContextThresholdTokens"]; !present {
+		asMap["longContextThresholdTokens"] = 0
+	}
+	if _, present := asMap["longContextInputPerMtok"]; !present {
+		asMap["longContextInputPerMtok"] = 0
+	}
+	if _, present := asMap["longContextOutputPerMtok"]; !present {
+		asMap["longContextOutputPerMtok"] = 0
+	}
 
-	fieldsInOrder := [...]string{"provider", "model", "inputPerMtok", "outputPerMtok", "cachedInputPerMtok", "deprecatedAt", "sunsetAt"}
+	fieldsInOrder := [...]string{"provider", "model", "inputPerMtok", "outputPerMtok", "cachedInputPerMtok", "cacheWritePerMtok", "cacheWrite1hPerMtok", "longContextThresholdTokens", "longContextInputPerMtok", "longContextOutputPerMtok", "deprecatedAt", "sunsetAt"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20508,6 +20799,41 @@ func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj an
 				return it, err
 			}
 			it.CachedInputPerMTok = data
+		case "cacheWritePerMtok":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cacheWritePerMtok"))
+			data, err := ec.unmarshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CacheWritePerMTok = data
+		case "cacheWrite1hPerMtok":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cacheWrite1hPerMtok"))
+			data, err := ec.unmarshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CacheWrite1hPerMTok = data
+		case "longContextThresholdTokens":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longContextThresholdTokens"))
+			data, err := ec.unmarshalOInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongContextThresholdTokens = data
+		case "longContextInputPerMtok":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longContextInputPerMtok"))
+			data, err := ec.unmarshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongContextInputPerMTok = data
+		case "longContextOutputPerMtok":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longContextOutputPerMtok"))
+			data, err := ec.unmarshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongContextOutputPerMTok = data
 		case "deprecatedAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deprecatedAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -22957,6 +23283,21 @@ func (ec *executionContext) _LogRecord(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "cacheWriteTokens":
+			out.Values[i] = ec._LogRecord_cacheWriteTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cacheWrite1hTokens":
+			out.Values[i] = ec._LogRecord_cacheWrite1hTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasoningTokens":
+			out.Values[i] = ec._LogRecord_reasoningTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "costUsd":
 			out.Values[i] = ec._LogRecord_costUsd(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -23221,6 +23562,31 @@ func (ec *executionContext) _ModelPrice(ctx context.Context, sel ast.SelectionSe
 			}
 		case "cachedInputPerMtok":
 			out.Values[i] = ec._ModelPrice_cachedInputPerMtok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cacheWritePerMtok":
+			out.Values[i] = ec._ModelPrice_cacheWritePerMtok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cacheWrite1hPerMtok":
+			out.Values[i] = ec._ModelPrice_cacheWrite1hPerMtok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "longContextThresholdTokens":
+			out.Values[i] = ec._ModelPrice_longContextThresholdTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "longContextInputPerMtok":
+			out.Values[i] = ec._ModelPrice_longContextInputPerMtok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "longContextOutputPerMtok":
+			out.Values[i] = ec._ModelPrice_longContextOutputPerMtok(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27972,6 +28338,18 @@ func (ec *executionContext) marshalOInt2int(ctx context.Context, sel ast.Selecti
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalInt(v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := graphql.UnmarshalInt64(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt64(v)
 	return res
 }
 

@@ -64,9 +64,8 @@ func jsonEqual(a, b []byte) bool {
 // the native /anthropic/v1/messages. Every request is a 200 with a
 // well-formed Anthropic answer or event stream, and the mock provider
 // receives every earlier turn's content blocks unchanged: thinking text
-// and signature, tool_use ids, names and inputs, tool_result contents.
-// What a door does not carry by documented design (docs/providers.md,
-// front-door gaps 5 and 6) is asserted as documented.
+// and signature, tool_use ids, names and inputs, tool_result contents
+// and is_error, cache_control (on Bedrock as cachePoint blocks).
 func TestAgentReplay(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{})
@@ -159,8 +158,8 @@ func checkAnthropicOutput(t *testing.T, name string, stream bool, out []byte) {
 }
 
 // checkAnthropicReplay: the translating door's body to Anthropic holds
-// every block as sent, but for documented gaps: tool_result.is_error is
-// not carried (gap 6), nor is cache_control on tools (gap 5).
+// every block as sent: tool_result.is_error and the cache_control on a
+// tool included.
 func checkAnthropicReplay(t *testing.T, sent []agentMessage, got []byte) {
 	var body struct {
 		System []agentBlock
@@ -174,8 +173,8 @@ func checkAnthropicReplay(t *testing.T, sent []agentMessage, got []byte) {
 	if len(body.System) != 1 || !jsonEqual(body.System[0].CacheControl, []byte(`{"type":"ephemeral"}`)) {
 		t.Errorf("system %+v, want the cached system prompt", body.System)
 	}
-	if len(body.Tools) != 3 || body.Tools[2].Name != "edit_file" || body.Tools[2].CacheControl != nil {
-		t.Errorf("tools %+v: want 3, cache_control on tools not carried (documented gap)", body.Tools)
+	if len(body.Tools) != 3 || body.Tools[2].Name != "edit_file" || !jsonEqual(body.Tools[2].CacheControl, []byte(`{"type":"ephemeral"}`)) {
+		t.Errorf("tools %+v: want 3, the last with its cache_control", body.Tools)
 	}
 	if len(body.Messages) != len(sent) {
 		t.Fatalf("%d messages upstream, sent %d", len(body.Messages), len(sent))
@@ -196,11 +195,11 @@ func checkAnthropicReplay(t *testing.T, sent []agentMessage, got []byte) {
 			case "tool_use":
 				ok = ok && g.ID == w.ID && g.Name == w.Name && jsonEqual(g.Input, w.Input)
 			case "tool_result":
-				// is_error is not carried (documented gap 6); a
-				// cache_control on the tool_result arrives on the text
-				// block closing its content, the same cache breakpoint.
+				// A cache_control on the tool_result arrives on the
+				// text block closing its content, the same cache
+				// breakpoint.
 				ok = ok && g.ToolUseID == w.ToolUseID && toolResultText(g.Content) == toolResultText(w.Content) &&
-					!g.IsError && g.CacheControl == nil
+					g.IsError == w.IsError && g.CacheControl == nil
 				if w.CacheControl != nil {
 					var inner []agentBlock
 					_ = json.Unmarshal(g.Content, &inner)
@@ -215,18 +214,26 @@ func checkAnthropicReplay(t *testing.T, sent []agentMessage, got []byte) {
 }
 
 // checkBedrockReplay: the Converse body holds every block as its
-// Converse counterpart (reasoningContent, text, toolUse, toolResult).
-// Documented gaps: no cachePoint (gap 5), no toolResult status for
-// is_error (gap 6).
+// Converse counterpart (reasoningContent, text, toolUse, toolResult with
+// status "error" for is_error), and a cachePoint after each block, the
+// system prompt and the tool that had a cache_control.
 func checkBedrockReplay(t *testing.T, sent []agentMessage, got []byte) {
-	if bytes.Contains(got, []byte("cachePoint")) || bytes.Contains(got, []byte(`"status"`)) {
-		t.Errorf("Converse body carries cachePoint or status, now documented as gaps: %s", got)
-	}
+	type cachePoint *struct{ Type string }
 	var body struct {
-		System   []struct{ Text string }
+		System []struct {
+			Text       string
+			CachePoint cachePoint
+		}
+		ToolConfig struct {
+			Tools []struct {
+				ToolSpec   *struct{ Name string }
+				CachePoint cachePoint
+			}
+		}
 		Messages []struct {
 			Role    string
 			Content []struct {
+				CachePoint       cachePoint
 				Text             *string
 				ReasoningContent *struct {
 					ReasoningText struct{ Text, Signature string }
@@ -239,24 +246,48 @@ func checkBedrockReplay(t *testing.T, sent []agentMessage, got []byte) {
 				ToolResult *struct {
 					ToolUseID string
 					Content   []struct{ Text string }
+					Status    string
 				}
 			}
 		}
 	}
 	must(t, json.Unmarshal(got, &body))
-	if len(body.System) != 1 || !strings.HasPrefix(body.System[0].Text, "You are Claude Code") {
-		t.Errorf("system %+v", body.System)
+	if len(body.System) != 2 || !strings.HasPrefix(body.System[0].Text, "You are Claude Code") || body.System[1].CachePoint == nil {
+		t.Errorf("system %+v, want the prompt and a cachePoint", body.System)
+	}
+	if tools := body.ToolConfig.Tools; len(tools) != 4 || tools[2].ToolSpec == nil || tools[2].ToolSpec.Name != "edit_file" || tools[3].CachePoint == nil {
+		t.Errorf("tools %+v, want 3 and a cachePoint after edit_file", tools)
 	}
 	if len(body.Messages) != len(sent) {
 		t.Fatalf("%d messages upstream, sent %d", len(body.Messages), len(sent))
 	}
 	for i, want := range sent {
 		m := body.Messages[i]
-		if m.Role != want.Role || len(m.Content) != len(want.Content) {
+		content := m.Content[:0:0]
+		for j, g := range m.Content {
+			if g.CachePoint == nil {
+				content = append(content, g)
+				continue
+			}
+			// A cachePoint follows the block that had the cache_control.
+			if k := len(content) - 1; k < 0 || j == 0 || want.Content[k].CacheControl == nil {
+				t.Errorf("message %d: a cachePoint at %d where no block asked for one", i, j)
+			}
+		}
+		if m.Role != want.Role || len(content) != len(want.Content) {
 			t.Fatalf("message %d: %+v, sent %+v", i, m, want)
 		}
+		points := 0
+		for _, w := range want.Content {
+			if w.CacheControl != nil {
+				points++
+			}
+		}
+		if len(m.Content)-len(content) != points {
+			t.Errorf("message %d: %d cachePoints, want %d", i, len(m.Content)-len(content), points)
+		}
 		for j, w := range want.Content {
-			g := m.Content[j]
+			g := content[j]
 			var ok bool
 			switch w.Type {
 			case "thinking":
@@ -267,7 +298,7 @@ func checkBedrockReplay(t *testing.T, sent []agentMessage, got []byte) {
 			case "tool_use":
 				ok = g.ToolUse != nil && g.ToolUse.ToolUseID == w.ID && g.ToolUse.Name == w.Name && jsonEqual(g.ToolUse.Input, w.Input)
 			case "tool_result":
-				if ok = g.ToolResult != nil && g.ToolResult.ToolUseID == w.ToolUseID; ok {
+				if ok = g.ToolResult != nil && g.ToolResult.ToolUseID == w.ToolUseID && (g.ToolResult.Status == "error") == w.IsError; ok {
 					var text strings.Builder
 					for _, c := range g.ToolResult.Content {
 						text.WriteString(c.Text)

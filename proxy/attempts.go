@@ -127,7 +127,8 @@ func (h *Inference) try(c *call, sk *seenKey, cand routing.Candidate, retried bo
 	prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
 	req := &providers.Request{Op: c.route.op, Wire: c.in.wire, Neutral: c.in.neutral, ThinkingBlocks: c.in.thinkingBlocks, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
 		ClientWantsUsage: c.in.includeUsage, Header: c.trace, Deadline: c.deadline, MaxOutputTokens: c.lim.capOut,
-		Cred: providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
+		AnthropicBeta: c.anthropicBeta(),
+		Cred:          providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 	c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, n
 	c.try = attemptInfo{start: h.cfg.Now(), key: key}
 	rb := h.cfg.Breakers.RetryBudget(c.gw.ID, cand.Target.Provider)
@@ -394,7 +395,7 @@ func (c *call) attemptSpan(end time.Time, err error) {
 		Name: "upstream " + provider, Start: start.UTC(), DurationMS: float64(end.Sub(start).Microseconds()) / 1000,
 		Status: status,
 		Attributes: map[string]string{"provider": provider, "model": model,
-			"key_alias": alias, "attempt": strconv.Itoa(n), "upstream_status": code},
+			"key_alias": alias, "attempt": strconv.Itoa(n), "upstream_status": code, "outcome": attemptOutcome(err)},
 	})
 }
 

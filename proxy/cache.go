@@ -170,16 +170,12 @@ func (h *Inference) put(c *call, body []byte, u llm.Usage) {
 		&respcache.Entry{Body: body, Provider: c.rec.Provider, Model: c.rec.Model, Usage: u}, c.cache.ttl)
 }
 
-// usageOf reads an OpenAI usage object.
+// usageOf reads an OpenAI usage object (providers.ReadOpenAIUsage).
 func usageOf(v *fastjson.Value) llm.Usage {
 	if v == nil || v.Type() != fastjson.TypeObject {
 		return llm.Usage{}
 	}
-	return llm.Usage{
-		PromptTokens: v.GetInt64("prompt_tokens"), CompletionTokens: v.GetInt64("completion_tokens"),
-		TotalTokens: v.GetInt64("total_tokens"), CachedTokens: v.GetInt64("prompt_tokens_details", "cached_tokens"),
-		Present: true,
-	}
+	return providers.ReadOpenAIUsage(v)
 }
 
 // streamRecorder returns the recorder of a streamed MISS, nil otherwise.

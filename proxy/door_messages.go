@@ -38,8 +38,11 @@ type messagesDoor struct {
 	// tool maps the OpenAI tool call index of the open tool_use block.
 	tool       int64
 	stopReason string
-	usage      llm.Usage
-	p          fastjson.Parser
+	// stopSequence is the stop sequence that ended the answer, when the
+	// provider said which (a copy: the chunk's bytes do not outlive it).
+	stopSequence []byte
+	usage        llm.Usage
+	p            fastjson.Parser
 }
 
 var _ door = (*messagesDoor)(nil)
@@ -75,17 +78,29 @@ func (d *messagesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation)
 	}
 	in.body = chat
 	in.thinkingBlocks = true
-	if llm.HasThinking(r) {
-		// The chat body drops thinking and its signatures; the codecs
-		// that read them back get them from the neutral request.
+	if llm.HasThinking(r) || llm.HasToolExtras(r) {
+		// The chat body drops thinking and its signatures, tool results'
+		// is_error and tools' cache_control; the codecs that read them
+		// back (Anthropic, Bedrock) get them from the neutral request.
 		n, err := llm.DecodeOpenAIChat(chat)
 		if err != nil {
 			return in, translateError(err)
 		}
 		llm.CarryThinking(n, r)
+		llm.CarryToolExtras(n, r)
 		in.neutral = n
 	}
 	return in, nil
+}
+
+// anthropicBeta is the client's anthropic-beta header when c came
+// through the translating Messages door, for the codecs of Claude
+// (providers.Request.AnthropicBeta); "" otherwise.
+func (c *call) anthropicBeta() string {
+	if _, ok := c.door.(*messagesDoor); !ok {
+		return ""
+	}
+	return string(c.ctx.Request.Header.Peek("anthropic-beta"))
 }
 
 // countUpstream makes a count_tokens request whose first target is
@@ -207,9 +222,9 @@ func (d *messagesDoor) answer(body []byte) []byte {
 		dst = appendInput(dst, tc.GetStringBytes("function", "arguments"))
 		dst = append(dst, '}')
 	}
-	dst = append(dst, `],"stop_reason":`...)
-	dst = jsonstr.Append(dst, stopReason(ch.GetStringBytes("finish_reason")))
-	dst = append(dst, `,"stop_sequence":null,"usage":`...)
+	dst = append(dst, `],`...)
+	dst = appendStop(dst, stopReason(ch.GetStringBytes("finish_reason")), ch.GetStringBytes("stop_sequence"))
+	dst = append(dst, `,"usage":`...)
 	dst = appendMessagesUsage(dst, usageOf(v.Get("usage")), true)
 	return append(dst, '}')
 }
@@ -241,6 +256,20 @@ func stopReason(finish []byte) string {
 		return "refusal"
 	}
 	return "end_turn"
+}
+
+// appendStop appends "stop_reason" and "stop_sequence": stop_sequence
+// with the sequence when the provider said which one ended an answer
+// that stopped (the chat answer's stop_sequence extension), else
+// reason and null.
+func appendStop(dst []byte, reason string, seq []byte) []byte {
+	dst = append(dst, `"stop_reason":`...)
+	if len(seq) == 0 || reason != "end_turn" {
+		dst = jsonstr.Append(dst, reason)
+		return append(dst, `,"stop_sequence":null`...)
+	}
+	dst = append(dst, `"stop_sequence","stop_sequence":`...)
+	return jsonstr.Append(dst, seq)
 }
 
 // appendMessagesUsage appends u as Anthropic's usage: input_tokens are
@@ -309,6 +338,7 @@ func (d *messagesDoor) appendChunk(dst, chunk []byte) []byte {
 	}
 	if fr := ch.GetStringBytes("finish_reason"); len(fr) > 0 {
 		d.stopReason = stopReason(fr)
+		d.stopSequence = append(d.stopSequence[:0], ch.GetStringBytes("stop_sequence")...)
 	}
 	return dst
 }
@@ -424,9 +454,9 @@ func (d *messagesDoor) appendEnd(dst []byte, e *apierr.Error) []byte {
 	if stop == "" {
 		stop = "end_turn"
 	}
-	dst = append(dst, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"...)
-	dst = jsonstr.Append(dst, stop)
-	dst = append(dst, `,"stop_sequence":null},"usage":`...)
+	dst = append(dst, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{"...)
+	dst = appendStop(dst, stop, d.stopSequence)
+	dst = append(dst, `},"usage":`...)
 	dst = appendMessagesUsage(dst, d.usage, d.usage.Present)
 	dst = append(dst, "}\n\n"...)
 	return append(dst, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"...)

@@ -164,6 +164,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 		Config:     Config{Listen: "127.0.0.1:0", ShutdownGrace: grace},
 		Inference:  h.inf.Handle,
 		EndStreams: h.inf.EndStreams,
+		Metrics:    h.inf.WriteMetrics,
 		Logger:     discard,
 	})
 	must(tb, err)

@@ -60,6 +60,9 @@ type InferenceConfig struct {
 	// StreamWriteTimeout is how long a stream waits for its client to
 	// take a write; 0 means DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
+	// Metrics configures the traffic series of CONTRACT §13
+	// (proxy/metrics.go).
+	Metrics MetricsConfig
 }
 
 // Inference serves the five inference paths. It reads configuration only
@@ -75,6 +78,8 @@ type Inference struct {
 	streams  sync.WaitGroup
 	// ruleSets holds the compiled content rules of the current snapshot.
 	ruleSets ruleSets
+	// metrics are the traffic series finish counts.
+	metrics *trafficMetrics
 }
 
 // NewInference returns the handler.
@@ -105,7 +110,7 @@ func NewInference(cfg InferenceConfig) *Inference {
 	}
 	cfg.fillInFlightDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Inference{cfg: cfg, log: cfg.Logger, hardStop: ctx, stopNow: cancel}
+	return &Inference{cfg: cfg, log: cfg.Logger, hardStop: ctx, stopNow: cancel, metrics: newTrafficMetrics(cfg.Metrics)}
 }
 
 // EndStreams ends every open stream with an error event and waits for them

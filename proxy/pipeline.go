@@ -241,8 +241,9 @@ func (h *Inference) finishHandler(c *call) {
 }
 
 // finish ends a request: it answers c.err when there is one, settles the
-// admission with the usage, prices the request, closes its root span and
-// hands its record to the sink — once. A 401 is answered and not
+// admission with the usage, prices the request, closes its root span,
+// counts it in the metrics (proxy/metrics.go) and hands its record to the
+// sink — once. A 401 is answered and not
 // recorded: an unauthenticated caller must not be able to fill the log.
 func (h *Inference) finish(c *call) {
 	if c.recorded {
@@ -251,6 +252,7 @@ func (h *Inference) finish(c *call) {
 	if e := c.err; e != nil {
 		h.reply(c, e)
 		if e.Status == http.StatusUnauthorized {
+			h.metrics.unauthorized()
 			return
 		}
 		c.rec.Status, c.rec.ErrorCode = e.Status, e.Code
@@ -261,6 +263,7 @@ func (h *Inference) finish(c *call) {
 	u := o.usage
 	if o.billed {
 		rec.TokensIn, rec.TokensOut, rec.CachedTokens = u.PromptTokens, u.CompletionTokens, u.CachedTokens
+		rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens = u.CacheCreationTokens, u.CacheWrite1hTokens, u.ReasoningTokens
 		if pr, ok := c.snap.Price(rec.Provider, rec.Model); ok {
 			rec.CostUSD = cost(pr, u)
 		} else if o.answered {
@@ -284,6 +287,7 @@ func (h *Inference) finish(c *call) {
 		}
 		rec.ResponseBody = truncate(o.respBody, c.gw.BodyLogLimitBytes)
 	}
+	h.metrics.observe(c)
 	h.cfg.Sink.Enqueue(rec)
 }
 

@@ -76,11 +76,10 @@ func (b bound) tpmCost(limit int) int {
 // worstCost is the most the request can cost on any of its targets.
 // Unpriced targets cost 0.
 func (b bound) worstCost(c *call, p *plan) money.USD {
-	u := llm.Usage{PromptTokens: b.prompt, CompletionTokens: b.perChoice * b.choices}
 	var worst money.USD
 	for _, t := range p.targets {
 		if pr, ok := c.snap.Price(t.Provider, t.Model); ok {
-			worst = max(worst, cost(pr, u))
+			worst = max(worst, worstCostAt(pr, b.prompt, b.perChoice*b.choices))
 		}
 	}
 	return worst

@@ -297,6 +297,16 @@ func (g *gen) record(i int, prev *analytics.Record) *analytics.Record {
 		r.TokensOut = g.rng.Int64N(200)
 		r.Flags = append(r.Flags, "partial")
 	}
+	// Cache writes and reasoning tokens (CONTRACT §14) follow the record's
+	// position (no draw: the data set stays as it was); the cost keeps its
+	// formula, as a reader never reprices a record.
+	if status == 200 && i%7 == 1 {
+		r.CacheWriteTokens = r.TokensIn / 3
+		r.CacheWrite1hTokens = r.CacheWriteTokens / 2
+	}
+	if status == 200 && i%5 == 2 {
+		r.ReasoningTokens = r.TokensOut / 2
+	}
 	cost := money.Cost(r.TokensIn, m.in) + money.Cost(r.TokensOut, m.out)
 	if m.in == 0 && m.out == 0 && r.TokensIn > 0 {
 		r.Flags = append(r.Flags, "unpriced")

@@ -108,6 +108,11 @@ var logColumns = []logColumn{
 	{name: "spans", chType: "String", buffer: func() columnBuffer { return new(spansBuffer) }},
 	// The request's front door (migration 0005); '' on older rows.
 	str("operation", listed, func(r *analytics.Record) *string { return &r.Operation }),
+	// Cache writes and reasoning tokens (migration 0006, CONTRACT §14); 0
+	// on older rows.
+	i64("cache_write_tokens", func(r *analytics.Record) *int64 { return &r.CacheWriteTokens }),
+	i64("cache_write_1h_tokens", func(r *analytics.Record) *int64 { return &r.CacheWrite1hTokens }),
+	i64("reasoning_tokens", func(r *analytics.Record) *int64 { return &r.ReasoningTokens }),
 }
 
 // rowInput is what a row's values are taken from: the record, the batch,

@@ -54,7 +54,7 @@ type spanJSON struct {
 // spanKeys are the attribute keys of the proxy's spans (proxy/attempts.go),
 // written as their index. Rows keep these indexes: the list may grow at
 // its end, and nothing in it may ever move or change.
-var spanKeys = [...]string{"attempt", "key_alias", "model", "provider", "upstream_status", "request_id", "route", "status"}
+var spanKeys = [...]string{"attempt", "key_alias", "model", "provider", "upstream_status", "request_id", "route", "status", "outcome"}
 
 // spanKeyIndex is the index of k in spanKeys, -1 when it is not there (a
 // switch: faster than a map on the writer's path; a test holds the two
@@ -77,6 +77,8 @@ func spanKeyIndex(k string) int {
 		return 6
 	case "status":
 		return 7
+	case "outcome":
+		return 8
 	}
 	return -1
 }

@@ -28,18 +28,25 @@ import (
 func TestServeLogsRequestsThroughThePipeline(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) { testServeLogs(t) })
 	t.Run("clickhouse", func(t *testing.T) {
-		url := testenv.ClickHouseDatabase(t)
-		t.Setenv("SLUICE_CLICKHOUSE_URL", url)
-		t.Setenv("SLUICE_DATA_DIR", t.TempDir())
-		var out bytes.Buffer
-		cmd := newRootCmd()
-		cmd.SetArgs([]string{"migrate"})
-		cmd.SetOut(&out)
-		if err := cmd.ExecuteContext(context.Background()); err != nil || !strings.Contains(out.String(), "ClickHouse migrations applied") {
-			t.Fatalf("migrate: %v: %s", err, out.String())
-		}
+		useClickHouse(t)
 		testServeLogs(t)
 	})
+}
+
+// useClickHouse points the serve of the test at a fresh, migrated
+// ClickHouse database.
+func useClickHouse(t *testing.T) {
+	t.Helper()
+	url := testenv.ClickHouseDatabase(t)
+	t.Setenv("SLUICE_CLICKHOUSE_URL", url)
+	t.Setenv("SLUICE_DATA_DIR", t.TempDir())
+	var out bytes.Buffer
+	cmd := newRootCmd()
+	cmd.SetArgs([]string{"migrate"})
+	cmd.SetOut(&out)
+	if err := cmd.ExecuteContext(context.Background()); err != nil || !strings.Contains(out.String(), "ClickHouse migrations applied") {
+		t.Fatalf("migrate: %v: %s", err, out.String())
+	}
 }
 
 // serveWithGateway starts `sluice serve` with a gateway on the mock

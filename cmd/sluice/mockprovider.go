@@ -25,8 +25,9 @@ func mockProviderCmd() *cobra.Command {
 It answers POST /v1/chat/completions, /v1/completions and /v1/embeddings (also
 without /v1) deterministically in OpenAI's wire format, streamed or not. Model
 name directives shape an answer, e.g. "gpt-4o-mini@chunks=5@delay=50ms"
-(@chunks, @delay, @latency, @status, @reset). GET /_mock/stats counts requests;
-POST /_mock/reset clears the count.`,
+(@chunks, @delay, @latency, @status, @reset); @cache_read, @cache_write,
+@cache_write_1h and @reasoning add prompt-cache and reasoning tokens to the
+usage. GET /_mock/stats counts requests; POST /_mock/reset clears the count.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().StringVar(&addr, "listen", "127.0.0.1:9999", "address to listen on")

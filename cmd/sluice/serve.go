@@ -214,6 +214,9 @@ func newDataPlane(c *config, log *slog.Logger, d dataPlaneDeps) (*dataPlane, err
 		TenantMaxInFlight:  c.TenantMaxInFlight,
 		UpstreamShare:      c.UpstreamConnsPerHost / 4,
 		StreamWriteTimeout: c.StreamWriteTimeout,
+		// The traffic series of CONTRACT §13 are registered in the
+		// process's set, written at /metrics with the pipeline's.
+		Metrics: proxy.MetricsConfig{Set: d.set, NoModel: c.MetricsNoModel},
 	})
 	return &dataPlane{holder: holder, pipe: pipe, tok: tok, inf: inf}, nil
 }

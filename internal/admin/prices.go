@@ -18,13 +18,20 @@ import (
 // PriceInput is one model price of PUT /admin/v1/model-prices, in USD per
 // million tokens.
 type PriceInput struct {
-	Provider           string     `json:"provider"`
-	Model              string     `json:"model"`
-	InputPerMTok       money.USD  `json:"input_per_mtok"`
-	OutputPerMTok      money.USD  `json:"output_per_mtok"`
-	CachedInputPerMTok money.USD  `json:"cached_input_per_mtok"`
-	DeprecatedAt       *time.Time `json:"deprecated_at"`
-	SunsetAt           *time.Time `json:"sunset_at"`
+	Provider           string    `json:"provider"`
+	Model              string    `json:"model"`
+	InputPerMTok       money.USD `json:"input_per_mtok"`
+	OutputPerMTok      money.USD `json:"output_per_mtok"`
+	CachedInputPerMTok money.USD `json:"cached_input_per_mtok"`
+	// The cache-write prices and the long-context tier (CONTRACT §14);
+	// absent is 0 (writes priced as input, one tier).
+	CacheWritePerMTok          money.USD  `json:"cache_write_per_mtok"`
+	CacheWrite1hPerMTok        money.USD  `json:"cache_write_1h_per_mtok"`
+	LongContextThresholdTokens int64      `json:"long_context_threshold_tokens"`
+	LongContextInputPerMTok    money.USD  `json:"long_context_input_per_mtok"`
+	LongContextOutputPerMTok   money.USD  `json:"long_context_output_per_mtok"`
+	DeprecatedAt               *time.Time `json:"deprecated_at"`
+	SunsetAt                   *time.Time `json:"sunset_at"`
 }
 
 const (
@@ -34,6 +41,10 @@ const (
 	maxPricePerMTok = 10_000 * money.PerDollar
 	// metaPricesSeeded marks that the built-in price list was inserted once.
 	metaPricesSeeded = "prices_seeded"
+	// metaPriceTiersSeeded marks that the cache-write prices and
+	// long-context tiers of the built-in list (CONTRACT §14) were filled
+	// into the rows a first seeding inserted before they existed.
+	metaPriceTiersSeeded = "price_tiers_seeded"
 )
 
 // Price sources.
@@ -63,6 +74,23 @@ func (s *Service) ListModelPrices(ctx context.Context, p *auth.Principal, provid
 	return out, nil
 }
 
+// maxLongContextThreshold is far above any context window; it catches a
+// threshold entered in characters or bytes.
+const maxLongContextThreshold = 100_000_000
+
+// checkLongContext checks the long-context tier: a threshold within
+// bounds, and tier prices only with a threshold (a tier without one would
+// never apply, and would be a mistake the operator should hear of).
+func checkLongContext(param func(string) string, in *PriceInput) error {
+	if in.LongContextThresholdTokens < 0 || in.LongContextThresholdTokens > maxLongContextThreshold {
+		return apierr.Invalid(param("long_context_threshold_tokens"), "long_context_threshold_tokens must be between 0 and %d", maxLongContextThreshold)
+	}
+	if in.LongContextThresholdTokens == 0 && (in.LongContextInputPerMTok != 0 || in.LongContextOutputPerMTok != 0) {
+		return apierr.Invalid(param("long_context_threshold_tokens"), "long-context prices need long_context_threshold_tokens")
+	}
+	return nil
+}
+
 func checkPrice(i int, in *PriceInput) error {
 	param := func(f string) string { return fmt.Sprintf("[%d].%s", i, f) }
 	if _, ok := catalog.LookupProvider(in.Provider); !ok {
@@ -74,10 +102,15 @@ func checkPrice(i int, in *PriceInput) error {
 	for _, f := range []struct {
 		name string
 		v    money.USD
-	}{{"input_per_mtok", in.InputPerMTok}, {"output_per_mtok", in.OutputPerMTok}, {"cached_input_per_mtok", in.CachedInputPerMTok}} {
+	}{{"input_per_mtok", in.InputPerMTok}, {"output_per_mtok", in.OutputPerMTok}, {"cached_input_per_mtok", in.CachedInputPerMTok},
+		{"cache_write_per_mtok", in.CacheWritePerMTok}, {"cache_write_1h_per_mtok", in.CacheWrite1hPerMTok},
+		{"long_context_input_per_mtok", in.LongContextInputPerMTok}, {"long_context_output_per_mtok", in.LongContextOutputPerMTok}} {
 		if f.v < 0 || f.v > maxPricePerMTok {
 			return apierr.Invalid(param(f.name), "%s must be between 0 and 10000 USD per million tokens", f.name)
 		}
+	}
+	if err := checkLongContext(param, in); err != nil {
+		return err
 	}
 	if in.DeprecatedAt != nil {
 		t := in.DeprecatedAt.UTC().Truncate(time.Microsecond)
@@ -122,6 +155,9 @@ func (s *Service) PutModelPrices(ctx context.Context, p *auth.Principal, in []Pr
 		rows[i] = store.ModelPrice{
 			Provider: in[i].Provider, Model: in[i].Model,
 			InputPerMTok: in[i].InputPerMTok, OutputPerMTok: in[i].OutputPerMTok, CachedInputPerMTok: in[i].CachedInputPerMTok,
+			CacheWritePerMTok: in[i].CacheWritePerMTok, CacheWrite1hPerMTok: in[i].CacheWrite1hPerMTok,
+			LongContextThresholdTokens: in[i].LongContextThresholdTokens,
+			LongContextInputPerMTok:    in[i].LongContextInputPerMTok, LongContextOutputPerMTok: in[i].LongContextOutputPerMTok,
 			DeprecatedAt: in[i].DeprecatedAt, SunsetAt: in[i].SunsetAt, Source: PriceSourceAdmin, UpdatedAt: now,
 		}
 		pairs[i] = map[string]string{"provider": in[i].Provider, "model": in[i].Model}
@@ -157,39 +193,59 @@ func (s *Service) DeleteModelPrice(ctx context.Context, p *auth.Principal, provi
 	})
 }
 
+// seedRows is the built-in price list as rows of source "seed".
+func seedRows(now time.Time) []store.ModelPrice {
+	seed := catalog.Prices()
+	rows := make([]store.ModelPrice, 0, len(seed))
+	for _, sp := range seed {
+		rows = append(rows, store.ModelPrice{
+			Provider: sp.Provider, Model: sp.Model,
+			InputPerMTok: money.FromFloat(sp.InputPerMTok), OutputPerMTok: money.FromFloat(sp.OutputPerMTok),
+			CachedInputPerMTok: money.FromFloat(sp.CachedInputPerMTok),
+			CacheWritePerMTok:  money.FromFloat(sp.CacheWritePerMTok), CacheWrite1hPerMTok: money.FromFloat(sp.CacheWrite1hPerMTok),
+			LongContextThresholdTokens: sp.LongContextThresholdTokens,
+			LongContextInputPerMTok:    money.FromFloat(sp.LongContextInputPerMTok),
+			LongContextOutputPerMTok:   money.FromFloat(sp.LongContextOutputPerMTok),
+			DeprecatedAt:               sp.DeprecatedAt, SunsetAt: sp.SunsetAt, Source: PriceSourceSeed, UpdatedAt: now,
+		})
+	}
+	return rows
+}
+
 // SeedPrices inserts the built-in price list (catalog.Prices) the first
 // time it runs on a store, with source "seed", and returns how many rows it
-// inserted. It records that in the meta table, so later starts insert
-// nothing: an operator's deletions and changes stick. Prices an operator
-// set before the first seeding are kept.
+// inserted (or, on a store seeded before the cache-write prices and
+// long-context tiers existed, how many seed rows it gave them, once). It
+// records that in the meta table, so later starts change nothing: an
+// operator's deletions and changes stick. Prices an operator set before
+// the first seeding are kept.
 func (s *Service) SeedPrices(ctx context.Context) (int, error) {
-	var inserted int
+	var changed int
 	err := s.st.InTx(ctx, func(tx bun.Tx) error {
-		if _, done, err := s.st.Meta(ctx, tx, metaPricesSeeded); err != nil || done {
+		_, seeded, err := s.st.Meta(ctx, tx, metaPricesSeeded)
+		if err != nil {
+			return err
+		}
+		_, tiered, err := s.st.Meta(ctx, tx, metaPriceTiersSeeded)
+		if err != nil || seeded && tiered {
 			return err
 		}
 		now := s.now()
-		seed := catalog.Prices()
-		rows := make([]store.ModelPrice, 0, len(seed))
-		for _, sp := range seed {
-			rows = append(rows, store.ModelPrice{
-				Provider: sp.Provider, Model: sp.Model,
-				InputPerMTok: money.FromFloat(sp.InputPerMTok), OutputPerMTok: money.FromFloat(sp.OutputPerMTok),
-				CachedInputPerMTok: money.FromFloat(sp.CachedInputPerMTok),
-				DeprecatedAt:       sp.DeprecatedAt, SunsetAt: sp.SunsetAt, Source: PriceSourceSeed, UpdatedAt: now,
-			})
+		rows := seedRows(now)
+		if !seeded {
+			changed, err = store.InsertMissingModelPrices(ctx, tx, rows)
+		} else {
+			changed, err = store.FillSeedPriceTiers(ctx, tx, rows)
 		}
-		if len(rows) > 0 {
-			n, err := store.InsertMissingModelPrices(ctx, tx, rows)
-			if err != nil {
-				return err
+		if err != nil {
+			return err
+		}
+		for _, key := range []string{metaPricesSeeded, metaPriceTiersSeeded} {
+			if err := s.st.SetMeta(ctx, tx, key, now.Format(time.RFC3339)); err != nil {
+				return fmt.Errorf("mark %s: %w", key, err)
 			}
-			inserted = n
 		}
-		if err := s.st.SetMeta(ctx, tx, metaPricesSeeded, now.Format(time.RFC3339)); err != nil {
-			return fmt.Errorf("mark prices seeded: %w", err)
-		}
-		if inserted > 0 {
+		if changed > 0 {
 			return s.st.BumpConfigVersion(ctx, tx)
 		}
 		return nil
@@ -197,8 +253,8 @@ func (s *Service) SeedPrices(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("seed model prices: %w", err)
 	}
-	if inserted > 0 && s.cfg.OnChange != nil {
+	if changed > 0 && s.cfg.OnChange != nil {
 		s.cfg.OnChange()
 	}
-	return inserted, nil
+	return changed, nil
 }

@@ -186,3 +186,98 @@ func TestModelPriceValidation(t *testing.T) {
 		}
 	})
 }
+
+// TestPutModelPriceTiers: the cache-write prices and the long-context tier
+// (CONTRACT §14) are stored and read back; a tier without a threshold, a
+// negative or absurd threshold and a price out of range are refused with
+// the field named.
+func TestPutModelPriceTiers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Service) {
+		ctx := context.Background()
+		admin := platformAdmin(t, s)
+		in := PriceInput{Provider: "anthropic", Model: "claude-custom", InputPerMTok: money.FromFloat(3), OutputPerMTok: money.FromFloat(15),
+			CachedInputPerMTok: money.FromFloat(0.3), CacheWritePerMTok: money.FromFloat(3.75), CacheWrite1hPerMTok: money.FromFloat(6),
+			LongContextThresholdTokens: 200_000, LongContextInputPerMTok: money.FromFloat(6), LongContextOutputPerMTok: money.FromFloat(22.5)}
+		if _, err := s.PutModelPrices(ctx, admin, []PriceInput{in}); err != nil {
+			t.Fatal(err)
+		}
+		mp, err := store.Get[store.ModelPrice](ctx, s.db, store.Eq("provider", "anthropic"), store.Eq("model", "claude-custom"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mp.CacheWritePerMTok != money.FromFloat(3.75) || mp.CacheWrite1hPerMTok != money.FromFloat(6) ||
+			mp.LongContextThresholdTokens != 200_000 || mp.LongContextInputPerMTok != money.FromFloat(6) ||
+			mp.LongContextOutputPerMTok != money.FromFloat(22.5) {
+			t.Errorf("stored %+v, want the tiers put", mp)
+		}
+		for _, tc := range []struct {
+			name  string
+			edit  func(*PriceInput)
+			param string
+		}{
+			{"tier without threshold", func(p *PriceInput) { p.LongContextThresholdTokens = 0 }, "[0].long_context_threshold_tokens"},
+			{"negative threshold", func(p *PriceInput) { p.LongContextThresholdTokens = -1 }, "[0].long_context_threshold_tokens"},
+			{"absurd threshold", func(p *PriceInput) { p.LongContextThresholdTokens = 1 << 40 }, "[0].long_context_threshold_tokens"},
+			{"negative write", func(p *PriceInput) { p.CacheWritePerMTok = -1 }, "[0].cache_write_per_mtok"},
+			{"huge 1h write", func(p *PriceInput) { p.CacheWrite1hPerMTok = money.FromFloat(20_000) }, "[0].cache_write_1h_per_mtok"},
+			{"huge long output", func(p *PriceInput) { p.LongContextOutputPerMTok = money.FromFloat(20_000) }, "[0].long_context_output_per_mtok"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				bad := in
+				tc.edit(&bad)
+				_, err := s.PutModelPrices(ctx, admin, []PriceInput{bad})
+				wantErrParam(t, err, 400, "invalid_request", tc.param)
+			})
+		}
+	})
+}
+
+// TestSeedPriceTiersOnASeededStore: a store seeded before the cache-write
+// prices and long-context tiers existed gets them once on the rows still
+// as seeded; a row an operator changed keeps the operator's price.
+func TestSeedPriceTiersOnASeededStore(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, s *Service) {
+		ctx := context.Background()
+		admin := platformAdmin(t, s)
+		if _, err := s.SeedPrices(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Back to a store seeded before the tiers: no tier columns set, no
+		// tiers mark.
+		if _, err := s.db.NewUpdate().Model((*store.ModelPrice)(nil)).Set("cache_write_per_mtok = 0").
+			Set("cache_write_1h_per_mtok = 0").Set("long_context_threshold_tokens = 0").
+			Set("long_context_input_per_mtok = 0").Set("long_context_output_per_mtok = 0").Where("1 = 1").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.NewDelete().Table("meta").Where("key = ?", metaPriceTiersSeeded).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		opus := PriceInput{Provider: "anthropic", Model: "claude-opus-4-5", InputPerMTok: money.FromFloat(4), OutputPerMTok: money.FromFloat(20)}
+		if _, err := s.PutModelPrices(ctx, admin, []PriceInput{opus}); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.SeedPrices(ctx)
+		if err != nil || n == 0 {
+			t.Fatalf("tier seeding: %d, %v; want rows changed", n, err)
+		}
+		if n2, err := s.SeedPrices(ctx); err != nil || n2 != 0 {
+			t.Fatalf("second tier seeding: %d, %v; want nothing", n2, err)
+		}
+		sonnet, err := store.Get[store.ModelPrice](ctx, s.db, store.Eq("provider", "anthropic"), store.Eq("model", "claude-sonnet-4-5"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sonnet.CacheWritePerMTok != money.FromFloat(3.75) || sonnet.CacheWrite1hPerMTok != money.FromFloat(6) ||
+			sonnet.LongContextThresholdTokens != 200_000 || sonnet.LongContextInputPerMTok != money.FromFloat(6) {
+			t.Errorf("seeded sonnet %+v, want its cache writes and long-context tier", sonnet)
+		}
+		gem, err := store.Get[store.ModelPrice](ctx, s.db, store.Eq("provider", "google"), store.Eq("model", "gemini-2.5-pro"))
+		if err != nil || gem.LongContextThresholdTokens != 200_000 || gem.LongContextOutputPerMTok != money.FromFloat(15) {
+			t.Errorf("seeded gemini-2.5-pro %+v (%v), want its long-context tier", gem, err)
+		}
+		mine, err := store.Get[store.ModelPrice](ctx, s.db, store.Eq("provider", "anthropic"), store.Eq("model", "claude-opus-4-5"))
+		if err != nil || mine.Source != PriceSourceAdmin || mine.CacheWritePerMTok != 0 || mine.InputPerMTok != money.FromFloat(4) {
+			t.Errorf("operator's price %+v (%v), want it kept", mine, err)
+		}
+	})
+}

@@ -4,15 +4,22 @@ package catalog
 //
 // The prices are the providers' public list prices (USD per million tokens,
 // standard on-demand tier, no batch or volume discounts) as of 2025–2026, as
-// best known when the table was written. They are only a starting point:
-// operators override or extend them at runtime with PUT /admin/v1/model-prices.
+// best known when the table was written; the cache-write prices and the
+// long-context tiers were taken on PricesTakenAt from the pages named in
+// PriceSources. They are only a starting point: operators override or
+// extend them at runtime with PUT /admin/v1/model-prices.
 //
 // Notes:
 //   - CachedInputPerMTok is the price of a cache read (OpenAI "cached input",
 //     Anthropic "cache hits & refreshes", Gemini context caching, DeepSeek
 //     "cache hit"); 0 means the provider publishes no cached-input price.
-//   - Tiered prices (Gemini long-context tiers above 200k tokens) use the
-//     lowest tier.
+//   - CacheWritePerMTok and CacheWrite1hPerMTok are Anthropic's "5m cache
+//     writes" and "1h cache writes" (1.25× and 2× input), on Anthropic and
+//     on Bedrock's Claude models; 0 where the provider charges writes as
+//     input (OpenAI, Gemini, DeepSeek, xAI, Amazon Nova).
+//   - Long-context tiers: Gemini 2.5 Pro and 3 Pro above 200k prompt
+//     tokens, Gemini 1.5 above 128k, Claude Sonnet 4 and 4.5 above 200k (the
+//     1M-token context window); the tier prices the whole request.
 //   - Per-request or per-search fees (Perplexity) are not modelled.
 //   - Bedrock prices are the us-east-1 on-demand prices.
 //   - All dates are UTC. Rows for retired models are kept for cost history
@@ -43,6 +50,41 @@ type Price struct {
 	DeprecatedAt *time.Time
 	// SunsetAt is when the provider retired (or will retire) the model, in UTC.
 	SunsetAt *time.Time
+	// CacheWritePerMTok and CacheWrite1hPerMTok are the prices of one
+	// million prompt tokens written to the cache for five minutes and for
+	// one hour; 0 when the provider charges writes as input.
+	CacheWritePerMTok, CacheWrite1hPerMTok float64
+	// LongContextThresholdTokens, when positive, is the prompt size above
+	// which LongContextInputPerMTok and LongContextOutputPerMTok price the
+	// whole request.
+	LongContextThresholdTokens                        int64
+	LongContextInputPerMTok, LongContextOutputPerMTok float64
+}
+
+// PricesTakenAt is when the cache-write prices and long-context tiers of
+// the seed table were taken from PriceSources.
+var PricesTakenAt = time.Date(2026, time.November, 27, 0, 0, 0, 0, time.UTC)
+
+// PriceSources are the price pages of the providers whose cache-write
+// prices or long-context tiers the seed table carries, by provider ID.
+var PriceSources = map[string]string{
+	"anthropic": "https://docs.anthropic.com/en/docs/about-claude/pricing",
+	"bedrock":   "https://aws.amazon.com/bedrock/pricing/",
+	"google":    "https://ai.google.dev/gemini-api/docs/pricing",
+	"openai":    "https://openai.com/api/pricing/",
+}
+
+// cacheWrites sets the five-minute and one-hour cache-write prices of r.
+func cacheWrites(r Price, write5m, write1h float64) Price {
+	r.CacheWritePerMTok, r.CacheWrite1hPerMTok = write5m, write1h
+	return r
+}
+
+// longContext sets the long-context tier of r: above threshold prompt
+// tokens, in and out per million tokens.
+func longContext(r Price, threshold int64, in, out float64) Price {
+	r.LongContextThresholdTokens, r.LongContextInputPerMTok, r.LongContextOutputPerMTok = threshold, in, out
+	return r
 }
 
 // day returns a pointer to midnight UTC of the given date.
@@ -86,34 +128,37 @@ var prices = []Price{
 	p("openai", "text-embedding-ada-002", 0.10, 0, 0),
 	retired("openai", "gpt-4.5-preview", 75.00, 150.00, 37.50, day(2025, time.April, 14), day(2025, time.July, 14)),
 
-	// Anthropic. Cached input is the cache-read price; cache writes are not modelled.
-	p("anthropic", "claude-opus-4-5", 5.00, 25.00, 0.50),
-	p("anthropic", "claude-opus-4-1", 15.00, 75.00, 1.50),
-	p("anthropic", "claude-opus-4-0", 15.00, 75.00, 1.50),
-	p("anthropic", "claude-sonnet-4-5", 3.00, 15.00, 0.30),
-	p("anthropic", "claude-sonnet-4-0", 3.00, 15.00, 0.30),
-	p("anthropic", "claude-haiku-4-5", 1.00, 5.00, 0.10),
-	p("anthropic", "claude-3-5-haiku-latest", 0.80, 4.00, 0.08),
-	p("anthropic", "claude-3-haiku-20240307", 0.25, 1.25, 0.03),
-	retired("anthropic", "claude-3-7-sonnet-20250219", 3.00, 15.00, 0.30, day(2025, time.October, 28), day(2026, time.February, 19)),
-	retired("anthropic", "claude-3-5-sonnet-20241022", 3.00, 15.00, 0.30, day(2025, time.August, 13), day(2025, time.October, 22)),
-	retired("anthropic", "claude-3-5-sonnet-20240620", 3.00, 15.00, 0.30, day(2025, time.August, 13), day(2025, time.October, 22)),
-	retired("anthropic", "claude-3-opus-20240229", 15.00, 75.00, 1.50, day(2025, time.June, 30), day(2026, time.January, 5)),
+	// Anthropic. Cached input is the cache-read price (0.1× input); writes
+	// are 1.25× input for five minutes, 2× for one hour.
+	cacheWrites(p("anthropic", "claude-opus-4-5", 5.00, 25.00, 0.50), 6.25, 10.00),
+	cacheWrites(p("anthropic", "claude-opus-4-1", 15.00, 75.00, 1.50), 18.75, 30.00),
+	cacheWrites(p("anthropic", "claude-opus-4-0", 15.00, 75.00, 1.50), 18.75, 30.00),
+	longContext(cacheWrites(p("anthropic", "claude-sonnet-4-5", 3.00, 15.00, 0.30), 3.75, 6.00), 200_000, 6.00, 22.50),
+	longContext(cacheWrites(p("anthropic", "claude-sonnet-4-0", 3.00, 15.00, 0.30), 3.75, 6.00), 200_000, 6.00, 22.50),
+	cacheWrites(p("anthropic", "claude-haiku-4-5", 1.00, 5.00, 0.10), 1.25, 2.00),
+	cacheWrites(p("anthropic", "claude-3-5-haiku-latest", 0.80, 4.00, 0.08), 1.00, 1.60),
+	cacheWrites(p("anthropic", "claude-3-haiku-20240307", 0.25, 1.25, 0.03), 0.30, 0.50),
+	cacheWrites(retired("anthropic", "claude-3-7-sonnet-20250219", 3.00, 15.00, 0.30, day(2025, time.October, 28), day(2026, time.February, 19)), 3.75, 6.00),
+	cacheWrites(retired("anthropic", "claude-3-5-sonnet-20241022", 3.00, 15.00, 0.30, day(2025, time.August, 13), day(2025, time.October, 22)), 3.75, 6.00),
+	cacheWrites(retired("anthropic", "claude-3-5-sonnet-20240620", 3.00, 15.00, 0.30, day(2025, time.August, 13), day(2025, time.October, 22)), 3.75, 6.00),
+	cacheWrites(retired("anthropic", "claude-3-opus-20240229", 15.00, 75.00, 1.50, day(2025, time.June, 30), day(2026, time.January, 5)), 18.75, 30.00),
 	retired("anthropic", "claude-3-sonnet-20240229", 3.00, 15.00, 0.30, nil, day(2025, time.July, 21)),
 	retired("anthropic", "claude-2.1", 8.00, 24.00, 0, nil, day(2025, time.July, 21)),
 
-	// Google Gemini (paid tier, prompts up to 200k tokens).
-	p("google", "gemini-3-pro-preview", 2.00, 12.00, 0.20),
-	p("google", "gemini-2.5-pro", 1.25, 10.00, 0.125),
+	// Google Gemini (paid tier); the long-context tier above 200k (128k for
+	// 1.5) prompt tokens. Gemini charges no cache write (storage is per
+	// hour, not modelled).
+	longContext(p("google", "gemini-3-pro-preview", 2.00, 12.00, 0.20), 200_000, 4.00, 18.00),
+	longContext(p("google", "gemini-2.5-pro", 1.25, 10.00, 0.125), 200_000, 2.50, 15.00),
 	p("google", "gemini-2.5-flash", 0.30, 2.50, 0.03),
 	p("google", "gemini-2.5-flash-lite", 0.10, 0.40, 0.01),
 	p("google", "gemini-2.0-flash", 0.10, 0.40, 0.025),
 	p("google", "gemini-2.0-flash-lite", 0.075, 0.30, 0),
 	p("google", "gemini-embedding-001", 0.15, 0, 0),
 	p("google", "text-embedding-004", 0, 0, 0), // Free of charge on the Gemini API.
-	retired("google", "gemini-1.5-pro", 1.25, 5.00, 0.3125, nil, day(2025, time.September, 24)),
-	retired("google", "gemini-1.5-flash", 0.075, 0.30, 0.01875, nil, day(2025, time.September, 24)),
-	retired("google", "gemini-1.5-flash-8b", 0.0375, 0.15, 0.01, nil, day(2025, time.September, 24)),
+	longContext(retired("google", "gemini-1.5-pro", 1.25, 5.00, 0.3125, nil, day(2025, time.September, 24)), 128_000, 2.50, 10.00),
+	longContext(retired("google", "gemini-1.5-flash", 0.075, 0.30, 0.01875, nil, day(2025, time.September, 24)), 128_000, 0.15, 0.60),
+	longContext(retired("google", "gemini-1.5-flash-8b", 0.0375, 0.15, 0.01, nil, day(2025, time.September, 24)), 128_000, 0.075, 0.30),
 
 	// Mistral AI.
 	p("mistral", "mistral-large-latest", 2.00, 6.00, 0),
@@ -158,11 +203,13 @@ var prices = []Price{
 	p("cohere", "embed-v4.0", 0.12, 0, 0),
 	p("cohere", "embed-english-v3.0", 0.10, 0, 0),
 
-	// Amazon Bedrock (us-east-1, on-demand).
-	p("bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0", 3.00, 15.00, 0.30),
-	p("bedrock", "anthropic.claude-sonnet-4-20250514-v1:0", 3.00, 15.00, 0.30),
+	// Amazon Bedrock (us-east-1, on-demand). Claude's cache writes cost
+	// 1.25× input (one-hour writes at that price too, until Bedrock
+	// publishes theirs); Nova charges no cache write.
+	cacheWrites(p("bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0", 3.00, 15.00, 0.30), 3.75, 0),
+	cacheWrites(p("bedrock", "anthropic.claude-sonnet-4-20250514-v1:0", 3.00, 15.00, 0.30), 3.75, 0),
 	p("bedrock", "anthropic.claude-3-5-sonnet-20240620-v1:0", 3.00, 15.00, 0),
-	p("bedrock", "anthropic.claude-3-5-haiku-20241022-v1:0", 0.80, 4.00, 0.08),
+	cacheWrites(p("bedrock", "anthropic.claude-3-5-haiku-20241022-v1:0", 0.80, 4.00, 0.08), 1.00, 0),
 	p("bedrock", "amazon.nova-pro-v1:0", 0.80, 3.20, 0.20),
 	p("bedrock", "amazon.nova-lite-v1:0", 0.06, 0.24, 0.015),
 	p("bedrock", "amazon.nova-micro-v1:0", 0.035, 0.14, 0.00875),

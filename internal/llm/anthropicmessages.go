@@ -58,7 +58,7 @@ func DecodeAnthropicMessages(body []byte) (*Request, error) {
 				Message: "the tool type " + strconv.Quote(t.Type) + " is not supported on the translating Messages door"}
 		}
 		r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description,
-			Parameters: number(t.InputSchema)})
+			Parameters: number(t.InputSchema), CacheControl: number(t.CacheControl)})
 	}
 	if tc := in.ToolChoice; tc != nil {
 		switch tc.Type {
@@ -233,7 +233,7 @@ func (c anthropicContent) parts(at string) ([]Part, error) {
 				}
 				text = append(text, rb.Text...)
 			}
-			p.Kind, p.Text, p.ToolCall = PartToolResult, string(text), &ToolCall{ID: b.ToolUseID}
+			p.Kind, p.Text, p.ToolCall, p.IsError = PartToolResult, string(text), &ToolCall{ID: b.ToolUseID}, b.IsError
 		case "thinking":
 			p.Kind, p.Text, p.Signature = PartThinking, b.Thinking, b.Signature
 		case "redacted_thinking":

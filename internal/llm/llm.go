@@ -59,11 +59,17 @@ type Usage struct {
 	// cache, the cache-write count (Anthropic cache_creation_input_tokens,
 	// Bedrock cacheWriteInputTokens); they are included in PromptTokens.
 	CacheCreationTokens int64 `json:"cache_creation_tokens"`
+	// CacheWrite1hTokens are the part of CacheCreationTokens written for
+	// one hour (Anthropic cache_creation.ephemeral_1h_input_tokens), priced
+	// at the model's 1-hour write price; the rest were written for the
+	// default five minutes.
+	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens,omitempty"`
 	// ReasoningTokens are output tokens the model spent reasoning (OpenAI
-	// completion_tokens_details.reasoning_tokens, Gemini
-	// thoughtsTokenCount); they are included in CompletionTokens. Gemini
-	// fills it in the answers it encodes; the usage codecs report to the
-	// gateway leaves it zero until the records carry it.
+	// completion_tokens_details.reasoning_tokens, Responses
+	// output_tokens_details.reasoning_tokens, Gemini thoughtsTokenCount);
+	// they are included in CompletionTokens (the Gemini codec adds them,
+	// Google counts them apart from candidatesTokenCount) and priced as
+	// output.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 	// Estimated is true when the provider reported no usage and the
 	// gateway counted the tokens itself.

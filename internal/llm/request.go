@@ -112,6 +112,11 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolCallID is the call a RoleTool message answers.
 	ToolCallID string
+	// IsError says a RoleTool message's result is an error (Anthropic
+	// tool_result.is_error). The OpenAI chat wire has no place for it:
+	// a door carries it to the codecs beside the chat body
+	// (CarryToolExtras).
+	IsError bool
 }
 
 // PartKind is what a content part holds.
@@ -178,6 +183,9 @@ type Part struct {
 	// wrote it (an extension of the OpenAI schema for providers with
 	// prompt caching); nil is none.
 	CacheControl json.RawMessage
+	// IsError says a PartToolResult is an error (Anthropic
+	// tool_result.is_error).
+	IsError bool
 }
 
 // Tool is a function the model may call.
@@ -189,6 +197,11 @@ type Tool struct {
 	// Parameters is the JSON schema of the arguments, as the client wrote
 	// it; nil is none.
 	Parameters json.RawMessage
+	// CacheControl is the tool's cache_control marker (Anthropic: a
+	// prompt cache breakpoint after this tool's definition); nil is
+	// none. The OpenAI chat wire has no place for it: a door carries it
+	// beside the chat body (CarryToolExtras).
+	CacheControl json.RawMessage
 }
 
 // ToolCall is a call of a tool by the model.

@@ -41,6 +41,10 @@ type Choice struct {
 	// content ("").
 	Message Message
 	Finish  FinishReason
+	// StopSequence is the stop sequence that ended the answer, when the
+	// provider says which (Anthropic stop_sequence, Bedrock's Claude
+	// additionalModelResponseFields); Finish is then FinishStop.
+	StopSequence string
 }
 
 // EventKind is what a stream event carries.
@@ -63,7 +67,9 @@ const (
 	EventText
 	// EventToolCall adds a piece of a tool call to choice Index (Tool).
 	EventToolCall
-	// EventFinish ends choice Index with Finish.
+	// EventFinish ends choice Index with Finish; its Text is the stop
+	// sequence that ended it, when the provider says which
+	// (Choice.StopSequence).
 	EventFinish
 	// EventUsage carries the usage, once, at the end, alone in its batch.
 	EventUsage
@@ -95,7 +101,8 @@ type Event struct {
 	// Role is EventRole's.
 	Role Role
 	// Text is EventText's, EventThinking's, EventThinkingSignature's
-	// signature and EventRedactedThinking's data.
+	// signature, EventRedactedThinking's data and EventFinish's stop
+	// sequence.
 	Text []byte
 	// Tool is EventToolCall's.
 	Tool ToolCallDelta

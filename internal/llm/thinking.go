@@ -56,3 +56,52 @@ func CarryThinking(to, from *Request) {
 		j++
 	}
 }
+
+// HasToolExtras reports whether r holds what the OpenAI chat wire cannot
+// carry of its tools and tool results: a tool result marked as an error,
+// or a tool with a cache_control breakpoint.
+func HasToolExtras(r *Request) bool {
+	for i := range r.Tools {
+		if r.Tools[i].CacheControl != nil {
+			return true
+		}
+	}
+	for i := range r.Messages {
+		for _, p := range r.Messages[i].Parts {
+			if p.Kind == PartToolResult && p.IsError {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CarryToolExtras copies into to what EncodeOpenAIChat leaves out of
+// from's tools and tool results, when to is from's OpenAI chat encoding
+// decoded again (DecodeOpenAIChat): each tool's cache_control (the
+// encoding keeps the tools in order), and the error flag of each tool
+// result, on the tool message that answers the same call (the encoding
+// writes one tool message per result).
+func CarryToolExtras(to, from *Request) {
+	for i := range from.Tools {
+		if i < len(to.Tools) && from.Tools[i].CacheControl != nil {
+			to.Tools[i].CacheControl = from.Tools[i].CacheControl
+		}
+	}
+	failed := map[string]bool{}
+	for i := range from.Messages {
+		for _, p := range from.Messages[i].Parts {
+			if p.Kind == PartToolResult && p.IsError && p.ToolCall != nil {
+				failed[p.ToolCall.ID] = true
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	for i := range to.Messages {
+		if m := &to.Messages[i]; m.Role == RoleTool && failed[m.ToolCallID] {
+			m.IsError = true
+		}
+	}
+}

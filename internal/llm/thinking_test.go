@@ -2,7 +2,10 @@ package llm
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestCarryThinking: thinking parts survive the trip through the OpenAI
@@ -65,5 +68,48 @@ func TestCarryThinking(t *testing.T) {
 	CarryThinking(plain, &Request{})
 	if !reflect.DeepEqual(before, *plain) {
 		t.Error("CarryThinking changed a request without thinking")
+	}
+}
+
+// TestCarryToolExtras: a tool_result's is_error and a tool's
+// cache_control, which the OpenAI chat encoding drops, come back on the
+// chat body decoded again: on the tool message answering the same call,
+// and on the same tool.
+func TestCarryToolExtras(t *testing.T) {
+	from, err := DecodeAnthropicMessages([]byte(`{"model":"m","max_tokens":9,"messages":[` +
+		`{"role":"user","content":"go"},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}},{"type":"tool_use","id":"b","name":"f","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"ok"},{"type":"tool_result","tool_use_id":"b","content":"boom","is_error":true}]}],` +
+		`"tools":[{"name":"f","input_schema":{"type":"object"}},{"name":"g","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !HasToolExtras(from) {
+		t.Fatal("HasToolExtras = false")
+	}
+	chat, err := EncodeOpenAIChat(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := DecodeOpenAIChat(chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	CarryToolExtras(to, from)
+	var got []string
+	for _, m := range to.Messages {
+		if m.Role == RoleTool {
+			got = append(got, m.ToolCallID+"="+strconv.FormatBool(m.IsError))
+		}
+	}
+	if diff := cmp.Diff([]string{"a=false", "b=true"}, got); diff != "" {
+		t.Errorf("tool messages (-want +got):\n%s", diff)
+	}
+	if to.Tools[0].CacheControl != nil || string(to.Tools[1].CacheControl) != `{"type":"ephemeral"}` {
+		t.Errorf("tools' cache_control = %s, %s", to.Tools[0].CacheControl, to.Tools[1].CacheControl)
+	}
+	plain, _ := DecodeAnthropicMessages([]byte(`{"model":"m","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`))
+	if HasToolExtras(plain) {
+		t.Error("HasToolExtras = true for a request without tools")
 	}
 }

@@ -94,3 +94,57 @@ func Cost(n int64, p PerMTok) USD {
 	}
 	return USD(q)
 }
+
+// Priced is a count of tokens at a price per million tokens: one line of a
+// bill.
+type Priced struct {
+	Tokens int64
+	Price  PerMTok
+}
+
+// Total returns the cost of every line, rounded down to the nano-dollar
+// once, on the exact sum: a bill of several lines is never a few
+// nano-dollars short of its price for having rounded each line. The sum
+// is computed in 128 bits; a result beyond the range of USD saturates.
+// Lines with a negative count or price cost 0.
+func Total(lines ...Priced) USD {
+	var hi, lo uint64
+	for _, l := range lines {
+		if l.Tokens <= 0 || l.Price <= 0 {
+			continue
+		}
+		h, m := bits.Mul64(uint64(l.Tokens), uint64(l.Price))
+		var carry uint64
+		lo, carry = bits.Add64(lo, m, 0)
+		hi, carry = bits.Add64(hi, h, carry)
+		if carry != 0 || hi >= 1_000_000 {
+			return USD(math.MaxInt64)
+		}
+	}
+	q, _ := bits.Div64(hi, lo, 1_000_000)
+	if q > math.MaxInt64 {
+		return USD(math.MaxInt64)
+	}
+	return USD(q)
+}
+
+// Scale returns p × num / den rounded to the nearest nano-dollar: a price
+// that is a multiple of another (a long-context tier that doubles every
+// prompt price). A zero or negative den, or a result beyond the range of
+// USD, returns p unchanged.
+func Scale(p PerMTok, num, den USD) PerMTok {
+	if den <= 0 || num <= 0 || p <= 0 {
+		return p
+	}
+	hi, lo := bits.Mul64(uint64(p), uint64(num))
+	lo, carry := bits.Add64(lo, uint64(den)/2, 0)
+	hi += carry
+	if hi >= uint64(den) {
+		return p
+	}
+	q, _ := bits.Div64(hi, lo, uint64(den))
+	if q > math.MaxInt64 {
+		return p
+	}
+	return PerMTok(q)
+}

@@ -248,3 +248,49 @@ func TestCostNoOverflow(t *testing.T) {
 		}
 	}
 }
+
+// TestTotal: a bill of several lines is the exact sum rounded down once,
+// never the sum of lines rounded apart; lines of no tokens or no price
+// cost nothing; a sum past the range saturates.
+func TestTotal(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []money.Priced
+		want  money.USD
+	}{
+		{"none", nil, 0},
+		{"one line", []money.Priced{{Tokens: 1200, Price: 3 * money.PerDollar}}, 3_600_000},
+		// 1 token at $0.0000005 and 1 at $0.0000005 per token: each line
+		// rounds to 0 nano-dollars, the sum is 1.
+		{"rounded once", []money.Priced{{Tokens: 1, Price: 500_000}, {Tokens: 1, Price: 500_000}}, 1},
+		{"negative lines", []money.Priced{{Tokens: -5, Price: money.PerDollar}, {Tokens: 5, Price: -1}, {Tokens: 2, Price: money.PerDollar}}, 2000},
+		{"saturates", []money.Priced{{Tokens: math.MaxInt64, Price: math.MaxInt64}}, math.MaxInt64},
+		{"saturates on the sum", []money.Priced{{Tokens: math.MaxInt64, Price: 1_000_000}, {Tokens: math.MaxInt64, Price: 1_000_000}}, math.MaxInt64},
+	} {
+		if got := money.Total(tc.lines...); got != tc.want {
+			t.Errorf("%s: Total = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestScale: a price scaled by the ratio of two others, rounded to the
+// nearest nano-dollar; a ratio that cannot be taken leaves it as it is.
+func TestScale(t *testing.T) {
+	usd := money.FromFloat
+	for _, tc := range []struct {
+		p, num, den, want money.PerMTok
+	}{
+		{usd(0.125), usd(2.50), usd(1.25), usd(0.25)}, // Gemini 2.5 Pro cached input above 200k
+		{usd(3.75), usd(6), usd(3), usd(7.50)},        // Claude Sonnet 4.5 5m writes above 200k
+		{usd(0.20), usd(4), usd(2), usd(0.40)},
+		{1, 1, 3, 0},                                     // a third of a nano-dollar rounds to 0
+		{2, 1, 3, 1},                                     // two thirds to 1
+		{5, 0, 3, 5},                                     // no ratio
+		{5, 3, 0, 5},                                     // no ratio
+		{math.MaxInt64, math.MaxInt64, 1, math.MaxInt64}, // past the range: unchanged
+	} {
+		if got := money.Scale(tc.p, tc.num, tc.den); got != tc.want {
+			t.Errorf("Scale(%d, %d, %d) = %d, want %d", tc.p, tc.num, tc.den, got, tc.want)
+		}
+	}
+}

@@ -436,10 +436,26 @@ type ModelPrice struct {
 	InputPerMTok       money.PerMTok `bun:"input_per_mtok" json:"input_per_mtok"`
 	OutputPerMTok      money.PerMTok `bun:"output_per_mtok" json:"output_per_mtok"`
 	CachedInputPerMTok money.PerMTok `bun:"cached_input_per_mtok" json:"cached_input_per_mtok"`
-	DeprecatedAt       *time.Time    `bun:"deprecated_at" json:"deprecated_at"`
-	SunsetAt           *time.Time    `bun:"sunset_at" json:"sunset_at"`
-	Source             string        `bun:"source" json:"source"`
-	UpdatedAt          time.Time     `bun:"updated_at" json:"updated_at"`
+	// CacheWritePerMTok is the price of prompt tokens written to the
+	// provider's cache for the default five minutes (Anthropic); 0 prices
+	// them as input.
+	CacheWritePerMTok money.PerMTok `bun:"cache_write_per_mtok" json:"cache_write_per_mtok"`
+	// CacheWrite1hPerMTok is the price of prompt tokens written to the cache
+	// for one hour; 0 prices them as five-minute writes.
+	CacheWrite1hPerMTok money.PerMTok `bun:"cache_write_1h_per_mtok" json:"cache_write_1h_per_mtok"`
+	// LongContextThresholdTokens, when positive, is the prompt size above
+	// which the long-context prices apply to the whole request (CONTRACT
+	// §14); 0 means the model has one tier.
+	LongContextThresholdTokens int64 `bun:"long_context_threshold_tokens" json:"long_context_threshold_tokens"`
+	// LongContextInputPerMTok and LongContextOutputPerMTok are the input
+	// and output prices above the threshold; the cache prices scale with
+	// the input price there (proxy/cost.go).
+	LongContextInputPerMTok  money.PerMTok `bun:"long_context_input_per_mtok" json:"long_context_input_per_mtok"`
+	LongContextOutputPerMTok money.PerMTok `bun:"long_context_output_per_mtok" json:"long_context_output_per_mtok"`
+	DeprecatedAt             *time.Time    `bun:"deprecated_at" json:"deprecated_at"`
+	SunsetAt                 *time.Time    `bun:"sunset_at" json:"sunset_at"`
+	Source                   string        `bun:"source" json:"source"`
+	UpdatedAt                time.Time     `bun:"updated_at" json:"updated_at"`
 }
 
 // AuditEntry is one row of the audit log.

@@ -61,6 +61,11 @@ func UpsertModelPrices(ctx context.Context, db bun.IDB, rows []ModelPrice) error
 		Set("input_per_mtok = EXCLUDED.input_per_mtok").
 		Set("output_per_mtok = EXCLUDED.output_per_mtok").
 		Set("cached_input_per_mtok = EXCLUDED.cached_input_per_mtok").
+		Set("cache_write_per_mtok = EXCLUDED.cache_write_per_mtok").
+		Set("cache_write_1h_per_mtok = EXCLUDED.cache_write_1h_per_mtok").
+		Set("long_context_threshold_tokens = EXCLUDED.long_context_threshold_tokens").
+		Set("long_context_input_per_mtok = EXCLUDED.long_context_input_per_mtok").
+		Set("long_context_output_per_mtok = EXCLUDED.long_context_output_per_mtok").
 		Set("deprecated_at = EXCLUDED.deprecated_at").
 		Set("sunset_at = EXCLUDED.sunset_at").
 		Set("source = EXCLUDED.source").
@@ -70,6 +75,36 @@ func UpsertModelPrices(ctx context.Context, db bun.IDB, rows []ModelPrice) error
 		return fmt.Errorf("upsert %d model prices: %w", len(rows), err)
 	}
 	return nil
+}
+
+// FillSeedPriceTiers gives the rows still as seeded (source "seed", no
+// cache-write price and no long-context tier yet) the cache-write prices
+// and long-context tier of rows, and returns how many it changed. Rows an
+// operator changed (source "admin") are left alone.
+func FillSeedPriceTiers(ctx context.Context, db bun.IDB, rows []ModelPrice) (int, error) {
+	var n int64
+	for i := range rows {
+		r := &rows[i]
+		if r.CacheWritePerMTok == 0 && r.CacheWrite1hPerMTok == 0 && r.LongContextThresholdTokens == 0 {
+			continue
+		}
+		res, err := db.NewUpdate().Model((*ModelPrice)(nil)).
+			Set("cache_write_per_mtok = ?", r.CacheWritePerMTok).
+			Set("cache_write_1h_per_mtok = ?", r.CacheWrite1hPerMTok).
+			Set("long_context_threshold_tokens = ?", r.LongContextThresholdTokens).
+			Set("long_context_input_per_mtok = ?", r.LongContextInputPerMTok).
+			Set("long_context_output_per_mtok = ?", r.LongContextOutputPerMTok).
+			Set("updated_at = ?", r.UpdatedAt).
+			Where("provider = ? AND model = ? AND source = 'seed'", r.Provider, r.Model).
+			Where("cache_write_per_mtok = 0 AND cache_write_1h_per_mtok = 0 AND long_context_threshold_tokens = 0").
+			Exec(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("fill price tiers of %s/%s: %w", r.Provider, r.Model, err)
+		}
+		k, _ := res.RowsAffected()
+		n += k
+	}
+	return int(n), nil
 }
 
 // InsertMissingModelPrices inserts the rows whose provider and model have

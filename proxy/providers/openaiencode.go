@@ -79,7 +79,9 @@ func AppendOpenAIResponse(dst []byte, r *llm.Response, opts OpenAIOptions) []byt
 		}
 		dst = append(dst, `},"logprobs":null,"finish_reason":"`...)
 		dst = append(dst, c.Finish...)
-		dst = append(dst, `"}`...)
+		dst = append(dst, '"')
+		dst = appendStopSequence(dst, c.StopSequence)
+		dst = append(dst, '}')
 	}
 	dst = append(dst, ']')
 	if r.Usage.Present {
@@ -87,6 +89,18 @@ func AppendOpenAIResponse(dst []byte, r *llm.Response, opts OpenAIOptions) []byt
 		dst = appendUsage(dst, r.Usage, opts)
 	}
 	return append(dst, '}')
+}
+
+// appendStopSequence appends ,"stop_sequence":… when the provider said
+// which stop sequence ended the choice (llm.Choice.StopSequence): an
+// extension of OpenAI's choice, which the Messages door gives back as
+// Anthropic's stop_sequence.
+func appendStopSequence[S ~string | ~[]byte](dst []byte, seq S) []byte {
+	if len(seq) == 0 {
+		return dst
+	}
+	dst = append(dst, `,"stop_sequence":`...)
+	return jsonstr.Append(dst, seq)
 }
 
 // appendThinkingBlocks appends ,"thinking_blocks":[…] with the thinking
@@ -196,6 +210,13 @@ func appendUsage(dst []byte, u llm.Usage, opts OpenAIOptions) []byte {
 	dst = strconv.AppendInt(dst, u.TotalTokens, 10)
 	dst = append(dst, `,"prompt_tokens_details":{"cached_tokens":`...)
 	dst = strconv.AppendInt(dst, u.CachedTokens, 10)
+	if u.CacheCreationTokens > 0 {
+		// An extension of OpenAI's usage: the prompt tokens written to
+		// the provider's cache (Anthropic, Bedrock), which the Messages
+		// and Responses doors give back.
+		dst = append(dst, `,"cache_creation_tokens":`...)
+		dst = strconv.AppendInt(dst, u.CacheCreationTokens, 10)
+	}
 	dst = append(dst, '}')
 	if opts.ReasoningDetails {
 		dst = append(dst, `,"completion_tokens_details":{"reasoning_tokens":`...)
@@ -368,10 +389,10 @@ func appendChoiceDelta(b []byte, run []llm.Event) []byte {
 		b = append(b, ']')
 	}
 	b = append(b, `},"logprobs":null,"finish_reason":`...)
-	finish := llm.FinishReason("")
+	finish, seq := llm.FinishReason(""), []byte(nil)
 	for i := range run {
 		if run[i].Kind == llm.EventFinish {
-			finish = run[i].Finish
+			finish, seq = run[i].Finish, run[i].Text
 		}
 	}
 	if finish == "" {
@@ -380,6 +401,7 @@ func appendChoiceDelta(b []byte, run []llm.Event) []byte {
 		b = append(b, '"')
 		b = append(b, finish...)
 		b = append(b, '"')
+		b = appendStopSequence(b, seq)
 	}
 	return append(b, '}')
 }

@@ -99,6 +99,13 @@ type Request struct {
 	Cred             Credential
 	// Header holds headers to propagate upstream (e.g. traceparent).
 	Header http.Header
+	// AnthropicBeta is the client's anthropic-beta header on the
+	// translating Messages door (CONTRACT §12): the Anthropic codec sends
+	// it as that header, the Bedrock codec the betas Bedrock knows as
+	// Claude's additionalModelRequestFields.anthropic_beta; other codecs
+	// ignore it. "" for other doors (the native door forwards the header
+	// in Header).
+	AnthropicBeta string
 	// Deadline bounds the whole call (connect, time to first byte, body).
 	Deadline time.Time
 	// MaxOutputTokens, when positive, caps the output of each choice of a

@@ -14,17 +14,27 @@ import (
 // should be (an HTML page from a load balancer, a truncated body).
 const ErrInvalidResponse = "upstream sent an invalid response"
 
-// openAIUsage reads an OpenAI usage object: prompt_tokens,
-// completion_tokens, total_tokens and prompt_tokens_details.cached_tokens
-// (embeddings have only the prompt and total). An explicit zero stays
-// zero; a missing total is the sum. Negative or non-integer counts read as
-// zero.
-func openAIUsage(v *fastjson.Value) llm.Usage {
+// ReadOpenAIUsage reads an OpenAI usage object: prompt_tokens,
+// completion_tokens, total_tokens, prompt_tokens_details.cached_tokens
+// (DeepSeek's prompt_cache_hit_tokens when there is none),
+// prompt_tokens_details.cache_write_tokens or cache_creation_tokens (the
+// servers that report cache writes; the gateway's own encoder) and completion_tokens_details.reasoning_tokens (embeddings have
+// only the prompt and total). An explicit zero stays zero; a missing total
+// is the sum. Negative or non-integer counts read as zero.
+func ReadOpenAIUsage(v *fastjson.Value) llm.Usage {
 	u := llm.Usage{
-		Present:          true,
-		PromptTokens:     Count(v, "prompt_tokens"),
-		CompletionTokens: Count(v, "completion_tokens"),
-		CachedTokens:     Count(v, "prompt_tokens_details", "cached_tokens"),
+		Present:             true,
+		PromptTokens:        Count(v, "prompt_tokens"),
+		CompletionTokens:    Count(v, "completion_tokens"),
+		CachedTokens:        Count(v, "prompt_tokens_details", "cached_tokens"),
+		CacheCreationTokens: Count(v, "prompt_tokens_details", "cache_write_tokens"),
+		ReasoningTokens:     Count(v, "completion_tokens_details", "reasoning_tokens"),
+	}
+	if !v.Exists("prompt_tokens_details", "cached_tokens") {
+		u.CachedTokens = Count(v, "prompt_cache_hit_tokens")
+	}
+	if u.CacheCreationTokens == 0 { // the name the gateway's own encoder writes
+		u.CacheCreationTokens = Count(v, "prompt_tokens_details", "cache_creation_tokens")
 	}
 	if v.Exists("total_tokens") {
 		u.TotalTokens = Count(v, "total_tokens")
@@ -76,7 +86,7 @@ func InspectAnswer(p *fastjson.Parser, body []byte, key secret.Value) (llm.Usage
 	}
 	var u llm.Usage
 	if uv := usageOf(v); uv != nil {
-		u = openAIUsage(uv)
+		u = ReadOpenAIUsage(uv)
 	}
 	return u, string(v.GetStringBytes("model")), nil
 }
@@ -106,7 +116,7 @@ func InspectChunk(p *fastjson.Parser, data []byte, key secret.Value) (chunk, err
 	choices := v.Get("choices")
 	empty := choices == nil || choices.Type() == fastjson.TypeNull ||
 		choices.Type() == fastjson.TypeArray && len(choices.GetArray()) == 0
-	return chunk{Usage: openAIUsage(uv), UsageOnly: empty}, nil
+	return chunk{Usage: ReadOpenAIUsage(uv), UsageOnly: empty}, nil
 }
 
 var errorParsers fastjson.ParserPool

@@ -31,8 +31,9 @@ type answerJSON struct {
 		Signature string `json:"signature"`
 		Data      string `json:"data"`
 	} `json:"content"`
-	StopReason string `json:"stop_reason"`
-	Usage      *usage `json:"usage"`
+	StopReason   string `json:"stop_reason"`
+	StopSequence string `json:"stop_sequence"`
+	Usage        *usage `json:"usage"`
 }
 
 // Usage is Anthropic's usage object. Counts that are not
@@ -43,6 +44,19 @@ type usage struct {
 	OutputTokens             count `json:"output_tokens"`
 	CacheCreationInputTokens count `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     count `json:"cache_read_input_tokens"`
+	// CacheCreation splits the writes by lifetime (the 1-hour ones are
+	// priced apart).
+	CacheCreation *struct {
+		Ephemeral1h count `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+}
+
+// write1h is the part of the cache writes written for one hour.
+func (u *usage) write1h() int64 {
+	if u.CacheCreation == nil {
+		return 0
+	}
+	return min(int64(u.CacheCreation.Ephemeral1h), int64(u.CacheCreationInputTokens))
 }
 
 type count int64
@@ -80,6 +94,15 @@ func finish(reason []byte, jsonMode bool) string {
 		return "content_filter"
 	}
 	return "stop" // end_turn, stop_sequence, pause_turn
+}
+
+// stopSequence is the stop sequence that ended an answer: the
+// answer's stop_sequence when its stop_reason is stop_sequence, else "".
+func stopSequence[S ~string | ~[]byte](reason, seq S) S {
+	if string(reason) != "stop_sequence" {
+		return seq[:0]
+	}
+	return seq
 }
 
 // answerContext is what translating an answer needs besides its body.
@@ -137,10 +160,12 @@ func answer(body []byte, ac answerContext) ([]byte, llm.Usage, string, error) {
 		model = ac.model
 	}
 	out := llm.Response{ID: a.ID, Created: ac.created, Model: model,
-		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finish([]byte(a.StopReason), ac.jsonTool != ""))}}}
+		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finish([]byte(a.StopReason), ac.jsonTool != "")),
+			StopSequence: stopSequence(a.StopReason, a.StopSequence)}}}
 	var usage llm.Usage
 	if u := a.Usage; u != nil {
 		usage = usageOf(int64(u.InputTokens), int64(u.OutputTokens), int64(u.CacheReadInputTokens), int64(u.CacheCreationInputTokens))
+		usage.CacheWrite1hTokens = u.write1h()
 		out.Usage = usage
 	}
 	b := providers.AppendOpenAIResponse(nil, &out, providers.OpenAIOptions{ThinkingBlocks: ac.thinkingBlocks})

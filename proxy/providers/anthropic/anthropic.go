@@ -164,6 +164,9 @@ func httpRequest(req *providers.Request, body []byte) providers.HTTPRequest {
 		h[k] = v
 	}
 	h.Set("Anthropic-Version", version)
+	if req.AnthropicBeta != "" {
+		h.Set("Anthropic-Beta", req.AnthropicBeta)
+	}
 	return providers.HTTPRequest{
 		BaseURL:   base,
 		Path:      "v1/messages",
@@ -305,6 +308,8 @@ type block struct {
 	Thinking  *string `json:"thinking,omitempty"`
 	Signature string  `json:"signature,omitempty"`
 	Data      string  `json:"data,omitempty"`
+	// IsError marks a tool_result whose content is an error.
+	IsError bool `json:"is_error,omitempty"`
 }
 
 type source struct {
@@ -315,9 +320,10 @@ type source struct {
 }
 
 type anthropicTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
 type anthropicChoice struct {
@@ -491,7 +497,13 @@ func content(parts []llm.Part, i int) ([]block, error) {
 	for _, p := range parts {
 		switch p.Kind {
 		case llm.PartThinking:
-			blocks = append(blocks, block{Type: "thinking", Thinking: &p.Text, Signature: p.Signature})
+			// Thinking without a signature (another provider's
+			// reasoning, given back by the Messages door unsigned) is
+			// left out: Anthropic refuses a thinking block it cannot
+			// verify.
+			if p.Signature != "" {
+				blocks = append(blocks, block{Type: "thinking", Thinking: &p.Text, Signature: p.Signature})
+			}
 			continue
 		case llm.PartRedactedThinking:
 			blocks = append(blocks, block{Type: "redacted_thinking", Data: p.Data})
@@ -551,7 +563,7 @@ func toolUse(tc llm.ToolCall, i, j int) (block, error) {
 // toolResult converts a tool message: its text becomes the
 // content of a tool_result block for the call it answers.
 func toolResult(m llm.Message, i int) (block, error) {
-	res := block{Type: "tool_result", ToolUseID: m.ToolCallID}
+	res := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 	if m.ToolCallID == "" {
 		return res, invalid("messages[%d]: a tool message needs tool_call_id", i)
 	}
@@ -586,7 +598,7 @@ func tools(in *llm.Request, out *request) error {
 		if schema == nil {
 			schema = emptySchema
 		}
-		out.Tools = append(out.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		out.Tools = append(out.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schema, CacheControl: t.CacheControl})
 	}
 	if len(out.Tools) == 0 {
 		return nil

@@ -56,7 +56,8 @@ var _ providers.NativeWire = messagesWire{}
 
 // Usage reads a message's usage: input_tokens (those neither read from
 // nor written to the cache), cache_read_input_tokens,
-// cache_creation_input_tokens and output_tokens.
+// cache_creation_input_tokens (with cache_creation's one-hour part) and
+// output_tokens.
 func (messagesWire) Usage(v *fastjson.Value, u *llm.Usage) {
 	uv := v.Get("usage")
 	if uv == nil || uv.Type() != fastjson.TypeObject {
@@ -64,6 +65,7 @@ func (messagesWire) Usage(v *fastjson.Value, u *llm.Usage) {
 	}
 	*u = usageOf(providers.Count(uv, "input_tokens"), providers.Count(uv, "output_tokens"),
 		providers.Count(uv, "cache_read_input_tokens"), providers.Count(uv, "cache_creation_input_tokens"))
+	u.CacheWrite1hTokens = min(providers.Count(uv, "cache_creation", "ephemeral_1h_input_tokens"), u.CacheCreationTokens)
 }
 
 // Failed reports Anthropic's error object, {"type":"error",…}.
@@ -91,7 +93,10 @@ func (messagesWire) EventUsage(name []byte, v *fastjson.Value, u *llm.Usage) {
 		return
 	}
 	input, read, write := u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, u.CachedTokens, u.CacheCreationTokens
-	output := u.CompletionTokens
+	output, write1h := u.CompletionTokens, u.CacheWrite1hTokens
+	if uv.Exists("cache_creation", "ephemeral_1h_input_tokens") {
+		write1h = providers.Count(uv, "cache_creation", "ephemeral_1h_input_tokens")
+	}
 	if uv.Exists("input_tokens") {
 		input = providers.Count(uv, "input_tokens")
 	}
@@ -105,6 +110,7 @@ func (messagesWire) EventUsage(name []byte, v *fastjson.Value, u *llm.Usage) {
 		output = providers.Count(uv, "output_tokens")
 	}
 	*u = usageOf(input, output, read, write)
+	u.CacheWrite1hTokens = min(write1h, write)
 }
 
 // Terminal: message_stop ends a message.

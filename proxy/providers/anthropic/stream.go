@@ -71,6 +71,7 @@ type translator struct {
 	tools  int
 
 	input, output, cacheRead, cacheCreation int64
+	cacheWrite1h                            int64 // cache_creation.ephemeral_1h_input_tokens
 	usage                                   llm.Usage
 
 	pendingUsage bool  // the usage chunk is due
@@ -119,7 +120,11 @@ func (t *translator) readUsage(u *fastjson.Value) {
 			*f.dst = max(n.GetInt64(), 0)
 		}
 	}
+	if n := u.Get("cache_creation", "ephemeral_1h_input_tokens"); n != nil && n.Type() == fastjson.TypeNumber {
+		t.cacheWrite1h = max(n.GetInt64(), 0)
+	}
 	t.usage = usageOf(t.input, t.output, t.cacheRead, t.cacheCreation)
+	t.usage.CacheWrite1hTokens = min(t.cacheWrite1h, t.cacheCreation)
 }
 
 // Next returns the next chunk: the next batch of events, as the shared
@@ -201,8 +206,10 @@ func (t *translator) nextEvents() ([]llm.Event, error) {
 		case "message_delta":
 			t.readUsage(v.Get("usage"))
 			t.pendingUsage = t.sc.wantUsage && t.usage.Present
-			finish := finish(v.GetStringBytes("delta", "stop_reason"), t.sc.jsonTool != "")
-			return t.events1(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishReason(finish)}), nil
+			reason := v.GetStringBytes("delta", "stop_reason")
+			finish := finish(reason, t.sc.jsonTool != "")
+			return t.events1(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishReason(finish),
+				Text: stopSequence(reason, v.GetStringBytes("delta", "stop_sequence"))}), nil
 		case "message_stop":
 			t.done, t.err = true, io.EOF
 			return nil, io.EOF

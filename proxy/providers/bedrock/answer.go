@@ -26,6 +26,21 @@ func finishReason(stop string) string {
 	return "stop" // end_turn, stop_sequence
 }
 
+// stopSequence is the stop sequence that ended Claude's answer, as
+// additionalModelResponseFields holds it when the request asked for it
+// (claudeFields): stop_sequence in an answer, delta.stop_sequence in a
+// stream's messageStop. nil when stopReason is not stop_sequence.
+func stopSequence(v *fastjson.Value) []byte {
+	if string(v.GetStringBytes("stopReason")) != "stop_sequence" {
+		return nil
+	}
+	f := v.Get("additionalModelResponseFields")
+	if s := f.GetStringBytes("stop_sequence"); s != nil {
+		return s
+	}
+	return f.GetStringBytes("delta", "stop_sequence")
+}
+
 // Usage reads a Converse usage object. Bedrock counts inputTokens
 // apart from the tokens read from and written to the prompt cache; the
 // OpenAI prompt_tokens includes them (with cached_tokens as the read
@@ -95,6 +110,7 @@ func chatAnswer(p *fastjson.Parser, body []byte, m meta) ([]byte, llm.Usage, err
 		msg.Parts = append(thinking, msg.Parts...)
 	}
 	out := llm.Response{ID: m.id, Created: m.created, Model: m.model, Usage: usage(v.Get("usage")),
-		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finishReason(string(v.GetStringBytes("stopReason"))))}}}
+		Choices: []llm.Choice{{Message: msg, Finish: llm.FinishReason(finishReason(string(v.GetStringBytes("stopReason")))),
+			StopSequence: string(stopSequence(v))}}}
 	return providers.AppendOpenAIResponse(make([]byte, 0, size), &out, providers.OpenAIOptions{ThinkingBlocks: m.thinkingBlocks}), out.Usage, nil
 }

@@ -83,7 +83,7 @@ func (b *Bedrock) Validate(req *providers.Request) error {
 		_, err := embedPlan(req)
 		return err
 	}
-	_, err := converseBody(req.Body, req.Neutral, req.MaxOutputTokens)
+	_, err := converseBody(req.Body, req.Neutral, callOf(req, req.Stream))
 	return err
 }
 
@@ -102,7 +102,7 @@ func (b *Bedrock) ChatStream(ctx context.Context, req *providers.Request) (provi
 // EncodeRequest translates a chat request into a signed Converse (or
 // ConverseStream) call.
 func (b *Bedrock) EncodeRequest(ctx context.Context, req *providers.Request, _ llm.Operation, stream bool) (providers.Encoded, error) {
-	body, err := converseBody(req.Body, req.Neutral, req.MaxOutputTokens)
+	body, err := converseBody(req.Body, req.Neutral, callOf(req, stream))
 	if err != nil {
 		return providers.Encoded{}, err
 	}
@@ -150,6 +150,11 @@ func (b *Bedrock) DecodeStream(sr *providers.StreamResponse, req *providers.Requ
 // the message of a failed call.
 func (b *Bedrock) DecodeError(err error, req *providers.Request) error {
 	return scrubbed(err, req.Cred)
+}
+
+// callOf is the translation's view of req (request.go).
+func callOf(req *providers.Request, stream bool) call {
+	return call{model: req.Model, capOut: req.MaxOutputTokens, stream: stream, beta: req.AnthropicBeta}
 }
 
 // answerMeta is what every answer to req is stamped with.

@@ -86,7 +86,7 @@ func TestBedrockRequestGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := converseBody([]byte(tt.body), nil, 0)
+			got, err := converseBody([]byte(tt.body), nil, call{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,6 +29,7 @@ import (
 type chatIn struct {
 	*llm.Request
 	extras
+	call call
 }
 
 // extras are the OpenAI fields chatIn reads besides the neutral model.
@@ -58,14 +59,29 @@ type converseReq struct {
 	ToolConfig      *toolConfig       `json:"toolConfig,omitempty"`
 	RequestMetadata map[string]string `json:"requestMetadata,omitempty"`
 	// AdditionalModelRequestFields carries what Converse passes to the
-	// model as is: Claude's thinking budget.
+	// model as is: Claude's thinking budget and beta features.
 	AdditionalModelRequestFields *additionalFields `json:"additionalModelRequestFields,omitempty"`
+	// AdditionalModelResponseFieldPaths asks for model fields of the
+	// answer: Claude's stop_sequence, which says which stop sequence
+	// ended it.
+	AdditionalModelResponseFieldPaths []string `json:"additionalModelResponseFieldPaths,omitempty"`
 }
 
 // additionalFields are the model fields of a Converse request.
 type additionalFields struct {
-	Thinking *thinking `json:"thinking,omitempty"`
+	Thinking      *thinking `json:"thinking,omitempty"`
+	AnthropicBeta []string  `json:"anthropic_beta,omitempty"`
 }
+
+// cachePointBlock is Converse's prompt cache breakpoint,
+// {"cachePoint":{"type":"default"}}: everything before it in the tools,
+// the system or the messages is cached.
+type cachePointBlock struct {
+	Type string `json:"type"` // default
+}
+
+// cachePoint is the one breakpoint every block and tool shares.
+var cachePoint = &cachePointBlock{Type: "default"}
 
 // thinking enables Claude's extended thinking with a token budget.
 type thinking struct {
@@ -73,8 +89,11 @@ type thinking struct {
 	BudgetTokens int64  `json:"budget_tokens"`
 }
 
+// system is a system block: a text, or a cache point after the texts
+// before it.
 type system struct {
-	Text string `json:"text"`
+	Text       *string          `json:"text,omitempty"`
+	CachePoint *cachePointBlock `json:"cachePoint,omitempty"`
 }
 
 type msg struct {
@@ -91,6 +110,9 @@ type block struct {
 	// ReasoningContent is an earlier answer's reasoning, sent back with
 	// its signature (Claude's thinking).
 	ReasoningContent *reasoningContent `json:"reasoningContent,omitempty"`
+	// CachePoint is a prompt cache breakpoint after the blocks before
+	// it (a cache_control on the part before).
+	CachePoint *cachePointBlock `json:"cachePoint,omitempty"`
 }
 
 // reasoningContent is {"reasoningText":{text,signature}} or
@@ -121,6 +143,9 @@ type toolUse struct {
 type toolResult struct {
 	ToolUseID string  `json:"toolUseId"`
 	Content   []block `json:"content"`
+	// Status is "error" for a result that is an error
+	// (llm.Message.IsError), else left out.
+	Status string `json:"status,omitempty"`
 }
 
 type inference struct {
@@ -135,14 +160,19 @@ type toolConfig struct {
 	ToolChoice *toolChoice `json:"toolChoice,omitempty"`
 }
 
+// tool is a tool definition, or a cache point after the tools before it.
 type tool struct {
-	ToolSpec struct {
-		Name        string `json:"name"`
-		Description string `json:"description,omitempty"`
-		InputSchema struct {
-			JSON json.RawMessage `json:"json"`
-		} `json:"inputSchema"`
-	} `json:"toolSpec"`
+	ToolSpec *toolSpec `json:"toolSpec,omitempty"`
+	// CachePoint is a breakpoint after the tool before it.
+	CachePoint *cachePointBlock `json:"cachePoint,omitempty"`
+}
+
+type toolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	InputSchema struct {
+		JSON json.RawMessage `json:"json"`
+	} `json:"inputSchema"`
 }
 
 // toolChoice is {"auto":{}}, {"any":{}} or {"tool":{"name":…}}.
@@ -159,18 +189,39 @@ type toolChoiceN struct {
 // emptySchema is the input schema of a tool without parameters.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
+// call is what the translation needs to know of the call besides the
+// request: the model (Claude and Nova take cache points, Claude beta
+// features and gives its stop sequence), the gateway's cap on the output
+// (providers.Request.MaxOutputTokens), whether the call is streamed and
+// the client's anthropic-beta (providers.Request.AnthropicBeta).
+type call struct {
+	model  string
+	capOut int64
+	stream bool
+	beta   string
+}
+
+// claude reports whether the model is Anthropic's Claude (a model id,
+// an inference profile or an ARN naming one).
+func (t call) claude() bool { return strings.Contains(t.model, "anthropic.claude") }
+
+// caches reports whether the model takes Converse cache points: Claude
+// and Amazon Nova (Bedrock refuses them for other models).
+func (t call) caches() bool { return t.claude() || strings.Contains(t.model, "amazon.nova") }
+
 // converseBody translates an OpenAI chat request body into the body
-// of a Converse (or ConverseStream) request; capOut, when positive, is the
-// gateway's cap (Request.MaxOutputTokens), sent as inferenceConfig.maxTokens
-// when the request sets no maximum. A feature Converse cannot express is
-// an *Error with status 400.
+// of a Converse (or ConverseStream) request; t.capOut, when positive, is
+// the gateway's cap, sent as inferenceConfig.maxTokens when the request
+// sets no maximum. A feature Converse cannot express is an *Error with
+// status 400.
 //
 // neutral, when set, is the request a translating door decoded
 // (providers.Request.Neutral), encoded in place of body's decoding: its
 // thinking parts go back as reasoningContent blocks with their
-// signatures, and its thinking budget as
-// additionalModelRequestFields.thinking (Claude on Bedrock).
-func converseBody(body []byte, neutral *llm.Request, capOut int64) ([]byte, error) {
+// signatures, its thinking budget as additionalModelRequestFields.thinking
+// (Claude on Bedrock), its tool results' error flags as toolResult status
+// and its tools' cache_control as cache points.
+func converseBody(body []byte, neutral *llm.Request, t call) ([]byte, error) {
 	r := neutral
 	if r == nil {
 		var err error
@@ -181,12 +232,12 @@ func converseBody(body []byte, neutral *llm.Request, capOut int64) ([]byte, erro
 		c := *neutral // the door's request serves every attempt: no writes
 		r = &c
 	}
-	in := chatIn{Request: r}
+	in := chatIn{Request: r, call: t}
 	if err := json.Unmarshal(body, &in.extras); err != nil {
 		return nil, decodeError(err)
 	}
-	if in.MaxOutputTokens == nil && capOut > 0 {
-		in.MaxOutputTokens = &capOut
+	if in.MaxOutputTokens == nil && t.capOut > 0 {
+		in.MaxOutputTokens = &t.capOut
 	}
 	out, err := converse(&in)
 	if err != nil {
@@ -214,25 +265,26 @@ func converse(in *chatIn) (*converseReq, error) {
 	}
 	out := &converseReq{Messages: make([]msg, 0, len(in.Messages))}
 	toolBlocks := false
+	cache := in.call.caches()
 	for i := range in.Messages {
 		m := &in.Messages[i]
 		switch m.Role {
 		case llm.RoleSystem, llm.RoleDeveloper:
-			blocks, err := content(m.Parts, i, false)
+			blocks, err := content(m.Parts, i, false, cache)
 			if err != nil {
 				return nil, err
 			}
 			for _, b := range blocks {
-				out.System = append(out.System, system{Text: *b.Text})
+				out.System = append(out.System, system{Text: b.Text, CachePoint: b.CachePoint})
 			}
 		case llm.RoleUser:
-			blocks, err := content(m.Parts, i, true)
+			blocks, err := content(m.Parts, i, true, cache)
 			if err != nil {
 				return nil, err
 			}
 			out.add("user", blocks)
 		case llm.RoleAssistant:
-			blocks, err := content(m.Parts, i, false)
+			blocks, err := content(m.Parts, i, false, cache)
 			if err != nil {
 				return nil, err
 			}
@@ -246,11 +298,11 @@ func converse(in *chatIn) (*converseReq, error) {
 			}
 			out.add("assistant", blocks)
 		case llm.RoleTool:
-			b, err := toolResultBlock(m, i)
+			b, err := toolResultBlock(m, i, cache)
 			if err != nil {
 				return nil, err
 			}
-			out.add("user", []block{b})
+			out.add("user", b)
 			toolBlocks = true
 		case "function":
 			return nil, bedrockRefusal("does not support the legacy function role (messages[%d]); use tool messages", i)
@@ -272,10 +324,49 @@ func converse(in *chatIn) (*converseReq, error) {
 		}
 		out.RequestMetadata = map[string]string{"user": in.User}
 	}
-	if rs := in.Reasoning; rs != nil && rs.BudgetTokens != nil {
-		out.AdditionalModelRequestFields = &additionalFields{Thinking: &thinking{Type: "enabled", BudgetTokens: *rs.BudgetTokens}}
+	if in.call.claude() {
+		claudeFields(in, out)
 	}
 	return out, nil
+}
+
+// claudeFields sets the model fields of a request to Claude: the thinking
+// budget, the client's beta features that Bedrock knows
+// (bedrockBetas), and, when the request has stop sequences, the path of
+// the answer's stop_sequence (/delta/stop_sequence in a stream, as
+// Claude's message_delta has it).
+func claudeFields(in *chatIn, out *converseReq) {
+	var f additionalFields
+	if rs := in.Reasoning; rs != nil && rs.BudgetTokens != nil {
+		f.Thinking = &thinking{Type: "enabled", BudgetTokens: *rs.BudgetTokens}
+	}
+	for _, b := range strings.Split(in.call.beta, ",") {
+		if b = strings.TrimSpace(b); bedrockBetas[b] {
+			f.AnthropicBeta = append(f.AnthropicBeta, b)
+		}
+	}
+	if f.Thinking != nil || len(f.AnthropicBeta) > 0 {
+		out.AdditionalModelRequestFields = &f
+	}
+	if len(in.Stop) > 0 {
+		path := "/stop_sequence"
+		if in.call.stream {
+			path = "/delta/stop_sequence"
+		}
+		out.AdditionalModelResponseFieldPaths = []string{path}
+	}
+}
+
+// bedrockBetas are the anthropic-beta features Claude on Bedrock takes
+// (Bedrock's Claude Messages reference): the others a client such as
+// Claude Code sends (claude-code-…, oauth-…, fine-grained-tool-streaming-…)
+// Bedrock refuses, so they are left out rather than failing the call.
+var bedrockBetas = map[string]bool{
+	"computer-use-2024-10-22": true, "computer-use-2025-01-24": true,
+	"token-efficient-tools-2025-02-19": true, "interleaved-thinking-2025-05-14": true,
+	"output-128k-2025-02-19": true, "dev-full-thinking-2025-05-14": true,
+	"context-1m-2025-08-07": true, "context-management-2025-06-27": true,
+	"effort-2025-11-24": true, "tool-search-tool-2025-10-19": true, "tool-examples-2025-10-29": true,
 }
 
 // add appends blocks as a message of role, merged into the previous
@@ -333,8 +424,9 @@ func unsupported(in *chatIn) error {
 
 // content turns a message content into blocks. Empty texts are
 // left out (Converse refuses blank text blocks). Images are allowed only
-// where images says so.
-func content(content []llm.Part, i int, images bool) ([]block, error) {
+// where images says so. With cache, a part's cache_control becomes a
+// cache point after its block.
+func content(content []llm.Part, i int, images, cache bool) ([]block, error) {
 	if len(content) == 0 {
 		return nil, nil
 	}
@@ -343,6 +435,11 @@ func content(content []llm.Part, i int, images bool) ([]block, error) {
 		p := &content[j]
 		switch p.Kind {
 		case llm.PartThinking:
+			if p.Signature == "" {
+				// Unsigned thinking (another provider's reasoning) is
+				// left out: Claude refuses what it cannot verify.
+				continue
+			}
 			rc := &reasoningContent{}
 			rc.ReasoningText = &struct {
 				Text      string `json:"text"`
@@ -375,6 +472,9 @@ func content(content []llm.Part, i int, images bool) ([]block, error) {
 			return nil, bedrockRefusal("does not support file content parts (messages[%d])", i)
 		default:
 			return nil, bedrockRefusal("does not support content parts of type %q (messages[%d])", p.WireType, i)
+		}
+		if cache && p.CacheControl != nil && len(blocks) > 0 {
+			blocks = append(blocks, block{CachePoint: cachePoint})
 		}
 	}
 	return blocks, nil
@@ -427,20 +527,40 @@ func toolUseBlock(tc *llm.ToolCall, i, j int) (block, error) {
 	return block{ToolUse: &toolUse{ToolUseID: tc.ID, Name: tc.Name, Input: json.RawMessage(args)}}, nil
 }
 
-// toolResultBlock turns a tool message into a toolResult block.
-func toolResultBlock(m *llm.Message, i int) (block, error) {
+// toolResultBlock turns a tool message into a toolResult block (status
+// "error" for an error), followed, with cache, by a cache point when one
+// of its parts has a cache_control (a tool result's content takes none).
+func toolResultBlock(m *llm.Message, i int, cache bool) ([]block, error) {
 	if m.ToolCallID == "" {
-		return block{}, bedrockError("needs tool_call_id in the tool message messages[%d]", i)
+		return nil, bedrockError("needs tool_call_id in the tool message messages[%d]", i)
 	}
-	blocks, err := content(m.Parts, i, false)
+	blocks, err := content(m.Parts, i, false, false)
 	if err != nil {
-		return block{}, err
+		return nil, err
 	}
 	if len(blocks) == 0 {
 		empty := ""
 		blocks = []block{{Text: &empty}}
 	}
-	return block{ToolResult: &toolResult{ToolUseID: m.ToolCallID, Content: blocks}}, nil
+	res := &toolResult{ToolUseID: m.ToolCallID, Content: blocks}
+	if m.IsError {
+		res.Status = "error"
+	}
+	out := []block{{ToolResult: res}}
+	if cache && cached(m.Parts) {
+		out = append(out, block{CachePoint: cachePoint})
+	}
+	return out, nil
+}
+
+// cached reports whether one of parts has a cache_control.
+func cached(parts []llm.Part) bool {
+	for i := range parts {
+		if parts[i].CacheControl != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // inferenceOf maps max_tokens, temperature, top_p and stop.
@@ -521,7 +641,7 @@ func toolsOf(in *chatIn, toolBlocks bool) (*toolConfig, error) {
 		}
 		return nil, nil
 	}
-	tc := &toolConfig{Tools: make([]tool, len(in.Tools)), ToolChoice: choice}
+	tc := &toolConfig{Tools: make([]tool, 0, len(in.Tools)), ToolChoice: choice}
 	for j := range in.Tools {
 		t := &in.Tools[j]
 		if t.Type != "" && t.Type != "function" {
@@ -536,9 +656,12 @@ func toolsOf(in *chatIn, toolBlocks bool) (*toolConfig, error) {
 		} else if schema[0] != '{' {
 			return nil, bedrockError("needs tools[%d].function.parameters to be a JSON schema object", j)
 		}
-		spec := &tc.Tools[j].ToolSpec
-		spec.Name, spec.Description = t.Name, t.Description
+		spec := &toolSpec{Name: t.Name, Description: t.Description}
 		spec.InputSchema.JSON = json.RawMessage(schema)
+		tc.Tools = append(tc.Tools, tool{ToolSpec: spec})
+		if t.CacheControl != nil && in.call.caches() {
+			tc.Tools = append(tc.Tools, tool{CachePoint: cachePoint})
+		}
 	}
 	return tc, nil
 }

@@ -291,7 +291,8 @@ func (s *stream) translate(msg eventstream.Message) ([]llm.Event, error) {
 			return nil, &providers.Error{Status: http.StatusBadGateway, Message: "upstream sent messageStop twice"}
 		}
 		s.sawStop = true
-		return s.events1(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishReason(finishReason(string(v.GetStringBytes("stopReason"))))}), nil
+		return s.events1(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishReason(finishReason(string(v.GetStringBytes("stopReason")))),
+			Text: stopSequence(v)}), nil
 	default: // metadata
 		s.sawMeta = true
 		if u := usage(v.Get("usage")); u.Present {

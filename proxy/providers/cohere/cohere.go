@@ -512,10 +512,11 @@ type answerMessage struct {
 
 // Usage is Cohere's usage: tokens are the model's own count,
 // billed_units what was billed (fewer for some models); tokens is read
-// first.
+// first. cached_tokens are prompt tokens served from Cohere's cache.
 type usage struct {
-	BilledUnits *tokens `json:"billed_units"`
-	Tokens      *tokens `json:"tokens"`
+	BilledUnits  *tokens `json:"billed_units"`
+	Tokens       *tokens `json:"tokens"`
+	CachedTokens count   `json:"cached_tokens"`
 }
 
 type tokens struct {
@@ -557,7 +558,7 @@ func (u *usage) usage() llm.Usage {
 	if t.OutputTokens != nil {
 		out = int64(*t.OutputTokens)
 	}
-	return llm.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, Present: true}
+	return llm.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, CachedTokens: min(int64(u.CachedTokens), in), Present: true}
 }
 
 // finish maps a finish_reason to OpenAI's; failed is true for ERROR

@@ -295,13 +295,16 @@ type (
 )
 
 // Usage counts tool-use prompts (search results) as prompt tokens and
-// thoughts as completion tokens, as Google bills them.
+// thoughts as completion tokens, as Google bills them (thoughtsTokenCount
+// is not part of candidatesTokenCount), and the thoughts as reasoning
+// tokens too. promptTokenCount includes cachedContentTokenCount.
 func (u *usage) usage() llm.Usage {
 	out := llm.Usage{
 		Present:          true,
 		PromptTokens:     max(u.PromptTokenCount, 0) + max(u.ToolUsePromptTokenCount, 0),
 		CompletionTokens: max(u.CandidatesTokenCount, 0) + max(u.ThoughtsTokenCount, 0),
 		CachedTokens:     max(u.CachedContentTokenCount, 0),
+		ReasoningTokens:  max(u.ThoughtsTokenCount, 0),
 	}
 	out.TotalTokens = out.PromptTokens + out.CompletionTokens
 	if u.TotalTokenCount != nil {
@@ -400,7 +403,6 @@ func (g *Gemini) chatAnswer(body []byte, req *providers.Request) (*providers.Res
 	if in.UsageMetadata != nil {
 		usage = in.UsageMetadata.usage()
 		out.Usage = usage
-		out.Usage.ReasoningTokens = max(in.UsageMetadata.ThoughtsTokenCount, 0)
 	}
 	b := providers.AppendOpenAIResponse(make([]byte, 0, size), &out, providers.OpenAIOptions{ReasoningDetails: true})
 	return &providers.Response{Body: b, Usage: usage, Model: in.ModelVersion}, nil

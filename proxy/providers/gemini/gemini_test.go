@@ -192,7 +192,7 @@ func TestGeminiResponseGolden(t *testing.T) {
 		{"max_tokens", llm.Usage{PromptTokens: 5, CompletionTokens: 16, TotalTokens: 21, Present: true}},
 		{"safety", llm.Usage{PromptTokens: 9, TotalTokens: 9, Present: true}},
 		{"multiple_candidates", llm.Usage{PromptTokens: 4, CompletionTokens: 14, TotalTokens: 18, Present: true}},
-		{"usage_thoughts_cached", llm.Usage{PromptTokens: 2100, CompletionTokens: 420, TotalTokens: 2520, CachedTokens: 2048, Present: true}},
+		{"usage_thoughts_cached", llm.Usage{PromptTokens: 2100, CompletionTokens: 420, TotalTokens: 2520, CachedTokens: 2048, ReasoningTokens: 400, Present: true}},
 		{"prompt_blocked", llm.Usage{PromptTokens: 7, TotalTokens: 7, Present: true}},
 		{"no_usage", llm.Usage{}},
 	}

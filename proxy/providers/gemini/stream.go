@@ -73,7 +73,6 @@ func (s *stream) Next() ([]byte, error) {
 			s.err = io.EOF
 			if s.wantUsage && s.last != nil {
 				u := s.last.usage()
-				u.ReasoningTokens = max(s.last.ThoughtsTokenCount, 0)
 				s.batch = s.name(s.batch[:0])
 				return s.enc.Encode(append(s.batch, llm.Event{Kind: llm.EventUsage, Usage: u})...), nil
 			}

@@ -21,8 +21,12 @@ import (
 // answer is the same as the OpenAI format's, "Hello from mock: " and the
 // text of the last user message that has text, in one text block with stop_reason
 // "end_turn", and usage {input_tokens, output_tokens,
-// cache_creation_input_tokens: 0, cache_read_input_tokens: 0} counted in
-// words (system prompt included). When the request has tools, tool_choice
+// cache_creation_input_tokens, cache_read_input_tokens} counted in
+// words (system prompt included; the cache counts as caching.go says:
+// cache_control breakpoints on tools, system and content blocks). When
+// the echoed text holds one of the request's stop_sequences, the answer
+// stops before it with stop_reason "stop_sequence" and that
+// stop_sequence. When the request has tools, tool_choice
 // is not "none" and the last message is not a tool result, the answer is
 // instead one tool_use block calling the first tool with
 // {"text":<the echoed text>}, with stop_reason "tool_use".
@@ -77,9 +81,11 @@ type anthropicRequest struct {
 	Messages  []anthropicMessage `json:"messages"`
 	Stream    bool               `json:"stream"`
 	Tools     []struct {
-		Name string `json:"name"`
+		Name         string          `json:"name"`
+		CacheControl json.RawMessage `json:"cache_control"`
 	} `json:"tools"`
-	ToolChoice struct {
+	StopSequences []string `json:"stop_sequences"`
+	ToolChoice    struct {
 		Type string `json:"type"`
 	} `json:"tool_choice"`
 }
@@ -94,6 +100,16 @@ type anthropicMessage struct {
 type anthropicContent struct {
 	text       string
 	toolResult bool
+	// blocks are the texts in order (a tool result's empty), each with
+	// whether it has a cache_control (caching.go).
+	blocks []cachedText
+}
+
+// cachedText is a text of a prompt and whether a cache breakpoint
+// follows it.
+type cachedText struct {
+	text   string
+	cached bool
 }
 
 // UnmarshalJSON accepts a string or an array of content blocks.
@@ -103,17 +119,21 @@ func (c *anthropicContent) UnmarshalJSON(b []byte) error {
 	case 'n':
 		return nil
 	case '"':
-		return json.Unmarshal(b, &c.text)
+		err := json.Unmarshal(b, &c.text)
+		c.blocks = []cachedText{{text: c.text}}
+		return err
 	case '[':
 		var blocks []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
+			Type         string          `json:"type"`
+			Text         string          `json:"text"`
+			CacheControl json.RawMessage `json:"cache_control"`
 		}
 		if err := json.Unmarshal(b, &blocks); err != nil {
 			return err
 		}
 		var texts []string
 		for _, bl := range blocks {
+			c.blocks = append(c.blocks, cachedText{text: bl.Text, cached: bl.CacheControl != nil})
 			switch bl.Type {
 			case "text":
 				texts = append(texts, bl.Text)
@@ -132,8 +152,16 @@ type anthropicReply struct {
 	id, model, text    string
 	tool               string // the tool called, "" for a text answer
 	prompt, completion int
-	noUsage            bool
-	cut                bool // the answer stopped at max_tokens
+	// read and written are the prompt tokens read from and written to
+	// the prompt cache (caching.go), part of prompt.
+	read, written int
+	// stopSequence is the stop sequence the answer stopped at.
+	stopSequence string
+	noUsage      bool
+	// detail adds scripted cache and reasoning counts (Step.Detail) to
+	// what the prompt cache gives.
+	detail UsageDetail
+	cut    bool // the answer stopped at max_tokens
 }
 
 func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
@@ -182,7 +210,7 @@ func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
 		anthropicFail(ctx, st)
 		return
 	}
-	r := anthropicReply{id: "msg_mock_" + strconv.FormatUint(s.seq.Add(1), 10), model: model, noUsage: st.NoUsage}
+	r := anthropicReply{id: "msg_mock_" + strconv.FormatUint(s.seq.Add(1), 10), model: model, noUsage: st.NoUsage, detail: st.Detail}
 	r.prompt = words(req.System.text)
 	for _, m := range req.Messages {
 		r.prompt += words(m.Content.text)
@@ -191,7 +219,9 @@ func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
 		}
 	}
 	r.prompt = max(r.prompt, 1)
-	r.text = echo(r.text)
+	r.read, r.written = s.promptCache(anthropicPrefix(&req))
+	r.prompt = max(r.prompt, r.read+r.written) // the tools' names count too
+	r.text, r.stopSequence = stopAt(echo(r.text), req.StopSequences)
 	last := req.Messages[len(req.Messages)-1].Content
 	if len(req.Tools) > 0 && req.ToolChoice.Type != "none" && !last.toolResult {
 		r.tool = req.Tools[0].Name
@@ -236,15 +266,60 @@ func (r *anthropicReply) stopReason() string {
 		return "tool_use"
 	case r.cut:
 		return "max_tokens"
+	case r.stopSequence != "":
+		return "stop_sequence"
 	}
 	return "end_turn"
 }
 
+// appendStop appends stop_reason and stop_sequence.
+func (r *anthropicReply) appendStop(b []byte) []byte {
+	b = append(b, `"stop_reason":"`...)
+	b = append(b, r.stopReason()...)
+	b = append(b, `","stop_sequence":`...)
+	if r.stopReason() != "stop_sequence" {
+		return append(b, "null"...)
+	}
+	return jsonstr.Append(b, r.stopSequence)
+}
+
+// anthropicPrefix is the prompt of req as the mock's prompt cache reads
+// it: tools, system, messages.
+func anthropicPrefix(req *anthropicRequest) *prefix {
+	p := newPrefix()
+	for _, t := range req.Tools {
+		p.add(t.Name, t.CacheControl != nil)
+	}
+	for _, b := range req.System.blocks {
+		p.add(b.text, b.cached)
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Content.blocks {
+			p.add(b.text, b.cached)
+		}
+	}
+	return p
+}
+
+// appendUsage appends the usage of input prompt tokens, the cached ones
+// among them apart, and output tokens.
 func (r *anthropicReply) appendUsage(b []byte, input, output int) []byte {
+	d := r.detail
 	b = append(b, `"usage":{"input_tokens":`...)
-	b = strconv.AppendInt(b, int64(input), 10)
-	b = append(b, `,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":`...)
-	b = strconv.AppendInt(b, int64(output), 10)
+	b = strconv.AppendInt(b, int64(max(input-r.read-r.written, 0)), 10)
+	b = append(b, `,"cache_creation_input_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.written+d.CacheWrite), 10)
+	b = append(b, `,"cache_read_input_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.read+d.CacheRead), 10)
+	if w := r.written + d.CacheWrite; w > 0 {
+		b = append(b, `,"cache_creation":{"ephemeral_5m_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(w-d.CacheWrite1h), 10)
+		b = append(b, `,"ephemeral_1h_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheWrite1h), 10)
+		b = append(b, '}')
+	}
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(output+d.Reasoning), 10)
 	return append(b, '}')
 }
 
@@ -272,9 +347,8 @@ func (r *anthropicReply) appendBody(b []byte) []byte {
 		b = jsonstr.AppendEscaped(b, r.text)
 		b = append(b, `"}`...)
 	}
-	b = append(b, `],"stop_reason":"`...)
-	b = append(b, r.stopReason()...)
-	b = append(b, `","stop_sequence":null`...)
+	b = append(b, `],`...)
+	b = r.appendStop(b)
 	if !r.noUsage {
 		b = append(b, ',')
 		b = r.appendUsage(b, r.prompt, r.completion)
@@ -337,7 +411,8 @@ func (r *anthropicReply) stream(chunks int) *stream {
 	sm.buf = append(sm.buf, `{"type":"content_block_stop","index":0}`...)
 	endEvent()
 	event("message_delta")
-	sm.buf = append(sm.buf, `{"type":"message_delta","delta":{"stop_reason":"`+r.stopReason()+`","stop_sequence":null}`...)
+	sm.buf = append(sm.buf, `{"type":"message_delta","delta":{`...)
+	sm.buf = append(r.appendStop(sm.buf), '}')
 	if !r.noUsage {
 		sm.buf = append(sm.buf, ',')
 		sm.buf = r.appendUsage(sm.buf, r.prompt, r.completion)

@@ -36,6 +36,15 @@ import (
 // InvalidSignatureException on a mismatch); other access key ids are taken
 // on trust, so any key pair works against the mock.
 //
+// Usage counts cacheReadInputTokens and cacheWriteInputTokens at the
+// request's cachePoint blocks (in toolConfig.tools, system and message
+// content) as caching.go says; a cachePoint for a model other than Claude
+// or Nova is a 400, as Bedrock's. When the echoed text holds one of
+// inferenceConfig.stopSequences the answer stops before it with
+// stopReason "stop_sequence", and, when additionalModelResponseFieldPaths
+// asks for /stop_sequence (or /delta/stop_sequence), the sequence in
+// additionalModelResponseFields as Claude's Converse gives it.
+//
 // Errors have Bedrock's shape: the x-amzn-ErrorType header and
 // {"message":…}. A Step's error status or Body is answered before the
 // signature is checked, as for the other formats.
@@ -65,16 +74,20 @@ type bedrockConverseIn struct {
 		Content []bedrockBlockIn `json:"content"`
 	} `json:"messages"`
 	System []struct {
-		Text string `json:"text"`
+		Text       string    `json:"text"`
+		CachePoint *struct{} `json:"cachePoint"`
 	} `json:"system"`
 	InferenceConfig struct {
-		MaxTokens int `json:"maxTokens"`
+		MaxTokens     int      `json:"maxTokens"`
+		StopSequences []string `json:"stopSequences"`
 	} `json:"inferenceConfig"`
-	ToolConfig *struct {
+	AdditionalModelResponseFieldPaths []string `json:"additionalModelResponseFieldPaths"`
+	ToolConfig                        *struct {
 		Tools []struct {
 			ToolSpec struct {
 				Name string `json:"name"`
 			} `json:"toolSpec"`
+			CachePoint *struct{} `json:"cachePoint"`
 		} `json:"tools"`
 		ToolChoice *struct {
 			Any  *struct{} `json:"any"`
@@ -86,7 +99,8 @@ type bedrockConverseIn struct {
 }
 
 type bedrockBlockIn struct {
-	Text       *string `json:"text"`
+	Text       *string   `json:"text"`
+	CachePoint *struct{} `json:"cachePoint"`
 	ToolResult *struct {
 		Content []struct {
 			Text string `json:"text"`
@@ -100,8 +114,17 @@ type bedrockReply struct {
 	tool               string // when set, the answer is a call of this tool
 	toolID             string
 	prompt, completion int
-	noUsage            bool
-	cut                bool // the answer stopped at inferenceConfig.maxTokens
+	// read and written are the prompt tokens read from and written to
+	// the prompt cache (caching.go), part of prompt.
+	read, written int
+	// stopSequence is the stop sequence the answer stopped at;
+	// stopPath is where additionalModelResponseFields gives it ("" for
+	// nowhere, "/stop_sequence" or "/delta/stop_sequence").
+	stopSequence, stopPath string
+	noUsage                bool
+	// detail adds scripted cache and reasoning counts (Step.Detail).
+	detail UsageDetail
+	cut    bool // the answer stopped at inferenceConfig.maxTokens
 }
 
 func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
@@ -152,7 +175,7 @@ func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
 		writeBedrockError(ctx, fasthttp.StatusBadRequest, "ValidationException", "A conversation must start with a user message (mock).")
 		return
 	}
-	r := bedrockReply{noUsage: st.NoUsage}
+	r := bedrockReply{noUsage: st.NoUsage, detail: st.Detail}
 	for _, sys := range req.System {
 		r.prompt += words(sys.Text)
 	}
@@ -174,7 +197,19 @@ func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
 		}
 	}
 	r.prompt = max(r.prompt, 1)
-	r.text = echo(r.text)
+	p, points := bedrockPrefix(&req)
+	if points > 0 && !strings.Contains(model, "anthropic.claude") && !strings.Contains(model, "amazon.nova") {
+		writeBedrockError(ctx, fasthttp.StatusBadRequest, "ValidationException", "This model doesn't support caching (mock).")
+		return
+	}
+	r.read, r.written = s.promptCache(p)
+	r.prompt = max(r.prompt, r.read+r.written) // the tools' names count too
+	r.text, r.stopSequence = stopAt(echo(r.text), req.InferenceConfig.StopSequences)
+	for _, path := range req.AdditionalModelResponseFieldPaths {
+		if path == "/stop_sequence" || path == "/delta/stop_sequence" {
+			r.stopPath = path
+		}
+	}
 	r.completion = 3 + words(r.text)
 	if tc := req.ToolConfig; tc != nil && tc.ToolChoice != nil && len(tc.Tools) > 0 {
 		switch {
@@ -218,14 +253,88 @@ func (r *bedrockReply) toolInput() string {
 	return string(jsonstr.Append([]byte(`{"text":`), r.text)) + "}"
 }
 
+// appendUsage appends the usage: inputTokens are the prompt tokens
+// neither read from nor written to the cache, which come apart when there
+// are any.
 func (r *bedrockReply) appendUsage(b []byte) []byte {
+	d := r.detail
+	completion := r.completion + d.Reasoning
 	b = append(b, `"usage":{"inputTokens":`...)
-	b = strconv.AppendInt(b, int64(r.prompt), 10)
+	b = strconv.AppendInt(b, int64(max(r.prompt-r.read-r.written, 0)), 10)
 	b = append(b, `,"outputTokens":`...)
-	b = strconv.AppendInt(b, int64(r.completion), 10)
+	b = strconv.AppendInt(b, int64(completion), 10)
 	b = append(b, `,"totalTokens":`...)
-	b = strconv.AppendInt(b, int64(r.prompt+r.completion), 10)
+	b = strconv.AppendInt(b, int64(d.prompt(r.prompt)+completion), 10)
+	if read, written := r.read+d.CacheRead, r.written+d.CacheWrite; read+written > 0 {
+		b = append(b, `,"cacheReadInputTokens":`...)
+		b = strconv.AppendInt(b, int64(read), 10)
+		b = append(b, `,"cacheWriteInputTokens":`...)
+		b = strconv.AppendInt(b, int64(written), 10)
+	}
 	return append(b, '}')
+}
+
+// stop appends the stop reason of the answer, the stopReason
+// field's value up to its closing quote, and the stop sequence in
+// additionalModelResponseFields when the request asked for it.
+func (r *bedrockReply) appendStop(b []byte, stop string) []byte {
+	if stop == "end_turn" && r.stopSequence != "" {
+		stop = "stop_sequence"
+	}
+	b = append(b, stop...)
+	b = append(b, '"')
+	if stop != "stop_sequence" || r.stopPath == "" {
+		return b
+	}
+	b = append(b, `,"additionalModelResponseFields":{`...)
+	if r.stopPath == "/delta/stop_sequence" {
+		b = append(b, `"delta":{"stop_sequence":`...)
+		b = jsonstr.Append(b, r.stopSequence)
+		return append(b, "}}"...)
+	}
+	b = append(b, `"stop_sequence":`...)
+	b = jsonstr.Append(b, r.stopSequence)
+	return append(b, '}')
+}
+
+// bedrockPrefix is the prompt of req as the mock's prompt cache reads
+// it (tools, system, messages, with their cachePoints), and the number
+// of cachePoints.
+func bedrockPrefix(req *bedrockConverseIn) (*prefix, int) {
+	p, n := newPrefix(), 0
+	point := func(text string) {
+		p.add(text, true)
+		n++
+	}
+	if tc := req.ToolConfig; tc != nil {
+		for _, t := range tc.Tools {
+			if t.CachePoint != nil {
+				point("")
+			} else {
+				p.add(t.ToolSpec.Name, false)
+			}
+		}
+	}
+	for _, sys := range req.System {
+		if sys.CachePoint != nil {
+			point("")
+		} else {
+			p.add(sys.Text, false)
+		}
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			switch {
+			case b.CachePoint != nil:
+				point("")
+			case b.Text != nil:
+				p.add(*b.Text, false)
+			default:
+				p.add("", false)
+			}
+		}
+	}
+	return p, n
 }
 
 // appendBody appends the Converse answer.
@@ -250,8 +359,7 @@ func (r *bedrockReply) appendBody(b []byte) []byte {
 		}
 	}
 	b = append(b, `]}},"stopReason":"`...)
-	b = append(b, stop...)
-	b = append(b, '"')
+	b = r.appendStop(b, stop)
 	if !r.noUsage {
 		b = append(b, ',')
 		b = r.appendUsage(b)
@@ -312,7 +420,7 @@ func (r *bedrockReply) stream(chunks int) *stream {
 	})
 	sm.last = len(sm.ends)
 	event("contentBlockStop", []byte(`{"contentBlockIndex":0,"p":"abcdefghijklmnopqrstu"}`))
-	event("messageStop", []byte(`{"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJK","stopReason":"`+stop+`"}`))
+	event("messageStop", append(r.appendStop([]byte(`{"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJK","stopReason":"`), stop), '}'))
 	meta := []byte(`{"metrics":{"latencyMs":1},"p":"abcdefghijkl"`)
 	if !r.noUsage {
 		meta = append(meta, ',')

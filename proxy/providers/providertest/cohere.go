@@ -68,6 +68,7 @@ type cohereReply struct {
 	tool               string // the tool called, "" for a text answer
 	prompt, completion int
 	noUsage            bool
+	detail             UsageDetail
 	cut                bool // the answer stopped at max_tokens
 }
 
@@ -125,7 +126,7 @@ func (s *Server) serveCohereChat(ctx *fasthttp.RequestCtx, st Step) {
 		writeCohereError(ctx, fasthttp.StatusBadRequest, msg)
 		return
 	}
-	r := cohereReply{id: "mock-" + strconv.FormatUint(s.seq.Add(1), 10), model: model, noUsage: st.NoUsage}
+	r := cohereReply{id: "mock-" + strconv.FormatUint(s.seq.Add(1), 10), model: model, noUsage: st.NoUsage, detail: st.Detail}
 	for _, m := range req.Messages {
 		r.prompt += words(string(m.Content))
 		if m.Role == "user" && m.Content != "" {
@@ -212,17 +213,22 @@ func (r *cohereReply) toolArguments() string {
 }
 
 func (r *cohereReply) appendUsage(b []byte) []byte {
+	d := r.detail
 	counts := func(b []byte) []byte {
 		b = append(b, `{"input_tokens":`...)
-		b = strconv.AppendInt(b, int64(r.prompt), 10)
+		b = strconv.AppendInt(b, int64(r.prompt+d.CacheRead), 10)
 		b = append(b, `,"output_tokens":`...)
-		b = strconv.AppendInt(b, int64(r.completion), 10)
+		b = strconv.AppendInt(b, int64(r.completion+d.Reasoning), 10)
 		return append(b, '}')
 	}
 	b = append(b, `"usage":{"billed_units":`...)
 	b = counts(b)
 	b = append(b, `,"tokens":`...)
 	b = counts(b)
+	if d.CacheRead > 0 {
+		b = append(b, `,"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheRead), 10)
+	}
 	return append(b, '}')
 }
 

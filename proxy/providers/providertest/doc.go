@@ -60,6 +60,13 @@
 //	@latency=D     wait D before the status line
 //	@status=S      answer HTTP status S (an error body in OpenAI's shape when S ≥ 400)
 //	@reset=N       close the connection after N content chunks, without [DONE]
+//	@cache_read=N  report N more prompt tokens, read from the prompt cache
+//	@cache_write=N report N more prompt tokens, written to the prompt cache
+//	@cache_write_1h=N  of those, N written for one hour
+//	@reasoning=N   report N more output tokens, spent reasoning
+//
+// (Step.Detail, UsageDetail: each wire format reports them in its own
+// provider's fields.)
 //
 // For example "gpt-4o-mini@chunks=5@delay=50ms". A directive overrides the
 // same setting of a scripted Step. Responses name the model without its

@@ -118,7 +118,7 @@ func (s *Server) serveGemini(ctx *fasthttp.RequestCtx, st Step) {
 		writeGeminiError(ctx, fasthttp.StatusBadRequest, "Invalid JSON payload received (mock: "+err.Error()+").")
 		return
 	}
-	r := geminiReply{model: model, seq: s.seq.Add(1), noUsage: st.NoUsage}
+	r := geminiReply{model: model, seq: s.seq.Add(1), noUsage: st.NoUsage, detail: st.Detail}
 	switch method {
 	case "embedContent":
 		if req.Content == nil || len(req.Content.Parts) == 0 {
@@ -225,6 +225,7 @@ type geminiReply struct {
 	candidates         int
 	prompt, completion int
 	noUsage            bool
+	detail             UsageDetail
 	cut                bool // the answer stopped at maxOutputTokens
 }
 
@@ -254,14 +255,26 @@ func (r *geminiReply) appendResponse(b []byte, text string, prefix, final bool) 
 	}
 	b = append(b, ']')
 	if !r.noUsage {
+		// Gemini reports no cache writes; its prompt count includes the
+		// cache reads, its thoughts are apart from the candidates.
+		d := r.detail
+		prompt := r.prompt + d.CacheRead
 		b = append(b, `,"usageMetadata":{"promptTokenCount":`...)
-		b = strconv.AppendInt(b, int64(r.prompt), 10)
-		total := r.prompt
+		b = strconv.AppendInt(b, int64(prompt), 10)
+		total := prompt
+		if d.CacheRead > 0 {
+			b = append(b, `,"cachedContentTokenCount":`...)
+			b = strconv.AppendInt(b, int64(d.CacheRead), 10)
+		}
 		if final {
 			completion := r.completion * r.candidates
-			total += completion
+			total += completion + d.Reasoning
 			b = append(b, `,"candidatesTokenCount":`...)
 			b = strconv.AppendInt(b, int64(completion), 10)
+			if d.Reasoning > 0 {
+				b = append(b, `,"thoughtsTokenCount":`...)
+				b = strconv.AppendInt(b, int64(d.Reasoning), 10)
+			}
 		}
 		b = append(b, `,"totalTokenCount":`...)
 		b = strconv.AppendInt(b, int64(total), 10)

@@ -511,6 +511,11 @@ func TestDirectives(t *testing.T) {
 		{in: "m@status", wantErr: true},
 		{in: "m@", wantErr: true},
 		{in: "m@temperature=1", wantErr: true},
+		{in: "m@cache_read=10@cache_write=20@cache_write_1h=5@reasoning=7", model: "m",
+			want: Step{Detail: UsageDetail{CacheRead: 10, CacheWrite: 20, CacheWrite1h: 5, Reasoning: 7}}},
+		{in: "m@cache_write_1h=9", model: "m"}, // more one-hour writes than writes: capped
+		{in: "m@reasoning=-1", wantErr: true},
+		{in: "m@cache_read=x", wantErr: true},
 	} {
 		model, d, err := parseModel(tt.in)
 		if (err != nil) != tt.wantErr {

@@ -176,6 +176,7 @@ func (s *Server) serveOpenAI(ctx *fasthttp.RequestCtx, kind openAIKind, st Step)
 		stream:       req.Stream && kind != openAIEmbedding,
 		includeUsage: req.StreamOptions.IncludeUsage && !st.NoUsage,
 		noUsage:      st.NoUsage,
+		detail:       st.Detail,
 	}
 	switch kind {
 	case openAIChat:
@@ -300,6 +301,7 @@ type openAIReply struct {
 	stream, base64     bool
 	includeUsage       bool // a stream ends with a usage chunk
 	noUsage            bool
+	detail             UsageDetail
 	cut                bool // the answer stopped at the request's max tokens
 }
 
@@ -331,20 +333,33 @@ func (r *openAIReply) appendHead(b []byte, object string) []byte {
 }
 
 func (r *openAIReply) appendUsage(b []byte) []byte {
+	d := r.detail
+	prompt, completion := d.prompt(r.prompt), r.completion+d.Reasoning
 	b = append(b, `"usage":{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(r.prompt), 10)
+	b = strconv.AppendInt(b, int64(prompt), 10)
 	if r.kind != openAIEmbedding {
 		b = append(b, `,"completion_tokens":`...)
-		b = strconv.AppendInt(b, int64(r.completion), 10)
+		b = strconv.AppendInt(b, int64(completion), 10)
 	}
 	b = append(b, `,"total_tokens":`...)
-	total := r.prompt
+	total := prompt
 	if r.kind != openAIEmbedding {
-		total += r.completion
+		total += completion
 	}
 	b = strconv.AppendInt(b, int64(total), 10)
 	if r.kind == openAIChat {
-		b = append(b, `,"prompt_tokens_details":{"cached_tokens":0}`...)
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheRead), 10)
+		if d.CacheWrite > 0 {
+			b = append(b, `,"cache_write_tokens":`...)
+			b = strconv.AppendInt(b, int64(d.CacheWrite), 10)
+		}
+		b = append(b, '}')
+		if d.Reasoning > 0 {
+			b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+			b = strconv.AppendInt(b, int64(d.Reasoning), 10)
+			b = append(b, '}')
+		}
 	}
 	return append(b, '}')
 }

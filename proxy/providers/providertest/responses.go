@@ -115,7 +115,7 @@ func (s *Server) serveResponses(ctx *fasthttp.RequestCtx, st Step) {
 		writeOpenAIError(ctx, fasthttp.StatusBadRequest, "Invalid type for 'input' (mock).", "invalid_request_error", "invalid_type")
 		return
 	}
-	r := responsesReply{model: model, seq: s.seq.Add(1), created: time.Now().Unix(), noUsage: st.NoUsage,
+	r := responsesReply{model: model, seq: s.seq.Add(1), created: time.Now().Unix(), noUsage: st.NoUsage, detail: st.Detail,
 		prompt: max(prompt+words(req.Instructions), 1), text: echo(last)}
 	r.completion = 3 + words(r.text)
 	if st.AnswerTokens > 0 {
@@ -153,6 +153,7 @@ type responsesReply struct {
 	text               string // the echoed text; the answer is answerPrefix + text
 	prompt, completion int
 	noUsage            bool
+	detail             UsageDetail
 	cut                bool // stopped at max_output_tokens: status incomplete
 }
 
@@ -208,12 +209,20 @@ func (r *responsesReply) appendResponse(b []byte, status string, final bool) []b
 		`"truncation":"disabled"`...)
 	if final && !r.noUsage {
 		// The spec's usage is an object or absent: in progress, absent.
+		d := r.detail
+		prompt, completion := d.prompt(r.prompt), r.completion+d.Reasoning
 		b = append(b, `,"usage":{"input_tokens":`...)
-		b = strconv.AppendInt(b, int64(r.prompt), 10)
-		b = append(b, `,"input_tokens_details":{"cached_tokens":0,"cache_write_tokens":0},"output_tokens":`...)
-		b = strconv.AppendInt(b, int64(r.completion), 10)
-		b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
-		b = strconv.AppendInt(b, int64(r.prompt+r.completion), 10)
+		b = strconv.AppendInt(b, int64(prompt), 10)
+		b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheRead), 10)
+		b = append(b, `,"cache_write_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.CacheWrite), 10)
+		b = append(b, `},"output_tokens":`...)
+		b = strconv.AppendInt(b, int64(completion), 10)
+		b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.Reasoning), 10)
+		b = append(b, `},"total_tokens":`...)
+		b = strconv.AppendInt(b, int64(prompt+completion), 10)
 		b = append(b, '}')
 	}
 	return append(b, `,"metadata":{}}`...)

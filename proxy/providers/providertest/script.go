@@ -52,9 +52,37 @@ type Step struct {
 	// whatever the request holds: a provider whose tokenizer counts more
 	// than the gateway's.
 	PromptTokens int
+	// Detail adds the usage details of prompt caching and reasoning to
+	// the usage, each wire format in its own fields.
+	Detail UsageDetail
 	// Times repeats the step for that many requests; 0 means once.
 	Times int
 }
+
+// UsageDetail is what a provider reports beside the plain token counts.
+// Cache reads and writes are prompt tokens on top of the counted prompt
+// (a cached prefix), reasoning tokens output tokens on top of the answer;
+// each wire format reports them as its provider does: OpenAI's
+// prompt_tokens and completion_tokens include them (with
+// prompt_tokens_details.cached_tokens and cache_write_tokens and
+// completion_tokens_details.reasoning_tokens), Anthropic's input_tokens
+// excludes the cache (cache_read_input_tokens, cache_creation_input_tokens
+// and its cache_creation.ephemeral_5m/1h split) and output_tokens
+// includes the thinking, Gemini's promptTokenCount includes
+// cachedContentTokenCount and thoughtsTokenCount is apart from
+// candidatesTokenCount, Bedrock's inputTokens excludes
+// cacheReadInputTokens and cacheWriteInputTokens, the Responses API's
+// input_tokens and output_tokens include theirs, and Cohere's
+// input_tokens includes cached_tokens. Gemini reports no cache writes.
+type UsageDetail struct {
+	CacheRead, CacheWrite int
+	// CacheWrite1h is the part of CacheWrite written for one hour.
+	CacheWrite1h int
+	Reasoning    int
+}
+
+// prompt is the prompt count including the cache reads and writes.
+func (d UsageDetail) prompt(counted int) int { return counted + d.CacheRead + d.CacheWrite }
 
 // Recorded is one request the Server saw. It is the caller's copy.
 type Recorded struct {
@@ -205,15 +233,20 @@ func (r record) export() Recorded {
 type directives struct {
 	chunks, status, reset int
 	delay, latency        time.Duration
-	set                   uint8
+	detail                UsageDetail
+	set                   uint16
 }
 
 const (
-	setChunks uint8 = 1 << iota
+	setChunks uint16 = 1 << iota
 	setDelay
 	setLatency
 	setStatus
 	setReset
+	setCacheRead
+	setCacheWrite
+	setCacheWrite1h
+	setReasoning
 )
 
 // directiveError is a malformed or unknown model-name directive.
@@ -268,8 +301,11 @@ func parseModel(name string) (string, directives, error) {
 				err = errRange
 			}
 			d.set |= setReset
+		case "cache_read", "cache_write", "cache_write_1h", "reasoning":
+			err = d.setCount(key, val)
 		default:
-			return "", d, &directiveError{"unknown mock directive @" + key + " (known: chunks, delay, latency, status, reset)"}
+			return "", d, &directiveError{"unknown mock directive @" + key +
+				" (known: chunks, delay, latency, status, reset, cache_read, cache_write, cache_write_1h, reasoning)"}
 		}
 		if err != nil {
 			return "", d, &directiveError{"mock directive @" + dir + ": invalid value"}
@@ -279,6 +315,28 @@ func parseModel(name string) (string, directives, error) {
 }
 
 var errRange = &directiveError{"out of range"}
+
+// setCount sets a usage-detail directive to a count of tokens.
+func (d *directives) setCount(key, val string) error {
+	n, err := strconv.Atoi(val)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return errRange
+	}
+	switch key {
+	case "cache_read":
+		d.detail.CacheRead, d.set = n, d.set|setCacheRead
+	case "cache_write":
+		d.detail.CacheWrite, d.set = n, d.set|setCacheWrite
+	case "cache_write_1h":
+		d.detail.CacheWrite1h, d.set = n, d.set|setCacheWrite1h
+	case "reasoning":
+		d.detail.Reasoning, d.set = n, d.set|setReasoning
+	}
+	return nil
+}
 
 // apply overrides st's settings with the directives that were given.
 func (d directives) apply(st *Step) {
@@ -297,4 +355,14 @@ func (d directives) apply(st *Step) {
 	if d.set&setReset != 0 {
 		st.ResetAfter = d.reset
 	}
+	for _, f := range []struct {
+		bit      uint16
+		dst, src *int
+	}{{setCacheRead, &st.Detail.CacheRead, &d.detail.CacheRead}, {setCacheWrite, &st.Detail.CacheWrite, &d.detail.CacheWrite},
+		{setCacheWrite1h, &st.Detail.CacheWrite1h, &d.detail.CacheWrite1h}, {setReasoning, &st.Detail.Reasoning, &d.detail.Reasoning}} {
+		if d.set&f.bit != 0 {
+			*f.dst = *f.src
+		}
+	}
+	st.Detail.CacheWrite1h = min(st.Detail.CacheWrite1h, st.Detail.CacheWrite)
 }

@@ -62,6 +62,9 @@ type Server struct {
 	maxRec   int
 	recs     []record // a ring once full; head is its oldest entry
 	recsHead int
+	// cached holds the prompt prefixes written to the mock's prompt
+	// cache (caching.go); it grows with the distinct prefixes of a test.
+	cached map[string]bool
 
 	// Set by Start: stop ends the serving goroutine, which closes served
 	// after storing serveErr.

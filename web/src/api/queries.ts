@@ -63,7 +63,8 @@ export const Q = {
   log: `query LogDetail($id: ID!) {
     log(id: $id) {
       id ts tenantId gatewayId tokenId userId provider model route status errorCode latencyMs ttfbMs tokensIn tokensOut
-      cachedTokens costUsd cache attempts ruleHits metadata traceId clientIp userAgent requestBody responseBody operation
+      cachedTokens cacheWriteTokens cacheWrite1hTokens reasoningTokens costUsd cache attempts ruleHits metadata traceId
+      clientIp userAgent requestBody responseBody operation
     }
   }`,
   trace: `query TraceDetail($id: ID!) {

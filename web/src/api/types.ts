@@ -159,6 +159,11 @@ export interface LogRecord {
   tokensIn: number;
   tokensOut: number;
   cachedTokens?: number;
+  /** Prompt tokens written to the provider's cache (part of tokensIn); cacheWrite1hTokens of them for one hour. */
+  cacheWriteTokens?: number;
+  cacheWrite1hTokens?: number;
+  /** Output tokens spent reasoning (part of tokensOut). */
+  reasoningTokens?: number;
   costUsd: number;
   cache: string;
   attempts?: number;

@@ -51,6 +51,10 @@ export function LogDetail({ id }: { id: string }) {
               <dt>Tokens</dt>
               <dd>
                 {formatInt(l.tokensIn)} in, {formatInt(l.tokensOut)} out{l.cachedTokens ? `, ${formatInt(l.cachedTokens)} cached` : ''}
+                {l.cacheWriteTokens
+                  ? `, ${formatInt(l.cacheWriteTokens)} written to the cache${l.cacheWrite1hTokens ? ` (${formatInt(l.cacheWrite1hTokens)} for 1 h)` : ''}`
+                  : ''}
+                {l.reasoningTokens ? `, ${formatInt(l.reasoningTokens)} reasoning` : ''}
               </dd>
               <dt>Cost</dt>
               <dd>{formatUSD(l.costUsd)}</dd>
