@@ -24,8 +24,8 @@ type Report struct {
 	// Streaming is the time to the first content chunk of a streamed
 	// request at a fixed rate.
 	Streaming Comparison `json:"streaming_first_chunk"`
-	// Doors are the Messages and Responses front doors against the chat
-	// door (issue 14).
+	// Doors are the Messages and the two Responses front doors against
+	// the chat door (issue 14).
 	Doors   []Door  `json:"doors"`
 	Gateway Process `json:"gateway_process"`
 	// OtherProcesses is the load the rest of the machine added meanwhile.
@@ -180,10 +180,13 @@ func (r *Report) judge() {
 }
 
 // WriteJSON writes r as indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // WriteText writes r as the tables `sluice bench` prints.

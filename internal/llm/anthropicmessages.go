@@ -90,6 +90,18 @@ func DecodeAnthropicMessages(body []byte) (*Request, error) {
 			return nil, &UnsupportedError{Param: "thinking.type", Message: "thinking.type " + strconv.Quote(th.Type) + " is not supported"}
 		}
 	}
+	if oc := in.OutputConfig; oc != nil && oc.Format != nil {
+		// Structured outputs: the answer's JSON schema, OpenAI's
+		// response_format json_schema (named "output", as Anthropic names none).
+		if oc.Format.Type != "json_schema" {
+			return nil, &UnsupportedError{Param: "output_config.format.type",
+				Message: "output_config.format.type " + strconv.Quote(oc.Format.Type) + " is not supported (json_schema is)"}
+		}
+		if number(oc.Format.Schema) == nil {
+			return nil, &SchemaError{Err: errors.New("output_config.format.schema is required")}
+		}
+		r.ResponseFormat = &ResponseFormat{Type: "json_schema", Name: "output", Schema: oc.Format.Schema}
+	}
 	return r, nil
 }
 
@@ -127,6 +139,12 @@ type (
 			Type         string `json:"type"`
 			BudgetTokens *int64 `json:"budget_tokens"`
 		} `json:"thinking"`
+		OutputConfig *struct {
+			Format *struct {
+				Type   string          `json:"type"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"format"`
+		} `json:"output_config"`
 	}
 	anthropicMessage struct {
 		Role    string           `json:"role"`

@@ -76,6 +76,8 @@ func TestDecodeAnthropicMessagesRefuses(t *testing.T) {
 		{"bad content", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":5}]}`, ""},
 		{"bad tool_choice", `{"model":"m","max_tokens":1,"messages":[],"tool_choice":{"type":"all"}}`, ""},
 		{"thinking without budget", `{"model":"m","max_tokens":1,"messages":[],"thinking":{"type":"enabled"}}`, ""},
+		{"output format type", `{"model":"m","max_tokens":1,"messages":[],"output_config":{"format":{"type":"grammar"}}}`, "output_config.format.type"},
+		{"output format without schema", `{"model":"m","max_tokens":1,"messages":[],"output_config":{"format":{"type":"json_schema"}}}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
