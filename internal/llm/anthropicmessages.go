@@ -26,6 +26,20 @@ func DecodeAnthropicMessages(body []byte) (*Request, error) {
 	if number(in.TopK) != nil {
 		return nil, &UnsupportedError{Param: "top_k", Message: "top_k is not supported on the translating Messages door"}
 	}
+	// Fields that change the answer and that no translated target can
+	// honour are refused rather than dropped (service_tier, which
+	// changes latency and price only, is ignored).
+	for _, f := range [...]struct {
+		name string
+		raw  json.RawMessage
+	}{{"mcp_servers", in.MCPServers}, {"container", in.Container}, {"context_management", in.ContextManagement}} {
+		if number(f.raw) != nil {
+			return nil, unsupported(f.name, f.name+" is not supported on the translating Messages door; use /anthropic/v1/messages")
+		}
+	}
+	if oc := in.OutputConfig; oc != nil && number(oc.Effort) != nil {
+		return nil, unsupported("output_config.effort", "output_config.effort is not supported on the translating Messages door; use thinking.budget_tokens, or /anthropic/v1/messages")
+	}
 	r := &Request{
 		Wire: WireAnthropicMessages, Raw: body, Model: in.Model,
 		Temperature: number(in.Temperature), TopP: number(in.TopP),
@@ -139,7 +153,11 @@ type (
 			Type         string `json:"type"`
 			BudgetTokens *int64 `json:"budget_tokens"`
 		} `json:"thinking"`
-		OutputConfig *struct {
+		MCPServers        json.RawMessage `json:"mcp_servers"`
+		Container         json.RawMessage `json:"container"`
+		ContextManagement json.RawMessage `json:"context_management"`
+		OutputConfig      *struct {
+			Effort json.RawMessage `json:"effort"`
 			Format *struct {
 				Type   string          `json:"type"`
 				Schema json.RawMessage `json:"schema"`
