@@ -315,11 +315,50 @@ func checkList(o Object, field string, k *kind, at string) error {
 // the order given (Export sorts them by natural key), so the same
 // configuration always gives the same bytes.
 func Marshal(root Object) ([]byte, error) {
-	out, err := yaml.MarshalWithOptions(normalize(root), yaml.Indent(2), yaml.IndentSequence(true))
+	out, err := yaml.MarshalWithOptions(ordered(normalize(root)), yaml.Indent(2), yaml.IndentSequence(true))
 	if err != nil {
 		return nil, fmt.Errorf("write YAML: %w", err)
 	}
 	return out, nil
+}
+
+// firstFields lead a mapping in written files, in this order (identity
+// first); lastFields end it (the nested lists); the rest are sorted.
+var (
+	firstFields = []string{"apiVersion", "kind", "id", "slug", "email", "provider", "alias", "model", "name"}
+	lastFields  = []string{"keys", "rules", "tokens", "gateways", "users", "tenants", "model_prices"}
+)
+
+// ordered turns every mapping of v into a yaml.MapSlice with the fields in
+// a fixed order, for Marshal.
+func ordered(v any) any {
+	switch x := v.(type) {
+	case Object:
+		keys := sortedKeys(x)
+		rank := func(k string) int {
+			if i := slices.Index(firstFields, k); i >= 0 {
+				return i - len(firstFields)
+			}
+			if i := slices.Index(lastFields, k); i >= 0 {
+				return 1 + i
+			}
+			return 0
+		}
+		slices.SortStableFunc(keys, func(a, b string) int { return rank(a) - rank(b) })
+		out := make(yaml.MapSlice, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, yaml.MapItem{Key: k, Value: ordered(x[k])})
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = ordered(e)
+		}
+		return out
+	default:
+		return v
+	}
 }
 
 // sortedKeys returns the keys of o, sorted.
