@@ -124,7 +124,7 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	}
 	mustNotContain(t, "apply's output", []byte(out), append(secrets, canaryOpenAIKey, canaryAnthropicKey)...)
 	// A password, set through the API (a file never carries one).
-	dana := userID(t, a.base, "acme", "dana@acme.example")
+	dana := idIn(t, a.base, "/admin/v1/tenants/acme/users", "email", "dana@acme.example")
 	call(t, a.base, "PATCH", "/admin/v1/users/"+dana, `{"password":"`+canaryPassword+`"}`, 200)
 
 	exportA := exportFile(t, a.base)
@@ -186,6 +186,28 @@ func TestExportApplyRoundTrip(t *testing.T) {
 		t.Fatal("a refused apply changed the server")
 	}
 
+	// A new key value behind the same key_ref (a rotation): the key is
+	// replaced, though a route names it, and the file then matches again.
+	const rotated = "sk-proj-CANARYrotated0000000000000000000QRST"
+	t.Setenv("SLUICE_KEY_ACME_PROD_OPENAI_MAIN", rotated)
+	out, err = applyFile(t, b.base, fileA)
+	if err != nil || !strings.Contains(out, "replace key acme/prod/openai/main: key\n") {
+		t.Fatalf("apply after a key rotation: %v\n%s", err, out)
+	}
+	mustNotContain(t, "apply's output", []byte(out), rotated)
+	keys := call(t, b.base, "GET", "/admin/v1/gateways/"+idIn(t, b.base, "/admin/v1/tenants/acme/gateways", "slug", "prod")+"/keys", "", 200)
+	for _, k := range keys["data"].([]any) {
+		if k := k.(map[string]any); k["alias"] == "main" && k["last4"] != "QRST" {
+			t.Fatalf("key main after the rotation ends in %v, want QRST", k["last4"])
+		}
+	}
+	if out, err := applyFile(t, b.base, fileA); err != nil || !strings.Contains(out, "No changes") {
+		t.Fatalf("apply after the rotation: %v\n%s, want no changes", err, out)
+	}
+	if got := exportFile(t, b.base); !bytes.Equal(got, exportB) {
+		t.Fatalf("the rotation changed more than the key:\n%s", cmp.Diff(string(exportB), string(got)))
+	}
+
 	// --prune deletes exactly what the file no longer names.
 	pruned := edit(t, exportB, func(root declarative.Object) {
 		gw := find(t, root, "tenants", "id", "acme", "gateways", "slug", "prod")
@@ -217,16 +239,15 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	}
 }
 
-// userID returns the id of the user with email in tenant.
-func userID(t *testing.T, base, tenant, email string) string {
+// idIn returns the id of the object of a list path whose field is value.
+func idIn(t *testing.T, base, path, field, value string) string {
 	t.Helper()
-	users := call(t, base, "GET", "/admin/v1/tenants/"+tenant+"/users", "", 200)
-	for _, u := range users["data"].([]any) {
-		if u := u.(map[string]any); u["email"] == email {
-			return u["id"].(string)
+	for _, o := range call(t, base, "GET", path, "", 200)["data"].([]any) {
+		if o := o.(map[string]any); o[field] == value {
+			return o["id"].(string)
 		}
 	}
-	t.Fatalf("no user %s in %s", email, tenant)
+	t.Fatalf("no %s %s in %s", field, value, path)
 	return ""
 }
 
@@ -278,3 +299,4 @@ func drop(t *testing.T, list any, field, value string) []any {
 	}
 	return out
 }
+
