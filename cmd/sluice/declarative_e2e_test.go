@@ -299,4 +299,3 @@ func drop(t *testing.T, list any, field, value string) []any {
 	}
 	return out
 }
-
