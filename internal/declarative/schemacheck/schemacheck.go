@@ -51,4 +51,3 @@ func Check(data []byte) error {
 	}
 	return nil
 }
-
