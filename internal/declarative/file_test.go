@@ -55,6 +55,20 @@ func TestExampleValidates(t *testing.T) {
 	}
 }
 
+// TestConfigurationDocShowsTheExample keeps the complete example of
+// docs/configuration.md the same as the example file the tests apply.
+func TestConfigurationDocShowsTheExample(t *testing.T) {
+	example := string(exampleFile(t))
+	example = example[strings.Index(example, "apiVersion:"):]
+	doc, err := os.ReadFile(filepath.Join(filepath.Dir(schemacheck.SchemaPath()), "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```yaml\n"+example+"```") {
+		t.Fatal("docs/configuration.md does not show docs/sluice-config.example.yaml as it is")
+	}
+}
+
 // TestSchemaRefuses checks that the schema catches what editors should
 // flag: unknown fields, secrets where only references belong, bad enums.
 func TestSchemaRefuses(t *testing.T) {
