@@ -133,8 +133,34 @@ func TestExportApplyRoundTrip(t *testing.T) {
 		t.Fatalf("the example again on A: %v\n%s, want no changes", err, out)
 	}
 
-	// The export onto a fresh server B, its keys from the environment names export chose.
+	// A Tenant Administrator exports its own tenant only, and its export
+	// applies as no change; a Member may not export.
+	ops := idIn(t, a.base, "/admin/v1/tenants/acme/users", "email", "ops@acme.example")
+	gitops := call(t, a.base, "POST", "/admin/v1/users/"+ops+"/tokens", `{"name":"gitops"}`, 201)["secret"].(string)
+	t.Setenv("SLUICE_TOKEN", gitops)
+	exportTA := exportFile(t, a.base)
+	if bytes.Contains(exportTA, []byte("id: platform")) || !bytes.Contains(exportTA, []byte("  - id: acme\n")) ||
+		!bytes.Contains(exportTA, []byte("model_prices:")) {
+		t.Fatalf("a Tenant Administrator's export is not its tenant and the prices:\n%.300s", exportTA)
+	}
+	fileTA := filepath.Join(work, "ta.yaml")
+	if err := os.WriteFile(fileTA, exportTA, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("SLUICE_KEY_ACME_PROD_ANTHROPIC_BACKUP", canaryAnthropicKey)
+	if out, err := applyFile(t, a.base, fileTA); err != nil || !strings.Contains(out, "No changes") {
+		t.Fatalf("a Tenant Administrator applies its export: %v\n%s, want no changes", err, out)
+	}
+	t.Setenv("SLUICE_TOKEN", secrets[1]) // Dana's (a Member) laptop token
+	if out, err := runCmd(t, "export", "--server", a.base, "-o", filepath.Join(work, "member.yaml")); err == nil ||
+		!strings.Contains(err.Error(), "403") {
+		t.Fatalf("a Member's export: %v\n%s, want a 403", err, out)
+	}
+	t.Setenv("SLUICE_TOKEN", testAdminToken)
+	exportA = exportFile(t, a.base) // with the gitops token
+	mustNotContain(t, "the export", exportA, append(secrets, gitops, canaryOpenAIKey, canaryAnthropicKey, canaryPassword, testAdminToken)...)
+
+	// The export onto a fresh server B, its keys from the environment names export chose.
 	fileA := filepath.Join(work, "a.yaml")
 	if err := os.WriteFile(fileA, exportA, 0o644); err != nil {
 		t.Fatal(err)
@@ -170,8 +196,11 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	}
 
 	// A Member's token (Dana's, minted by apply) is refused; nothing changes.
-	secretsOfB := secretsIn(t, secretsB)
-	for _, s := range secretsOfB {
+	secretsOfB := secretsIn(t, secretsB) // ci (gateway), laptop (Dana, a Member), gitops (a Tenant Administrator)
+	if len(secretsOfB) != 3 {
+		t.Fatalf("secrets file of B holds %d secrets, want 3", len(secretsOfB))
+	}
+	for _, s := range secretsOfB[:2] {
 		t.Setenv("SLUICE_TOKEN", s)
 		out, err := applyFile(t, b.base, fileEdited)
 		if err == nil {
