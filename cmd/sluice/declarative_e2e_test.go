@@ -151,6 +151,26 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	if out, err := applyFile(t, a.base, fileTA); err != nil || !strings.Contains(out, "No changes") {
 		t.Fatalf("a Tenant Administrator applies its export: %v\n%s, want no changes", err, out)
 	}
+	// --prune never deletes the caller or the token apply runs with.
+	withoutSelf := edit(t, exportTA, func(root declarative.Object) {
+		find(t, root, "tenants", "id", "acme", "users", "email", "ops@acme.example")["tokens"] = []any{}
+	})
+	if err := os.WriteFile(fileTA, withoutSelf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := applyFile(t, a.base, fileTA, "--prune"); err != nil || !strings.Contains(out, "No changes") {
+		t.Fatalf("a prune that would delete the caller's own token: %v\n%s, want no changes", err, out)
+	}
+	withoutSelf = edit(t, exportTA, func(root declarative.Object) {
+		acme := find(t, root, "tenants", "id", "acme")
+		acme["users"] = drop(t, acme["users"], "email", "ops@acme.example")
+	})
+	if err := os.WriteFile(fileTA, withoutSelf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := applyFile(t, a.base, fileTA, "--prune"); err != nil || !strings.Contains(out, "No changes") {
+		t.Fatalf("a prune that would delete the caller: %v\n%s, want no changes", err, out)
+	}
 	t.Setenv("SLUICE_TOKEN", secrets[1]) // Dana's (a Member) laptop token
 	if out, err := runCmd(t, "export", "--server", a.base, "-o", filepath.Join(work, "member.yaml")); err == nil ||
 		!strings.Contains(err.Error(), "403") {

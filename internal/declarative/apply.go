@@ -84,6 +84,8 @@ type applier struct {
 	plan    Plan
 	keys    map[string]string // key path → value, from key_ref
 	secrets io.Writer
+	// selfEmail is the caller's email: prune never deletes the caller.
+	selfEmail string
 }
 
 // Apply makes the server match file (a Parse result): it reads the state
@@ -105,7 +107,13 @@ func Apply(ctx context.Context, c *Client, file Object, opt Options) (Plan, erro
 	if err != nil {
 		return nil, err
 	}
-	dry := &applier{c: c, dry: true, prune: opt.Prune, keys: keys}
+	var self string
+	if opt.Prune {
+		if me, err := c.get(ctx, "/admin/v1/me"); err == nil {
+			self = str(me["email"])
+		}
+	}
+	dry := &applier{c: c, dry: true, prune: opt.Prune, keys: keys, selfEmail: self}
 	if err := dry.walk(ctx, file, st); err != nil {
 		return nil, err
 	}
@@ -115,7 +123,7 @@ func Apply(ctx context.Context, c *Client, file Object, opt Options) (Plan, erro
 	if opt.DryRun || len(dry.plan) == 0 {
 		return dry.plan, nil
 	}
-	wet := &applier{c: c, prune: opt.Prune, keys: keys}
+	wet := &applier{c: c, prune: opt.Prune, keys: keys, selfEmail: self}
 	if slices.ContainsFunc(dry.plan, func(ch Change) bool { return ch.Op == "create" && strings.HasSuffix(ch.Kind, "token") }) {
 		if opt.SecretsOut == "" {
 			return dry.plan, errors.New("the plan creates tokens: name a file for their secrets with --secrets-out (nothing was changed)")
@@ -308,6 +316,9 @@ func (a *applier) tenant(ctx context.Context, want Object, cur *node) error {
 		return nil
 	}
 	for _, u := range unnamed(cur, "users", kUser, users) {
+		if a.selfEmail != "" && str(u.obj["email"]) == a.selfEmail {
+			continue // the server refuses to delete the caller
+		}
 		if err := a.del(ctx, "user", id+"/"+str(u.obj["email"]), "/admin/v1/users/"+seg(u.id)); err != nil {
 			return err
 		}
@@ -352,6 +363,9 @@ func (a *applier) tokens(ctx context.Context, owner, at, base string, want []Obj
 		return nil
 	}
 	for _, t := range unnamed(cur, "tokens", kToken, want) {
+		if a.c.isOwnToken(t.prefix, t.last4) {
+			continue // deleting the token apply runs with would stop it half-way
+		}
 		if err := a.del(ctx, owner+" token", at+"/"+str(t.obj["name"]), base+"/tokens/"+seg(t.id)); err != nil {
 			return err
 		}
@@ -432,7 +446,7 @@ func (a *applier) prices(ctx context.Context, want []Object, have map[string]Obj
 		}
 		if changed := diff(p, cur); len(changed) > 0 {
 			a.record("update", kPrice.name, nk, changed)
-			merged := clone(cur)
+			merged := maps.Clone(cur)
 			for k, v := range p {
 				merged[k] = v
 			}

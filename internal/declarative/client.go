@@ -151,5 +151,11 @@ func (c *Client) onePage(ctx context.Context, path string) ([]Object, error) {
 	return page.Data, nil
 }
 
+// isOwnToken reports whether a token shown as prefix and last4 is the
+// one the client authenticates with.
+func (c *Client) isOwnToken(prefix, last4 string) bool {
+	return prefix != "" && strings.HasPrefix(c.token, prefix) && strings.HasSuffix(c.token, last4)
+}
+
 // seg escapes one path segment.
 func seg(s string) string { return url.PathEscape(s) }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,10 +14,12 @@ import (
 // node is one object as the server holds it: its generated id (what admin
 // paths take), its configuration fields and its children by list name.
 type node struct {
-	id    string
-	obj   Object
-	last4 string // a provider key's: the only part of the value ever answered
-	kids  map[string][]*node
+	id  string
+	obj Object
+	// last4 is a provider key's or a token's: the only part of a key value
+	// ever answered; with prefix, a token's display form.
+	last4, prefix string
+	kids          map[string][]*node
 }
 
 // child returns the child of n in list whose natural key is nk, or nil.
@@ -116,7 +119,7 @@ func (r *reader) tokens(ctx context.Context, path string) ([]*node, error) {
 	}
 	out := make([]*node, 0, len(toks))
 	for _, t := range toks {
-		out = append(out, &node{id: str(t["id"]), obj: kToken.fromAPI(t)})
+		out = append(out, &node{id: str(t["id"]), obj: kToken.fromAPI(t), prefix: str(t["prefix"]), last4: str(t["last4"])})
 	}
 	return out, nil
 }
@@ -169,14 +172,14 @@ func Export(ctx context.Context, c *Client, tenantID string, warn io.Writer) (Ob
 
 // tenantObject turns a tenant read from the server into its file form.
 func (r *reader) tenantObject(t *node) Object {
-	o := clone(t.obj)
+	o := maps.Clone(t.obj)
 	gws := make([]any, 0, len(t.kids["gateways"]))
 	for _, g := range t.kids["gateways"] {
 		at := t.id + "/" + str(g.obj["slug"])
-		gobj := clone(g.obj)
+		gobj := maps.Clone(g.obj)
 		keys := make([]any, 0, len(g.kids["keys"]))
 		for _, k := range g.kids["keys"] {
-			kobj := clone(k.obj)
+			kobj := maps.Clone(k.obj)
 			if k.last4 != "" { // an empty key (Ollama) has no value to refer to
 				kobj["key_ref"] = "env:" + KeyEnvName(t.id, str(g.obj["slug"]), str(k.obj["provider"]), str(k.obj["alias"]))
 			}
@@ -192,7 +195,7 @@ func (r *reader) tenantObject(t *node) Object {
 	o["gateways"] = gws
 	users := make([]any, 0, len(t.kids["users"]))
 	for _, u := range t.kids["users"] {
-		uobj := clone(u.obj)
+		uobj := maps.Clone(u.obj)
 		slugs := make([]string, 0, len(u.kids["gateways"]))
 		for _, g := range u.kids["gateways"] {
 			slugs = append(slugs, str(g.obj["slug"]))
@@ -223,7 +226,7 @@ func (r *reader) tokenObjects(toks []*node, owner string) []any {
 			}
 			continue
 		}
-		out = append(out, clone(t.obj))
+		out = append(out, maps.Clone(t.obj))
 	}
 	sortByKey(out, kToken)
 	return out
@@ -233,7 +236,7 @@ func (r *reader) tokenObjects(toks []*node, owner string) []any {
 func objects(ns []*node, k *kind) []any {
 	out := make([]any, 0, len(ns))
 	for _, n := range ns {
-		out = append(out, clone(n.obj))
+		out = append(out, maps.Clone(n.obj))
 	}
 	sortByKey(out, k)
 	return out
@@ -244,14 +247,6 @@ func sortByKey(objs []any, k *kind) {
 	slices.SortFunc(objs, func(a, b any) int {
 		return cmp.Compare(k.naturalKey(a.(Object)), k.naturalKey(b.(Object)))
 	})
-}
-
-func clone(o Object) Object {
-	out := make(Object, len(o))
-	for k, v := range o {
-		out[k] = v
-	}
-	return out
 }
 
 func anys(ss []string) []any {
