@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/declarative"
 	"github.com/sluicehq/sluice/internal/declarative/schemacheck"
+	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // Canary values of the example's provider keys and of a user's password:
@@ -79,8 +80,9 @@ func mustNotContain(t *testing.T, what string, data []byte, values ...string) {
 }
 
 // TestExportApplyRoundTrip drives `sluice export` and `sluice apply`
-// (CONTRACT §15) against two real `sluice serve` processes: the complete
-// example is applied to one, its export applied to a fresh one, and the
+// (CONTRACT §15) against two real `sluice serve` processes, one on SQLite
+// and one on PostgreSQL: the complete example is applied to the first, its
+// export applied to the fresh second one, and the
 // second export is byte for byte the first; no key value, token secret or
 // password shows; the second apply plans nothing; a Member's token is
 // refused and changes nothing; --dry-run changes nothing; --prune deletes
@@ -88,7 +90,10 @@ func mustNotContain(t *testing.T, what string, data []byte, values ...string) {
 func TestExportApplyRoundTrip(t *testing.T) {
 	work := t.TempDir()
 	a := startSluice(t, filepath.Join(work, "a"), freePort(t), "", filepath.Join(work, "a.log"))
-	b := startSluice(t, filepath.Join(work, "b"), freePort(t), "", filepath.Join(work, "b.log"))
+	// B on PostgreSQL: the file carries a configuration from one store to the other.
+	pg := testenv.Store(t, testenv.Postgres) // a fresh schema, dropped at the end
+	b := startSluiceEnv(t, []string{"SLUICE_MASTER_KEY=" + strings.Repeat("cd", 32)}, filepath.Join(work, "b"), freePort(t), "",
+		filepath.Join(work, "b.log"), "--database-url", pg.DSN())
 	t.Chdir(work) // the example's file: key_ref is relative to the working directory
 	if err := os.WriteFile("anthropic.key", []byte(canaryAnthropicKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
