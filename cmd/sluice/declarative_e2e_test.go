@@ -82,11 +82,12 @@ func mustNotContain(t *testing.T, what string, data []byte, values ...string) {
 // TestExportApplyRoundTrip drives `sluice export` and `sluice apply`
 // (CONTRACT §15) against two real `sluice serve` processes, one on SQLite
 // and one on PostgreSQL: the complete example is applied to the first, its
-// export applied to the fresh second one, and the
-// second export is byte for byte the first; no key value, token secret or
-// password shows; the second apply plans nothing; a Member's token is
-// refused and changes nothing; --dry-run changes nothing; --prune deletes
-// exactly what was taken out of the file.
+// export applied to the fresh second one, and the second export is byte
+// for byte the first; no key value, token secret or password shows; the
+// writes are in the audit log; the second apply plans nothing; a Member's
+// token is refused and changes nothing; --dry-run changes nothing; a
+// rotated key value is replaced; --prune deletes exactly what was taken
+// out of the file, never the caller or its token.
 func TestExportApplyRoundTrip(t *testing.T) {
 	work := t.TempDir()
 	a := startSluice(t, filepath.Join(work, "a"), freePort(t), "", filepath.Join(work, "a.log"))
@@ -200,6 +201,16 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	}
 	if out, err := applyFile(t, b.base, fileA); err != nil || !strings.Contains(out, "No changes: the server matches the file.") {
 		t.Fatalf("second apply: %v\n%s, want an empty plan", err, out)
+	}
+	// The writes went through the admin API: the audit log holds them.
+	actions := map[string]bool{}
+	for _, e := range call(t, b.base, "GET", "/admin/v1/audit-log?limit=1000", "", 200)["data"].([]any) {
+		actions[e.(map[string]any)["action"].(string)] = true
+	}
+	for _, want := range []string{"tenant.create", "gateway.create", "gateway.update", "key.create"} {
+		if !actions[want] {
+			t.Fatalf("the audit log of B has no %s: %v", want, actions)
+		}
 	}
 
 	// An edit, as a dry run: the plan names it, the server keeps its state.
