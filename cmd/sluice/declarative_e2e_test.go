@@ -186,6 +186,15 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	exportA = exportFile(t, a.base) // with the gitops token
 	mustNotContain(t, "the export", exportA, append(secrets, gitops, canaryOpenAIKey, canaryAnthropicKey, canaryPassword, testAdminToken)...)
 
+	// --tenant narrows an export to one tenant.
+	one := filepath.Join(work, "one.yaml")
+	if out, err := runCmd(t, "export", "--server", a.base, "--tenant", "acme", "-o", one); err != nil {
+		t.Fatalf("export --tenant: %v\n%s", err, out)
+	}
+	if data, _ := os.ReadFile(one); bytes.Contains(data, []byte("id: platform")) || !bytes.Contains(data, []byte("  - id: acme\n")) {
+		t.Fatalf("export --tenant acme:\n%.300s", data)
+	}
+
 	// The export onto a fresh server B, its keys from the environment names export chose.
 	fileA := filepath.Join(work, "a.yaml")
 	if err := os.WriteFile(fileA, exportA, 0o644); err != nil {
