@@ -227,7 +227,7 @@ func (a *applier) upsert(ctx context.Context, s spec, want Object, cur *node) (s
 		}
 		id := str(created["id"])
 		if rest := diff(omit(own, s.later), s.k.fromAPI(created)); len(rest) > 0 {
-			if err := a.patch(ctx, s, id, pick(own, rest)); err != nil {
+			if err := a.patch(ctx, s, id, patchBody(own, s.k.fromAPI(created), rest)); err != nil {
 				return "", nil, nil, err
 			}
 		}
@@ -243,12 +243,12 @@ func (a *applier) upsert(ctx context.Context, s spec, want Object, cur *node) (s
 	}
 	now := slices.DeleteFunc(slices.Clone(changed), func(f string) bool { return slices.Contains(s.later, f) })
 	if len(now) > 0 {
-		if err := a.patch(ctx, s, cur.id, pick(own, now)); err != nil {
+		if err := a.patch(ctx, s, cur.id, patchBody(own, cur.obj, now)); err != nil {
 			return "", nil, nil, err
 		}
 	}
 	later := slices.DeleteFunc(slices.Clone(changed), func(f string) bool { return !slices.Contains(s.later, f) })
-	return cur.id, pick(own, later), nil, nil
+	return cur.id, patchBody(own, cur.obj, later), nil, nil
 }
 
 func (a *applier) patch(ctx context.Context, s spec, id string, body Object) error {

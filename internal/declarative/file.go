@@ -77,6 +77,11 @@ var priceReadOnly = []string{"source", "updated_at"}
 // answer (spent_usd, remaining_usd, resets_at) is state, not configuration.
 var budgetFields = []string{"amount_usd", "period", "hard"}
 
+// settingsReadOnly are the fields of a tenant's settings that reads show
+// and writes refuse (the webhook secret itself is write-only and never
+// read).
+var settingsReadOnly = []string{"alert_webhook_secret_set"}
+
 // timeFields hold RFC 3339 times, compared as instants whatever their form.
 var timeFields = []string{"expires_at", "deprecated_at", "sunset_at"}
 
@@ -117,10 +122,11 @@ func (k *kind) fromAPI(o Object) Object {
 		if !ok {
 			continue
 		}
-		if f == "budget" {
-			if b, isObj := v.(Object); isObj {
-				v = pick(b, budgetFields)
-			}
+		if b, isObj := v.(Object); isObj && f == "budget" {
+			v = pick(b, budgetFields)
+		}
+		if st, isObj := v.(Object); isObj && f == "settings" {
+			v = omit(st, settingsReadOnly)
 		}
 		out[f] = v
 	}
@@ -139,15 +145,61 @@ func pick(o Object, fields []string) Object {
 }
 
 // diff returns the fields of want whose values differ from have, sorted.
-// A field the file leaves out is not compared: the server keeps its value.
+// A field the file leaves out, at any depth, is not compared: the server
+// keeps its value.
 func diff(want, have Object) []string {
 	var out []string
 	for f, v := range want {
-		if hv, ok := have[f]; !ok || !reflect.DeepEqual(v, hv) {
+		if hv, ok := have[f]; !ok || !covers(v, hv) {
 			out = append(out, f)
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// covers reports whether have holds want: equal values, except that an
+// object of want need only match the fields it names, recursively. So a
+// file written before the server grew a setting still matches it.
+func covers(want, have any) bool {
+	wo, isObj := want.(Object)
+	ho, hasObj := have.(Object)
+	if !isObj || !hasObj {
+		return reflect.DeepEqual(want, have)
+	}
+	for k, v := range wo {
+		if hv, ok := ho[k]; !ok || !covers(v, hv) {
+			return false
+		}
+	}
+	return true
+}
+
+// overlay returns have with want's fields laid over it, recursively for
+// objects: the whole object a PATCH takes (nested objects are replaced
+// whole) from a file that names part of it.
+func overlay(have, want any) any {
+	wo, isObj := want.(Object)
+	ho, hasObj := have.(Object)
+	if !isObj || !hasObj {
+		return want
+	}
+	out := maps.Clone(ho)
+	for k, v := range wo {
+		out[k] = overlay(ho[k], v)
+	}
+	return out
+}
+
+// patchBody returns the fields of want named, each laid over its value in
+// have.
+func patchBody(want, have Object, fields []string) Object {
+	out := make(Object, len(fields))
+	for _, f := range fields {
+		if v, ok := want[f]; ok {
+			out[f] = overlay(have[f], v)
+		}
+	}
 	return out
 }
 

@@ -145,6 +145,19 @@ func TestDiffComparesValues(t *testing.T) {
 	if got := diff(list(gw, "tokens")[0], tok); len(got) != 0 {
 		t.Fatalf("token diff %v, want none", got)
 	}
+	// A nested object the file names in part: only its fields are
+	// compared, and the PATCH sends the whole object.
+	want := Object{"settings": Object{"log_retention_days": int64(7)}}
+	have := kTenant.fromAPI(Object{"settings": Object{"log_retention_days": 30.0, "alert_webhook_url": "", "alert_webhook_secret_set": false}})
+	if got := diff(want, have); !cmp.Equal(got, []string{"settings"}) {
+		t.Fatalf("diff %v, want [settings]", got)
+	}
+	if got, w := patchBody(want, have, []string{"settings"}), (Object{"settings": Object{"log_retention_days": int64(7), "alert_webhook_url": ""}}); !cmp.Equal(got, w) {
+		t.Fatalf("patch body %v, want %v (whole, read-only fields left out)", got, w)
+	}
+	if got := diff(Object{"settings": Object{"log_retention_days": int64(30)}}, have); len(got) != 0 {
+		t.Fatalf("diff %v, want none: a setting the file leaves out is not compared", got)
+	}
 	if got := diff(Object{"name": "B", "retry": Object{"max_attempts": int64(3)}}, Object{"name": "A", "retry": Object{"max_attempts": int64(2)}}); !cmp.Equal(got, []string{"name", "retry"}) {
 		t.Fatalf("diff %v, want [name retry]", got)
 	}
