@@ -52,8 +52,8 @@ type kind struct {
 
 var (
 	kTenant = &kind{name: "tenant", key: []string{"id"},
-		fields: []string{"id", "name", "status", "settings"}, children: []string{"gateways", "users"},
-		patchOnly: []string{"status"}}
+		fields: []string{"id", "name", "status", "settings", "budget"}, children: []string{"gateways", "users"},
+		patchOnly: []string{"status", "budget"}}
 	kGateway = &kind{name: "gateway", key: []string{"slug"},
 		fields: []string{"slug", "name", "log_bodies", "body_log_limit_bytes", "cache", "rate_limit",
 			"request_timeout_ms", "retry", "routes", "circuit_breaker", "budget"},
@@ -63,7 +63,7 @@ var (
 	kRule = &kind{name: "rule", key: []string{"name"},
 		fields: []string{"name", "enabled", "direction", "kind", "patterns", "pii", "action", "case_sensitive"}}
 	kToken = &kind{name: "token", key: []string{"name"},
-		fields: []string{"name", "expires_at", "revoked", "rate_limit", "allowed_models"}, patchOnly: []string{"revoked"}}
+		fields: []string{"name", "expires_at", "revoked", "rate_limit", "allowed_models", "budget"}, patchOnly: []string{"revoked"}}
 	kUser = &kind{name: "user", key: []string{"email"},
 		fields: []string{"email", "name", "role", "status", "budget", "rate_limit"}, children: []string{"tokens"},
 		local: []string{"gateways"}, patchOnly: []string{"status"}}
