@@ -418,7 +418,9 @@ func (c *call) closeRootSpan(end time.Time) {
 func newSpanID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var h [16]byte
+	hex.Encode(h[:], b[:])
+	return string(h[:])
 }
 
 // traceHeader propagates a valid W3C traceparent and returns the trace id,
@@ -429,10 +431,17 @@ func traceHeader(tp []byte) (http.Header, string) {
 		s[3:35] != "00000000000000000000000000000000" {
 		return http.Header{"Traceparent": {s}}, s[3:35]
 	}
+	// One string holds the header and, as its substring, the trace id.
 	var b [24]byte
 	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:16])
-	return http.Header{"Traceparent": {"00-" + id + "-" + hex.EncodeToString(b[16:]) + "-01"}}, id
+	var h [55]byte
+	copy(h[:], "00-")
+	hex.Encode(h[3:35], b[:16])
+	h[35] = '-'
+	hex.Encode(h[36:52], b[16:])
+	copy(h[52:], "-01")
+	v := string(h[:])
+	return http.Header{"Traceparent": {v}}, v[3:35]
 }
 
 func isHex(s string) bool {

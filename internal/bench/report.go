@@ -28,6 +28,12 @@ type Report struct {
 	// door (issue 14).
 	Doors   []Door  `json:"doors"`
 	Gateway Process `json:"gateway_process"`
+	// Setups are the chat request's figures per setup: the embedded
+	// default, then ClickHouse when measured (issue 17).
+	Setups []Setup `json:"setups"`
+	// Baseline is the bare pass-through's figures (--baseline), nil when
+	// not measured.
+	Baseline *Setup `json:"baseline,omitempty"`
 	// OtherProcesses is the load the rest of the machine added meanwhile.
 	OtherProcesses OtherProcesses `json:"other_processes"`
 	Targets        []Target       `json:"targets"`
@@ -177,6 +183,7 @@ func (r *Report) judge() {
 		limit := math.Round(r.Throughput.CPUPerRequestMS*targetDoorCPUShare*1e4) / 1e4
 		add(d.Name+" door: CPU per request over the chat door", d.CPUOverChatMS, limit)
 	}
+	r.judgeSetups(add)
 }
 
 // WriteJSON writes r as indented JSON.
@@ -231,6 +238,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 
 	if err := writeDoors(bw, r); err != nil {
+		return err
+	}
+	if err := writeSetups(bw, r); err != nil {
 		return err
 	}
 
