@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/bench"
+	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // benchGatewayEnv makes this test binary, started by TestBench, run
@@ -145,4 +146,75 @@ func TestBenchGateway(t *testing.T) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// TestBenchSetups runs `sluice bench --baseline --clickhouse-url` briefly
+// and checks that the pass-through and the ClickHouse-logging gateway were
+// measured in the same run, each with its figures and issue 17's targets.
+// It asserts no speed.
+func TestBenchSetups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the benchmark for about 12 s")
+	}
+	chURL := testenv.ClickHouseDatabase(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := benchOptions{json: true, cfg: bench.Config{
+		Duration: 300 * time.Millisecond, Rate: 100, Concurrency: 8,
+		Gateway:    []string{exe, "-test.run=^TestBenchGateway$", "--"},
+		GatewayEnv: []string{benchGatewayEnv},
+		Baseline:   true, ClickHouseURL: chURL,
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if err := runBench(ctx, o, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	var r bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("--json printed something that is not a report: %v\n%s", err, stdout.String())
+	}
+	if r.Baseline == nil {
+		t.Fatal("no baseline in the report")
+	}
+	var names []string
+	for _, s := range append([]bench.Setup{*r.Baseline}, r.Setups...) {
+		names = append(names, s.Name)
+		for what, v := range map[string]float64{
+			"requests/s": s.Throughput.PerSecond, "CPU per request": s.CPUPerRequestMS,
+			"latency p50": s.Latency.P50MS, "first chunk p50": s.Streaming.P50MS, "peak RSS": float64(s.PeakRSSBytes),
+		} {
+			if !(v > 0) {
+				t.Errorf("%s: %s = %v, want > 0", s.Name, what, v)
+			}
+		}
+		if n := s.Throughput.Errors + s.Latency.Errors + s.Streaming.Errors; n != 0 {
+			t.Errorf("%s: %d failed requests, first: %s %s %s", s.Name, n,
+				s.Throughput.FirstError, s.Latency.FirstError, s.Streaming.FirstError)
+		}
+		if s.Name != "pass-through" && !(s.CPUOverFloor > 0) {
+			t.Errorf("%s: CPU over the floor = %v, want > 0", s.Name, s.CPUOverFloor)
+		}
+	}
+	if want := []string{"pass-through", "embedded", "clickhouse"}; !slices.Equal(names, want) {
+		t.Errorf("setups %v, want %v", names, want)
+	}
+	if got := len(r.Targets); got != 17 {
+		t.Errorf("%d targets, want 17 (10, 5 of the embedded setup, 2 of ClickHouse)", got)
+	}
+	if got := len(r.OtherProcesses.Phases); got != 14 {
+		t.Errorf("%d phases, want 14 (8, and 3 for each other setup)", got)
+	}
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, section := range []string{"Setups in this run", "pass-through", "clickhouse: added latency p99", "embedded: CPU per non-streamed request"} {
+		if !strings.Contains(text.String(), section) {
+			t.Errorf("the report lacks %q:\n%s", section, text.String())
+		}
+	}
 }

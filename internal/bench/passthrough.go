@@ -101,8 +101,9 @@ func relay(rc *fasthttp.RequestCtx, c *fasthttp.HostClient) {
 
 // startPassthrough starts `<command> bench-passthrough` (ServePassthrough)
 // the way startGateway starts the gateway: a child process on a free
-// loopback port, GOMAXPROCS=1, pinned to cpu.
-func startPassthrough(ctx context.Context, command []string, upstream string, cpu int) (*gateway, error) {
+// loopback port, GOMAXPROCS=1, pinned to o.cpu, with o.env added.
+func startPassthrough(ctx context.Context, o gatewayOptions, upstream string) (*gateway, error) {
+	command, cpu := o.command, o.cpu
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func startPassthrough(ctx context.Context, command []string, upstream string, cp
 	}
 	args := append(append([]string{}, command[1:]...), "bench-passthrough", "--listen", addr, "--upstream", upstream)
 	g.cmd = exec.Command(command[0], args...)
-	g.cmd.Env = append(envWithout(os.Environ(), "SLUICE_"), "GOMAXPROCS=1")
+	g.cmd.Env = append(append(envWithout(os.Environ(), "SLUICE_"), "GOMAXPROCS=1"), o.env...)
 	g.cmd.Stdout, g.cmd.Stderr = g.out, g.out
 	g.cmd.SysProcAttr = childAttr()
 	if err := startPinned(g.cmd, cpu); err != nil {

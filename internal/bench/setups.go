@@ -100,7 +100,7 @@ func (m *measurer) phase(r *Report, pid int, name string, length time.Duration, 
 // measureFloor starts the pass-through, measures it and stops it.
 func (m *measurer) measureFloor(ctx context.Context, r *Report, mockURL string, cpu int) error {
 	fmt.Fprintf(m.cfg.Progress, "bench: starting the pass-through baseline\n")
-	p, err := startPassthrough(ctx, m.cfg.Gateway, mockURL, cpu)
+	p, err := startPassthrough(ctx, gatewayOptions{command: m.cfg.Gateway, env: m.cfg.GatewayEnv, cpu: cpu}, mockURL)
 	if err != nil {
 		return err
 	}
