@@ -80,7 +80,9 @@ func (h *Inference) startAttempts(c *call) {
 		c.upctx, c.upcancel = context.WithDeadline(h.hardStop, c.deadline)
 		c.watch = watchClient(c.ctx, c.upcancel)
 	}
-	c.trace, c.rec.TraceID = traceHeader(c.ctx.Request.Header.Peek("traceparent"))
+	tp := c.ctx.Request.Header.Peek("traceparent")
+	c.trace, c.rec.TraceID = traceHeader(tp)
+	c.traceIn = len(tp) > 0 && c.trace["Traceparent"][0] == string(tp)
 	if c.in.wire == llm.WireAnthropicMessages {
 		forwardAnthropicHeaders(&c.ctx.Request.Header, c.trace)
 	}

@@ -306,23 +306,30 @@ func (sc *streamCopy) add(chunk []byte) {
 	sc.kept += int64(len(chunk))
 }
 
+// each calls fn with each kept chunk that parses as JSON (an OpenAI
+// chunk, or the data of a native door's event), parsed with p: the value
+// is valid until fn returns.
+func (sc *streamCopy) each(p *fastjson.Parser, fn func(v *fastjson.Value)) {
+	for rest := sc.buf[sc.bodyLen:]; len(rest) > 0; {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < n {
+			return
+		}
+		chunk := rest[k : k+int(n)]
+		rest = rest[k+int(n):]
+		if v, err := p.ParseBytes(nativeEventData(chunk)); err == nil {
+			fn(v)
+		}
+	}
+}
+
 // answerTexts tallies the text of the kept chunks: the content deltas of
 // chat chunks (with refusals, reasoning and tool calls) and the text of
 // legacy completion chunks, concatenated as the client reads them. A
 // stream longer than the copy is extrapolated by its bytes.
 func (sc *streamCopy) answerTexts(p *fastjson.Parser, t *tally) {
 	var joined []byte // the deltas, concatenated, then encoded at once
-	for rest := sc.buf[sc.bodyLen:]; len(rest) > 0; {
-		n, k := binary.Uvarint(rest)
-		if k <= 0 || uint64(len(rest)-k) < n {
-			break
-		}
-		chunk := rest[k : k+int(n)]
-		rest = rest[k+int(n):]
-		v, err := p.ParseBytes(nativeEventData(chunk))
-		if err != nil {
-			continue
-		}
+	sc.each(p, func(v *fastjson.Value) {
 		for _, ch := range v.GetArray("choices") {
 			joined = appendDelta(joined, ch.Get("delta"))
 			joined = append(joined, ch.GetStringBytes("text")...)
@@ -339,7 +346,7 @@ func (sc *streamCopy) answerTexts(p *fastjson.Parser, t *tally) {
 			joined = append(joined, d.GetStringBytes("thinking")...)
 			joined = append(joined, d.GetStringBytes("partial_json")...)
 		}
-	}
+	})
 	text := tally{tok: t.tok, model: t.model}
 	text.text(joined)
 	n := text.total()

@@ -60,6 +60,10 @@ type InferenceConfig struct {
 	// StreamWriteTimeout is how long a stream waits for its client to
 	// take a write; 0 means DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
+	// Observers are told of every recorded request (proxy/observe.go):
+	// the OTLP exporter and the access log, when they are on. None costs
+	// a request nothing.
+	Observers []Observer
 	// Metrics configures the traffic series of CONTRACT §13
 	// (proxy/metrics.go).
 	Metrics MetricsConfig

@@ -136,6 +136,9 @@ type call struct {
 	// retryRefused is true once the retry budget refused a retry (the
 	// record is flagged once).
 	retryRefused bool
+	// traceIn is true when the trace continues the client's valid
+	// traceparent (startAttempts), for the observers.
+	traceIn bool
 }
 
 // outcome is what the record of a request says beyond its status and
@@ -242,8 +245,8 @@ func (h *Inference) finishHandler(c *call) {
 
 // finish ends a request: it answers c.err when there is one, settles the
 // admission with the usage, prices the request, closes its root span,
-// counts it in the metrics (proxy/metrics.go) and hands its record to the
-// sink — once. A 401 is answered and not
+// counts it in the metrics (proxy/metrics.go), tells the observers (OTLP,
+// access log: proxy/observe.go) and hands its record to the sink — once. A 401 is answered and not
 // recorded: an unauthenticated caller must not be able to fill the log.
 func (h *Inference) finish(c *call) {
 	if c.recorded {
@@ -288,6 +291,9 @@ func (h *Inference) finish(c *call) {
 		rec.ResponseBody = truncate(o.respBody, c.gw.BodyLogLimitBytes)
 	}
 	h.metrics.observe(c)
+	if len(h.cfg.Observers) > 0 {
+		h.observe(c)
+	}
 	h.cfg.Sink.Enqueue(rec)
 }
 

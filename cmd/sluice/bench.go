@@ -18,6 +18,9 @@ import (
 type benchOptions struct {
 	cfg  bench.Config
 	json bool
+	// observability compares OTLP export and metrics scraping on against
+	// off instead of the gateway against a direct call.
+	observability bool
 	// gatewayBinary replaces this executable as the gateway (hidden: for
 	// tests and for comparing two builds).
 	gatewayBinary string
@@ -65,6 +68,7 @@ All traffic stays on loopback; a run takes about eight times --duration.`,
 	f.IntVar(&o.cfg.Rate, "rate", bench.DefaultRate, "requests per second of the fixed-rate phases")
 	f.IntVar(&o.cfg.Concurrency, "concurrency", bench.DefaultConcurrency, "connections of the closed-loop phases")
 	f.BoolVar(&o.json, "json", false, "print the figures as JSON instead of tables")
+	f.BoolVar(&o.observability, "observability", false, "measure instead the cost of observability: two gateways, one exporting every span over OTLP to a local receiver with /metrics scraped every second, one with both off; their CPU per request and latency, alternating rounds")
 	f.BoolVar(&o.cfg.NoPin, "no-pin", false, "do not pin the gateway and the load generator to separate CPUs")
 	f.StringArrayVar(&o.cfg.GatewayEnv, "gateway-env", nil, "KEY=VALUE added to the gateway's environment, e.g. SLUICE_CLICKHOUSE_URL=clickhouse://127.0.0.1:9000/default to log to ClickHouse (repeatable)")
 	f.BoolVar(&o.cfg.Baseline, "baseline", false, "also measure a bare fasthttp pass-through on the gateway's CPU: the floor the figures are set against")
@@ -91,6 +95,17 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 	}
 	cfg.Progress = stderr
 	start := time.Now()
+	if o.observability {
+		r, err := bench.RunObservability(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		fmt.Fprintf(stderr, "bench: done in %s\n", time.Since(start).Round(time.Second))
+		if o.json {
+			return r.WriteJSON(stdout)
+		}
+		return r.WriteText(stdout)
+	}
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

@@ -50,6 +50,12 @@ type config struct {
 	RuleBudget time.Duration
 	// SnapshotMaxRows bounds the configuration rows a proxy loads.
 	SnapshotMaxRows int
+	// Observability (docs/observability.md): the OTLP collector's base
+	// URL and the share of new traces sent; the access log ("", "stderr"
+	// or a file path).
+	OTLPEndpoint      string
+	OTLPSamplingRatio float64
+	AccessLog         string
 	// MetricsNoModel drops the model label of the traffic series
 	// (proxy.MetricsConfig.NoModel, docs/observability.md).
 	MetricsNoModel bool
@@ -80,6 +86,9 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.MasterKeyPreviousFile, "master-key-previous-file", "", "file holding the previous master key during a rotation (or SLUICE_MASTER_KEY_PREVIOUS): provider keys sealed with it still open, and sluice keys reseal moves them to the current key")
 	fs.IntVar(&c.TenantMaxInFlight, "tenant-max-in-flight", proxy.DefaultTenantMaxInFlight, "requests a tenant may have in flight at once in this process, unless its settings.max_in_flight says otherwise")
 	fs.IntVar(&c.UpstreamConnsPerHost, "upstream-conns-per-host", 512, "connections kept to one upstream host; one tenant may use a quarter of them")
+	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "OpenTelemetry collector base URL (http://host:4318): spans of every request are POSTed to URL/v1/traces (OTLP/HTTP, protobuf); empty: no export")
+	fs.Float64Var(&c.OTLPSamplingRatio, "otlp-sampling-ratio", 1, "share of new traces exported (0–1); a request with a traceparent follows its sampled flag")
+	fs.StringVar(&c.AccessLog, "access-log", "", "write one JSON line per inference request to stderr (\"stderr\") or to this file; empty: off")
 	fs.BoolVar(&c.MetricsNoModel, "metrics-no-model", false, "drop the model label of sluice_requests_total, sluice_tokens_total and sluice_cost_usd_total: fewer series per gateway (docs/observability.md)")
 	fs.DurationVar(&c.StreamWriteTimeout, "stream-write-timeout", proxy.DefaultStreamWriteTimeout, "how long a stream waits for its client to read before it closes the connection")
 }

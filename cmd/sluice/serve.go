@@ -75,8 +75,13 @@ func serve(ctx context.Context, c *config, which parts) error {
 	set := metrics.NewSet()
 	var dp *dataPlane
 	if which.proxy {
+		obs, stopObs, err := c.observers(set, log)
+		if err != nil {
+			return err
+		}
+		defer stopObs() // after the server: requests finishing in the grace period are observed
 		if dp, err = newDataPlane(c, log, dataPlaneDeps{store: st, box: box, writer: writer, set: set, redis: rc,
-			limiter: limiter, budgets: budgets}); err != nil {
+			limiter: limiter, budgets: budgets, observers: obs}); err != nil {
 			return err
 		}
 	}
@@ -161,6 +166,8 @@ type dataPlaneDeps struct {
 	redis   *redis.Client // nil: the response cache is in process
 	limiter ratelimit.Limiter
 	budgets *budget.Manager
+	// observers are told of every finished request (OTLP, access log).
+	observers []proxy.Observer
 }
 
 // dataPlane is the inference proxy of a serving process: the configuration
@@ -214,6 +221,7 @@ func newDataPlane(c *config, log *slog.Logger, d dataPlaneDeps) (*dataPlane, err
 		TenantMaxInFlight:  c.TenantMaxInFlight,
 		UpstreamShare:      c.UpstreamConnsPerHost / 4,
 		StreamWriteTimeout: c.StreamWriteTimeout,
+		Observers:          d.observers,
 		// The traffic series of CONTRACT §13 are registered in the
 		// process's set, written at /metrics with the pipeline's.
 		Metrics: proxy.MetricsConfig{Set: d.set, NoModel: c.MetricsNoModel},
