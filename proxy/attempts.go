@@ -192,6 +192,13 @@ type keyring struct {
 	c    *call
 	bs   breaker.Settings
 	seen []seenKey
+	// keys holds the routing keys handed to the plan, one run per
+	// provider; seenBuf and keysBuf back the two slices of a request with
+	// a few keys, which then allocates neither (a slice that outgrows its
+	// buffer moves out, leaving earlier runs where they are).
+	keys    []routing.Key
+	seenBuf [4]seenKey
+	keysBuf [4]routing.Key
 }
 
 // find returns the key with id, nil when the plan was not given it.
@@ -206,15 +213,17 @@ func (r *keyring) find(id string) *seenKey {
 
 // routingKeys gives the plan the gateway's keys of provider.
 func (r *keyring) routingKeys(provider string) []routing.Key {
-	ks := r.c.gw.Keys[provider]
-	out := make([]routing.Key, len(ks))
-	for i, k := range ks {
+	if r.keys == nil {
+		r.seen, r.keys = r.seenBuf[:0], r.keysBuf[:0]
+	}
+	first := len(r.keys)
+	for _, k := range r.c.gw.Keys[provider] {
 		if r.find(k.ID) == nil {
 			r.seen = append(r.seen, seenKey{key: k})
 		}
-		out[i] = routing.Key{ID: k.ID, Alias: k.Alias, Weight: k.Weight}
+		r.keys = append(r.keys, routing.Key{ID: k.ID, Alias: k.Alias, Weight: k.Weight})
 	}
-	return out
+	return r.keys[first:len(r.keys):len(r.keys)]
 }
 
 // skip reports whether the plan passes cand over, counting no attempt:
