@@ -262,7 +262,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(bw, "%s %.0f%%", sep, p.Share*100)
 		}
-		fmt.Fprintf(bw, " (in the order above: throughput, latency, streamed, direct then gateway; then each door)\n")
+		fmt.Fprintf(bw, " (in the order above: throughput, latency, streamed, direct then gateway; then each door, then each other setup)\n")
 	}
 	if r.Disturbed {
 		fmt.Fprintf(bw, "  WARNING: the machine was not idle; these figures are disturbed. Rerun on an idle machine.\n")
