@@ -61,7 +61,9 @@ func benchRequests(b *testing.B, c *fasthttp.Client, url, auth, body string) {
 	})
 }
 
-func BenchmarkInferenceChat(b *testing.B) {
+// benchServer serves a harness's gateway in process, records dropped,
+// and returns the harness and a client of it.
+func benchServer(b *testing.B) (*harness, *fasthttp.Client) {
 	h := newHarness(b, harnessConfig{})
 	inf := NewInference(InferenceConfig{
 		Snapshots: &h.snaps, Providers: registry.New(h.client), Breakers: breaker.NewSet(time.Now),
@@ -74,7 +76,11 @@ func BenchmarkInferenceChat(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	b.Cleanup(func() { cancel(); <-done })
-	c := &fasthttp.Client{Dial: func(string) (net.Conn, error) { return ln.Dial() }}
+	return h, &fasthttp.Client{Dial: func(string) (net.Conn, error) { return ln.Dial() }}
+}
+
+func BenchmarkInferenceChat(b *testing.B) {
+	h, c := benchServer(b)
 	benchRequests(b, c, "http://sluice"+chatPath, "Bearer "+h.token, benchBody)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/proxy/providers"
 )
 
 // responsesDoor is the OpenAI Responses door of /compat/responses
@@ -33,6 +34,8 @@ type responsesDoor struct {
 	finish    string
 	usage     llm.Usage
 	reasoning int64 // output_tokens_details.reasoning_tokens
+	// tier is the service_tier the provider answered with, if any.
+	tier []byte
 	// The stream's state: started once response.created is written; seq
 	// is the next sequence_number; open is the index of the open item in
 	// items (-1 none after start) and tool its chat tool call index.
@@ -40,7 +43,9 @@ type responsesDoor struct {
 	seq     int64
 	open    int
 	tool    int64
-	p       fastjson.Parser
+	// encrypted says the client asked for reasoning items'
+	// encrypted_content (include).
+	encrypted bool
 }
 
 var _ door = (*responsesDoor)(nil)
@@ -48,22 +53,30 @@ var _ door = (*responsesDoor)(nil)
 // responsesEcho is the request as the response object repeats it: each
 // field the client's JSON value, nil when absent.
 type responsesEcho struct {
-	Instructions      json.RawMessage `json:"instructions"`
-	Tools             json.RawMessage `json:"tools"`
-	ToolChoice        json.RawMessage `json:"tool_choice"`
-	Temperature       json.RawMessage `json:"temperature"`
-	TopP              json.RawMessage `json:"top_p"`
-	MaxOutputTokens   json.RawMessage `json:"max_output_tokens"`
-	Metadata          json.RawMessage `json:"metadata"`
-	ParallelToolCalls json.RawMessage `json:"parallel_tool_calls"`
+	Instructions      json.RawMessage
+	Tools             json.RawMessage
+	ToolChoice        json.RawMessage
+	Temperature       json.RawMessage
+	TopP              json.RawMessage
+	MaxOutputTokens   json.RawMessage
+	Metadata          json.RawMessage
+	ParallelToolCalls json.RawMessage
 }
 
 // responsesItem is one output item: a message with its text, the
-// model's reasoning (a provider's reasoning_content) with its text, or a
-// function call with its arguments.
+// model's reasoning (a provider's reasoning_content or thinking block)
+// with its text as the summary, or a function call with its arguments.
 type responsesItem struct {
 	kind                 byte   // itemMessage, itemReasoning or itemCall
 	id, callID, name, tx []byte // tx: the text, or the arguments
+	// part says the item has its content part (a message's output_text,
+	// reasoning's summary_text): it has text.
+	part bool
+	// enc is reasoning's encrypted_content: the provider's signed
+	// thinking (llm.AppendThinkingContent), nil when it gave none.
+	enc []byte
+	// lp are a message's logprobs, the JSON elements comma-joined.
+	lp []byte
 }
 
 // The output item kinds.
@@ -87,37 +100,131 @@ func (d *responsesDoor) decode(p *fastjson.Parser, body []byte, op llm.Operation
 	if err != nil {
 		return raw, responsesTranslateError(err)
 	}
-	// The echo fields have already been read once as JSON: this cannot fail.
-	_ = json.Unmarshal(body, &d.echo)
-	d.echo.Tools = echoTools(d.echo.Tools)
+	// The body has been parsed once already: this cannot fail.
+	if v, err := p.ParseBytes(body); err == nil {
+		d.readEcho(v)
+	}
 	in, e := parseBody(p, chat, op)
 	if e != nil {
 		return in, e
 	}
 	in.body = chat
+	// Answers keep their signed thinking (the chat body's thinking_blocks),
+	// which the door writes as reasoning items.
+	in.thinkingBlocks = true
+	if budget := thinkingBudget(r); llm.HasThinking(r) || budget > 0 {
+		// The chat body drops the thinking of earlier turns and has an
+		// effort where Anthropic and Claude on Bedrock take a budget: the
+		// codecs that read them get them from the neutral request.
+		n, err := llm.DecodeOpenAIChat(chat)
+		if err != nil {
+			return in, responsesTranslateError(err)
+		}
+		llm.CarryThinking(n, r)
+		if budget > 0 {
+			n.Reasoning = &llm.Reasoning{Effort: r.Reasoning.Effort, BudgetTokens: &budget}
+		}
+		in.neutral = n
+	}
 	return in, nil
 }
 
-// echoTools is the request's function tools as a response lists them:
-// each with its parameters and strict, null when the client gave none.
-func echoTools(raw json.RawMessage) json.RawMessage {
-	var tools []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description *string         `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-		Strict      *bool           `json:"strict"`
+// effortBudgets are the thinking budgets of the reasoning efforts, for
+// the providers that take a budget (Anthropic, Claude on Bedrock): the
+// Gemini codec's mapping (Google's), and Anthropic's least budget for
+// minimal.
+var effortBudgets = map[string]int64{"minimal": 1024, "low": 1024, "medium": 8192, "high": 24576}
+
+// Anthropic's bounds on a thinking budget: at least minThinkingBudget,
+// and below max_tokens, which is max_output_tokens or, when the client
+// gave none, the codec's default (anthropic.DefaultMaxTokens).
+const (
+	minThinkingBudget      = 1024
+	defaultAnthropicTokens = 4096
+)
+
+// thinkingBudget is the thinking budget of r's reasoning.effort: the
+// effort's, cut to leave the answer itself minThinkingBudget tokens of
+// max_tokens; 0 when there is no effort or no room for a budget (an
+// Anthropic target then refuses reasoning_effort, naming it).
+func thinkingBudget(r *llm.Request) int64 {
+	if r.Reasoning == nil {
+		return 0
 	}
-	if json.Unmarshal(raw, &tools) != nil || len(tools) == 0 {
-		return nil
+	b, ok := effortBudgets[r.Reasoning.Effort]
+	if !ok {
+		return 0
 	}
-	for i := range tools {
-		if len(tools[i].Parameters) == 0 {
-			tools[i].Parameters = json.RawMessage("null")
+	room := int64(defaultAnthropicTokens)
+	if r.MaxOutputTokens != nil {
+		room = *r.MaxOutputTokens
+	}
+	if b = min(b, room-minThinkingBudget); b < minThinkingBudget {
+		return 0
+	}
+	return b
+}
+
+// wantsEncrypted reports whether the client asked for reasoning items'
+// encrypted_content.
+func (d *responsesDoor) wantsEncrypted() bool { return d.encrypted }
+
+// readEcho copies from v, the client's body, the fields the response
+// object repeats, and whether include asks for encrypted_content.
+func (d *responsesDoor) readEcho(v *fastjson.Value) {
+	e := &d.echo
+	for _, f := range [...]struct {
+		key string
+		dst *json.RawMessage
+	}{
+		{"instructions", &e.Instructions}, {"tool_choice", &e.ToolChoice}, {"temperature", &e.Temperature},
+		{"top_p", &e.TopP}, {"max_output_tokens", &e.MaxOutputTokens}, {"metadata", &e.Metadata},
+		{"parallel_tool_calls", &e.ParallelToolCalls},
+	} {
+		if x := v.Get(f.key); x != nil {
+			*f.dst = x.MarshalTo(nil)
 		}
 	}
-	b, _ := json.Marshal(tools)
-	return b
+	e.Tools = echoTools(v.GetArray("tools"))
+	for _, x := range v.GetArray("include") {
+		if string(x.GetStringBytes()) == "reasoning.encrypted_content" {
+			d.encrypted = true
+		}
+	}
+}
+
+// echoTools is the request's function tools as a response lists them:
+// each with its description, parameters and strict (null when absent);
+// nil when the client gave none.
+func echoTools(tools []*fastjson.Value) json.RawMessage {
+	if len(tools) == 0 {
+		return nil
+	}
+	var b []byte
+	for i, t := range tools {
+		if i > 0 {
+			b = append(b, ',')
+		} else {
+			b = append(b, '[')
+		}
+		for k, key := range [...]string{"type", "name", "description", "parameters", "strict"} {
+			if k > 0 {
+				b = append(b, ',')
+			} else {
+				b = append(b, '{')
+			}
+			b = append(b, '"')
+			b = append(b, key...)
+			b = append(b, `":`...)
+			if x := t.Get(key); x != nil {
+				b = x.MarshalTo(b)
+			} else {
+				b = append(b, "null"...)
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // responsesTranslateError is the 400 of a body the door cannot translate.
@@ -132,18 +239,35 @@ func (d *responsesDoor) errorBody(e *apierr.Error) []byte { return e.Body() }
 
 // answer writes an OpenAI chat.completion as a Responses response object.
 func (d *responsesDoor) answer(body []byte) []byte {
-	v, err := d.p.ParseBytes(body)
+	p := providers.BodyParsers.Get()
+	defer providers.BodyParsers.Put(p)
+	v, err := p.ParseBytes(body)
 	if err != nil {
 		return body
 	}
 	d.setAnswer(v)
 	ch := v.Get("choices", "0")
 	m := ch.Get("message")
-	if t := m.GetStringBytes("reasoning_content"); len(t) > 0 {
-		d.items = append(d.items, responsesItem{kind: itemReasoning, id: d.itemID("rs_", len(d.items)), tx: append([]byte(nil), t...)})
+	if tb := m.GetArray("thinking_blocks"); len(tb) > 0 {
+		// A codec's signed thinking (providers.Request.ThinkingBlocks):
+		// one reasoning item per block.
+		for _, b := range tb {
+			it := responsesItem{kind: itemReasoning, id: d.itemID("rs_", len(d.items))}
+			if string(b.GetStringBytes("type")) == "redacted_thinking" {
+				it.enc = llm.AppendThinkingContent(nil, &llm.Part{Kind: llm.PartRedactedThinking, Data: string(b.GetStringBytes("data"))})
+			} else {
+				it.tx = append(it.tx, b.GetStringBytes("thinking")...)
+				it.enc = llm.AppendThinkingContent(nil, &llm.Part{Kind: llm.PartThinking, Text: string(it.tx), Signature: string(b.GetStringBytes("signature"))})
+			}
+			it.part = len(it.tx) > 0
+			d.items = append(d.items, it)
+		}
+	} else if t := m.GetStringBytes("reasoning_content"); len(t) > 0 {
+		d.items = append(d.items, responsesItem{kind: itemReasoning, id: d.itemID("rs_", len(d.items)), tx: append([]byte(nil), t...), part: true})
 	}
 	if t := m.GetStringBytes("content"); len(t) > 0 {
-		d.items = append(d.items, responsesItem{kind: itemMessage, id: d.itemID("msg_", len(d.items)), tx: append([]byte(nil), t...)})
+		d.items = append(d.items, responsesItem{kind: itemMessage, id: d.itemID("msg_", len(d.items)), tx: append([]byte(nil), t...), part: true,
+			lp: appendLogprobs(nil, ch)})
 	}
 	for _, tc := range m.GetArray("tool_calls") {
 		id := tc.GetStringBytes("id")
@@ -161,6 +285,9 @@ func (d *responsesDoor) setAnswer(v *fastjson.Value) {
 		d.id = append([]byte("resp_"), v.GetStringBytes("id")...)
 		d.model = append([]byte(nil), v.GetStringBytes("model")...)
 		d.created = v.GetInt64("created")
+	}
+	if t := v.GetStringBytes("service_tier"); len(t) > 0 {
+		d.tier = append(d.tier[:0], t...)
 	}
 	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
 		d.usage = usageOf(u)
@@ -216,7 +343,7 @@ func (d *responsesDoor) appendResponse(dst []byte, done bool) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = d.items[i].appendTo(dst, "completed")
+			dst = d.items[i].appendTo(dst, "completed", d.wantsEncrypted())
 		}
 	}
 	dst = append(dst, ']')
@@ -230,6 +357,10 @@ func (d *responsesDoor) appendResponse(dst []byte, done bool) []byte {
 	dst = appendEcho(dst, "metadata", e.Metadata, "{}")
 	dst = appendEcho(dst, "parallel_tool_calls", e.ParallelToolCalls, "true")
 	dst = append(dst, `,"store":false`...)
+	if len(d.tier) > 0 {
+		dst = append(dst, `,"service_tier":`...)
+		dst = jsonstr.Append(dst, d.tier)
+	}
 	if done {
 		dst = append(dst, `,"usage":`...)
 		dst = d.appendUsage(dst)
@@ -270,9 +401,10 @@ func (d *responsesDoor) appendUsage(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// appendTo appends the item as an output item of status; a message in
-// progress has no content yet.
-func (it *responsesItem) appendTo(dst []byte, status string) []byte {
+// appendTo appends the item as an output item of status; an item in
+// progress has no content yet. enc says whether reasoning carries its
+// encrypted_content (null when the provider gave none).
+func (it *responsesItem) appendTo(dst []byte, status string, enc bool) []byte {
 	switch it.kind {
 	case itemCall:
 		dst = append(dst, `{"type":"function_call","id":`...)
@@ -295,11 +427,20 @@ func (it *responsesItem) appendTo(dst []byte, status string) []byte {
 		dst = jsonstr.Append(dst, it.id)
 		dst = append(dst, `,"status":"`...)
 		dst = append(dst, status...)
-		dst = append(dst, `","summary":[],"content":[`...)
-		if status != "in_progress" {
+		dst = append(dst, `","summary":[`...)
+		if status != "in_progress" && it.part {
 			dst = it.appendPart(dst, it.tx)
 		}
-		return append(dst, "]}"...)
+		dst = append(dst, ']')
+		if enc {
+			dst = append(dst, `,"encrypted_content":`...)
+			if len(it.enc) > 0 && status != "in_progress" {
+				dst = jsonstr.Append(dst, it.enc)
+			} else {
+				dst = append(dst, "null"...)
+			}
+		}
+		return append(dst, '}')
 	}
 	dst = append(dst, `{"type":"message","id":`...)
 	dst = jsonstr.Append(dst, it.id)
@@ -312,15 +453,34 @@ func (it *responsesItem) appendTo(dst []byte, status string) []byte {
 	return append(dst, "]}"...)
 }
 
-// appendPart appends the content part of a message (output_text) or of
-// reasoning (reasoning_text) holding text.
+// appendPart appends the content part of a message (output_text, with
+// its logprobs) or the summary part of reasoning (summary_text) holding
+// text.
 func (it *responsesItem) appendPart(dst, text []byte) []byte {
 	if it.kind == itemReasoning {
-		dst = append(dst, `{"type":"reasoning_text","text":`...)
+		dst = append(dst, `{"type":"summary_text","text":`...)
 		dst = jsonstr.Append(dst, text)
 		return append(dst, '}')
 	}
 	dst = append(dst, `{"type":"output_text","text":`...)
 	dst = jsonstr.Append(dst, text)
-	return append(dst, `,"annotations":[],"logprobs":[]}`...)
+	dst = append(dst, `,"annotations":[],"logprobs":[`...)
+	if text != nil {
+		dst = append(dst, it.lp...)
+	}
+	return append(dst, "]}"...)
+}
+
+// appendLogprobs appends the token logprobs of a chat choice (or chunk
+// choice), logprobs.content, as comma-joined JSON elements after those
+// dst holds: OpenAI's chat and Responses logprobs have the same shape
+// (token, logprob, bytes, top_logprobs).
+func appendLogprobs(dst []byte, ch *fastjson.Value) []byte {
+	for _, lp := range ch.GetArray("logprobs", "content") {
+		if len(dst) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = lp.MarshalTo(dst)
+	}
+	return dst
 }

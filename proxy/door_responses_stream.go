@@ -3,8 +3,12 @@ package proxy
 import (
 	"strconv"
 
+	"github.com/valyala/fastjson"
+
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/jsonstr"
+	"github.com/sluicehq/sluice/internal/llm"
+	"github.com/sluicehq/sluice/proxy/providers"
 )
 
 // The Responses stream (CONTRACT §12): response.created and
@@ -12,7 +16,10 @@ import (
 // opened by the first text delta (response.output_item.added,
 // response.content_part.added) and carries response.output_text.delta
 // events; a function call item is opened by a tool call's first chunk and
-// carries response.function_call_arguments.delta events. An item is
+// carries response.function_call_arguments.delta events; the model's
+// reasoning is a reasoning item whose summary part carries
+// response.reasoning_summary_text.delta events, closed by the thinking
+// block's signature (its encrypted_content) or by the next item. An item is
 // closed (…done events, response.output_item.done) when another begins
 // and at the end, which is response.completed (or response.incomplete)
 // with the whole response and its usage. Every event's data has its type
@@ -21,7 +28,9 @@ import (
 
 // appendChunk translates one OpenAI chat chunk into Responses events.
 func (d *responsesDoor) appendChunk(dst, chunk []byte) []byte {
-	v, err := d.p.ParseBytes(chunk)
+	p := providers.BodyParsers.Get()
+	defer providers.BodyParsers.Put(p)
+	v, err := p.ParseBytes(chunk)
 	if err != nil {
 		return dst
 	}
@@ -35,10 +44,13 @@ func (d *responsesDoor) appendChunk(dst, chunk []byte) []byte {
 	}
 	delta := ch.Get("delta")
 	if t := delta.GetStringBytes("reasoning_content"); len(t) > 0 {
-		dst = d.appendText(dst, itemReasoning, "rs_", t)
+		dst = d.appendText(dst, itemReasoning, t, nil)
+	}
+	for _, tb := range delta.GetArray("thinking_blocks") {
+		dst = d.appendThinkingBlock(dst, tb)
 	}
 	if t := delta.GetStringBytes("content"); len(t) > 0 {
-		dst = d.appendText(dst, itemMessage, "msg_", t)
+		dst = d.appendText(dst, itemMessage, t, appendLogprobs(nil, ch))
 	}
 	for _, tc := range delta.GetArray("tool_calls") {
 		i := tc.GetInt64("index")
@@ -51,7 +63,7 @@ func (d *responsesDoor) appendChunk(dst, chunk []byte) []byte {
 			it := &d.items[d.open]
 			it.tx = append(it.tx, args...)
 			dst = d.event(dst, "response.function_call_arguments.delta")
-			dst = d.appendItemRef(dst, it, false)
+			dst = d.appendItemRef(dst, it)
 			dst = append(dst, `,"delta":`...)
 			dst = jsonstr.Append(dst, args)
 			dst = append(dst, "}\n\n"...)
@@ -64,25 +76,87 @@ func (d *responsesDoor) appendChunk(dst, chunk []byte) []byte {
 }
 
 // appendText appends a text delta to the open item of kind (a message or
-// reasoning), opening one (ids with prefix) when another kind is open.
-func (d *responsesDoor) appendText(dst []byte, kind byte, prefix string, t []byte) []byte {
+// reasoning), opening one when another kind is open, and its content
+// part (summary part) with its first text. lp are the delta's logprobs,
+// comma-joined.
+func (d *responsesDoor) appendText(dst []byte, kind byte, t, lp []byte) []byte {
 	if d.open < 0 || d.items[d.open].kind != kind {
-		dst = d.openItem(dst, responsesItem{kind: kind, id: d.itemID(prefix, len(d.items))})
+		dst = d.openItem(dst, responsesItem{kind: kind, id: d.newItemID(kind)})
 	}
 	it := &d.items[d.open]
+	if !it.part {
+		it.part = true
+		if kind == itemReasoning {
+			dst = d.event(dst, "response.reasoning_summary_part.added")
+		} else {
+			dst = d.event(dst, "response.content_part.added")
+		}
+		dst = d.appendItemRef(dst, it)
+		dst = append(dst, `,"part":`...)
+		dst = it.appendPart(dst, nil)
+		dst = append(dst, "}\n\n"...)
+	}
 	it.tx = append(it.tx, t...)
 	if kind == itemReasoning {
-		dst = d.event(dst, "response.reasoning_text.delta")
+		dst = d.event(dst, "response.reasoning_summary_text.delta")
 	} else {
 		dst = d.event(dst, "response.output_text.delta")
 	}
-	dst = d.appendItemRef(dst, it, true)
+	dst = d.appendItemRef(dst, it)
 	dst = append(dst, `,"delta":`...)
 	dst = jsonstr.Append(dst, t)
 	if kind == itemMessage {
-		dst = append(dst, `,"logprobs":[]`...)
+		dst = append(dst, `,"logprobs":[`...)
+		dst = append(dst, lp...)
+		dst = append(dst, ']')
+		if len(lp) > 0 {
+			if len(it.lp) > 0 {
+				it.lp = append(it.lp, ',')
+			}
+			it.lp = append(it.lp, lp...)
+		}
 	}
 	return append(dst, "}\n\n"...)
+}
+
+// newItemID is the id of the next message or reasoning item.
+func (d *responsesDoor) newItemID(kind byte) []byte {
+	if kind == itemReasoning {
+		return d.itemID("rs_", len(d.items))
+	}
+	return d.itemID("msg_", len(d.items))
+}
+
+// appendThinkingBlock appends an element of a delta's thinking_blocks
+// (a codec's signed thinking, providers.Request.ThinkingBlocks): a
+// thinking one's signature seals the open reasoning item (opened when no
+// reasoning came before it) with its encrypted_content and closes it,
+// so that reasoning after it is another item; a redacted_thinking one
+// is a whole reasoning item of its own, with no summary.
+func (d *responsesDoor) appendThinkingBlock(dst []byte, tb *fastjson.Value) []byte {
+	var p llm.Part
+	switch string(tb.GetStringBytes("type")) {
+	case "thinking":
+		if t := tb.GetStringBytes("thinking"); len(t) > 0 {
+			dst = d.appendText(dst, itemReasoning, t, nil)
+		}
+		sig := tb.GetStringBytes("signature")
+		if len(sig) == 0 {
+			return dst
+		}
+		if d.open < 0 || d.items[d.open].kind != itemReasoning {
+			dst = d.openItem(dst, responsesItem{kind: itemReasoning, id: d.newItemID(itemReasoning)})
+		}
+		p = llm.Part{Kind: llm.PartThinking, Text: string(d.items[d.open].tx), Signature: string(sig)}
+	case "redacted_thinking":
+		dst = d.openItem(dst, responsesItem{kind: itemReasoning, id: d.newItemID(itemReasoning)})
+		p = llm.Part{Kind: llm.PartRedactedThinking, Data: string(tb.GetStringBytes("data"))}
+	default:
+		return dst
+	}
+	it := &d.items[d.open]
+	it.enc = llm.AppendThinkingContent(it.enc[:0], &p)
+	return d.closeItem(dst)
 }
 
 // event appends the head of an event of type typ, up to and including its
@@ -98,15 +172,19 @@ func (d *responsesDoor) event(dst []byte, typ string) []byte {
 	return dst
 }
 
-// appendItemRef appends the item_id and output_index of the open item
-// (and its content_index when part).
-func (d *responsesDoor) appendItemRef(dst []byte, it *responsesItem, part bool) []byte {
+// appendItemRef appends the item_id and output_index of the open item,
+// and the index of its one part: a message's content_index, reasoning's
+// summary_index.
+func (d *responsesDoor) appendItemRef(dst []byte, it *responsesItem) []byte {
 	dst = append(dst, `,"item_id":`...)
 	dst = jsonstr.Append(dst, it.id)
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(d.open), 10)
-	if part {
+	switch it.kind {
+	case itemMessage:
 		dst = append(dst, `,"content_index":0`...)
+	case itemReasoning:
+		dst = append(dst, `,"summary_index":0`...)
 	}
 	return dst
 }
@@ -136,16 +214,8 @@ func (d *responsesDoor) openItem(dst []byte, it responsesItem) []byte {
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(d.open), 10)
 	dst = append(dst, `,"item":`...)
-	dst = p.appendTo(dst, "in_progress")
-	dst = append(dst, "}\n\n"...)
-	if p.kind != itemCall {
-		dst = d.event(dst, "response.content_part.added")
-		dst = d.appendItemRef(dst, p, true)
-		dst = append(dst, `,"part":`...)
-		dst = p.appendPart(dst, nil)
-		dst = append(dst, "}\n\n"...)
-	}
-	return dst
+	dst = p.appendTo(dst, "in_progress", d.wantsEncrypted())
+	return append(dst, "}\n\n"...)
 }
 
 // closeItem appends the done events of the open item, if any.
@@ -154,30 +224,36 @@ func (d *responsesDoor) closeItem(dst []byte) []byte {
 		return dst
 	}
 	p := &d.items[d.open]
-	switch p.kind {
-	case itemCall:
+	switch {
+	case p.kind == itemCall:
 		dst = d.event(dst, "response.function_call_arguments.done")
-		dst = d.appendItemRef(dst, p, false)
+		dst = d.appendItemRef(dst, p)
 		dst = append(dst, `,"name":`...)
 		dst = jsonstr.Append(dst, p.name)
 		dst = append(dst, `,"arguments":`...)
 		dst = jsonstr.Append(dst, p.tx)
 		dst = append(dst, "}\n\n"...)
-	default:
+	case p.part:
 		if p.kind == itemReasoning {
-			dst = d.event(dst, "response.reasoning_text.done")
+			dst = d.event(dst, "response.reasoning_summary_text.done")
 		} else {
 			dst = d.event(dst, "response.output_text.done")
 		}
-		dst = d.appendItemRef(dst, p, true)
+		dst = d.appendItemRef(dst, p)
 		dst = append(dst, `,"text":`...)
 		dst = jsonstr.Append(dst, p.tx)
 		if p.kind == itemMessage {
-			dst = append(dst, `,"logprobs":[]`...)
+			dst = append(dst, `,"logprobs":[`...)
+			dst = append(dst, p.lp...)
+			dst = append(dst, ']')
 		}
 		dst = append(dst, "}\n\n"...)
-		dst = d.event(dst, "response.content_part.done")
-		dst = d.appendItemRef(dst, p, true)
+		if p.kind == itemReasoning {
+			dst = d.event(dst, "response.reasoning_summary_part.done")
+		} else {
+			dst = d.event(dst, "response.content_part.done")
+		}
+		dst = d.appendItemRef(dst, p)
 		dst = append(dst, `,"part":`...)
 		dst = p.appendPart(dst, p.tx)
 		dst = append(dst, "}\n\n"...)
@@ -186,7 +262,7 @@ func (d *responsesDoor) closeItem(dst []byte) []byte {
 	dst = append(dst, `,"output_index":`...)
 	dst = strconv.AppendInt(dst, int64(d.open), 10)
 	dst = append(dst, `,"item":`...)
-	dst = p.appendTo(dst, "completed")
+	dst = p.appendTo(dst, "completed", d.wantsEncrypted())
 	d.open = -1
 	return append(dst, "}\n\n"...)
 }

@@ -47,9 +47,10 @@ measures, each phase for --duration after a short warm-up:
   2. latency p50/p90/p99 at --rate requests/s (open loop, measured from each
      request's scheduled send time), direct and through the gateway;
   3. the same for the first content chunk of a streamed request;
-  4. the same request through the Messages door (/compat/v1/messages) and
-     the Responses door (/openai/responses), one phase each, against the
-     direct call and the chat door.
+  4. the same request through the Messages door (/compat/v1/messages), the
+     native Responses door (/openai/responses) and the translated Responses
+     door (/compat/responses), one phase each, against the direct call and
+     the chat door.
 
 With --clickhouse-url the same chat phases run again through a second
 gateway logging to that ClickHouse; with --baseline through a bare fasthttp
@@ -57,7 +58,7 @@ pass-through on the gateway's CPU (no parsing, no auth, no logging), the
 floor each setup's CPU per request is set against.
 
 The figures are printed next to the project's targets (docs/performance.md).
-All traffic stays on loopback; a run takes about eight times --duration.`,
+All traffic stays on loopback; a run takes about nine times --duration.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBench(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())

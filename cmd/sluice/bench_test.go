@@ -73,8 +73,8 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s = %v, want > 0", name, v)
 		}
 	}
-	if got := len(r.Targets); got != 10 {
-		t.Errorf("%d targets, want 10 (4, and 3 for each of the 2 other doors)", got)
+	if got := len(r.Targets); got != 13 {
+		t.Errorf("%d targets, want 13 (4, and 3 for each of the 3 other doors)", got)
 	}
 	var doors []string
 	for _, d := range r.Doors {
@@ -93,11 +93,11 @@ func TestBench(t *testing.T) {
 				d.Throughput.FirstError, d.Latency.FirstError, d.Streaming.FirstError)
 		}
 	}
-	if !slices.Equal(doors, []string{"messages", "responses"}) {
-		t.Errorf("doors %v, want messages and responses", doors)
+	if !slices.Equal(doors, []string{"messages", "responses", "compat-responses"}) {
+		t.Errorf("doors %v, want messages, responses and compat-responses", doors)
 	}
-	if got := len(r.OtherProcesses.Phases); got != 8 {
-		t.Errorf("%d phases, want 8", got)
+	if got := len(r.OtherProcesses.Phases); got != 9 {
+		t.Errorf("%d phases, want 9", got)
 	}
 	for _, l := range []bench.Latencies{r.Latency.Direct, r.Latency.Gateway, r.Streaming.Direct, r.Streaming.Gateway} {
 		if l.Errors != 0 {

@@ -57,7 +57,7 @@ const (
 
 // Config configures a run. Only Gateway is required.
 type Config struct {
-	// Duration is how long each of the eight phases measures (10s).
+	// Duration is how long each of the nine phases measures (10s).
 	Duration time.Duration
 	// Warmup is the discarded start of each phase (a tenth of Duration, at
 	// most 1s).
@@ -205,10 +205,11 @@ type measurer struct {
 	doors []doorTarget
 }
 
-// run measures the eight phases into r, in a fixed order: throughput
+// run measures the nine phases into r, in a fixed order: throughput
 // (direct, gateway), plain latency (direct, gateway), streamed first chunk
 // (direct, gateway), then one phase per other front door (Messages,
-// Responses), compared with the chat door's figures. Each phase also records how busy the machine's other
+// native Responses, compat Responses), compared with the chat door's
+// figures. Each phase also records how busy the machine's other
 // processes kept it.
 func (m *measurer) run(ctx context.Context, r *Report) error {
 	c := m.cfg

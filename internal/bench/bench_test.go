@@ -127,6 +127,7 @@ func TestDoorTargets(t *testing.T) {
 	want := []string{
 		"http://127.0.0.1:1/v1/bench/prod/compat/v1/messages", "http://127.0.0.1:1/v1/bench/prod/compat/v1/messages",
 		"http://127.0.0.1:1/v1/bench/prod/openai/responses", "http://127.0.0.1:1/v1/bench/prod/openai/responses",
+		"http://127.0.0.1:1/v1/bench/prod/compat/responses", "http://127.0.0.1:1/v1/bench/prod/compat/responses",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("URLs (-want +got):\n%s", diff)

@@ -7,11 +7,13 @@ import (
 
 // The front doors measured besides the chat door (issue 14): the same
 // request in the Anthropic Messages shape, translated to the mock's OpenAI
-// wire, and in the OpenAI Responses shape, passed to the mock's
-// /v1/responses.
+// wire; in the OpenAI Responses shape, passed to the mock's /v1/responses
+// (the native door); and in the Responses shape again on /compat,
+// translated to the mock's OpenAI chat wire.
 const (
-	doorMessages  = "messages"
-	doorResponses = "responses"
+	doorMessages        = "messages"
+	doorResponses       = "responses"
+	doorCompatResponses = "compat-responses"
 )
 
 // Door is one front door's figures: a closed loop (CPU per request) and,
@@ -50,7 +52,8 @@ type doorTarget struct {
 	targets
 }
 
-// doorTargets are the Messages and Responses doors of the gateway at base.
+// doorTargets are the Messages, native Responses and compat Responses
+// doors of the gateway at base.
 // A streamed answer's first content event is the first "text" (Messages'
 // text_delta) or "delta" (Responses' output_text.delta) with a non-empty
 // value; the stream must end with the door's final event.
@@ -59,6 +62,7 @@ func doorTargets(base, token string) []doorTarget {
 	prefix := base + "/v1/" + tenantID + "/" + gatewaySlug
 	messages := prefix + "/compat/v1/messages"
 	responses := prefix + "/openai/responses"
+	compatResponses := prefix + "/compat/responses"
 	msgKey, msgDone := []byte(`"text":`), []byte("event: message_stop")
 	respKey, respDone := []byte(`"delta":`), []byte("event: response.completed")
 	return []doorTarget{
@@ -70,6 +74,11 @@ func doorTargets(base, token string) []doorTarget {
 		{name: doorResponses, path: "/openai/responses", targets: targets{
 			plain: target{url: responses, auth: auth, body: responsesBody(model, false)},
 			stream: target{url: responses, auth: auth, body: responsesBody(model+streamDirective, true), stream: true,
+				contentKey: respKey, done: respDone},
+		}},
+		{name: doorCompatResponses, path: "/compat/responses", targets: targets{
+			plain: target{url: compatResponses, auth: auth, body: responsesBody("openai/"+model, false)},
+			stream: target{url: compatResponses, auth: auth, body: responsesBody("openai/"+model+streamDirective, true), stream: true,
 				contentKey: respKey, done: respDone},
 		}},
 	}

@@ -24,8 +24,8 @@ type Report struct {
 	// Streaming is the time to the first content chunk of a streamed
 	// request at a fixed rate.
 	Streaming Comparison `json:"streaming_first_chunk"`
-	// Doors are the Messages and Responses front doors against the chat
-	// door (issue 14).
+	// Doors are the Messages and the two Responses front doors against
+	// the chat door (issue 14).
 	Doors   []Door  `json:"doors"`
 	Gateway Process `json:"gateway_process"`
 	// Setups are the chat request's figures per setup: the embedded

@@ -22,7 +22,8 @@ import (
 // carry are an *UnsupportedError naming them.
 func EncodeOpenAIChat(r *Request) ([]byte, error) {
 	out := openAIChatOut{Model: r.Model, MaxTokens: r.MaxOutputTokens, Temperature: r.Temperature,
-		TopP: r.TopP, Stop: r.Stop, Stream: r.Stream, User: r.User, ParallelToolCalls: r.ParallelToolCalls}
+		TopP: r.TopP, Stop: r.Stop, Stream: r.Stream, User: r.User, ParallelToolCalls: r.ParallelToolCalls,
+		Logprobs: r.WantLogprobs, TopLogprobs: r.LogprobsTop, ServiceTier: r.ServiceTier}
 	if r.Stream {
 		out.StreamOptions = &struct {
 			IncludeUsage bool `json:"include_usage"`
@@ -44,7 +45,7 @@ func EncodeOpenAIChat(r *Request) ([]byte, error) {
 	}
 	for _, t := range r.Tools {
 		ot := openAIToolOut{Type: "function"}
-		ot.Function.Name, ot.Function.Description, ot.Function.Parameters = t.Name, t.Description, t.Parameters
+		ot.Function.Name, ot.Function.Description, ot.Function.Parameters, ot.Function.Strict = t.Name, t.Description, t.Parameters, t.Strict
 		out.Tools = append(out.Tools, ot)
 	}
 	if tc := r.ToolChoice; tc != nil {
@@ -206,6 +207,9 @@ type (
 		ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
 		ReasoningEffort   string          `json:"reasoning_effort,omitempty"`
 		ResponseFormat    json.RawMessage `json:"response_format,omitempty"`
+		Logprobs          bool            `json:"logprobs,omitempty"`
+		TopLogprobs       *int64          `json:"top_logprobs,omitempty"`
+		ServiceTier       string          `json:"service_tier,omitempty"`
 	}
 	openAIMessageOut struct {
 		Role       string              `json:"role"`
@@ -230,6 +234,7 @@ type (
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
 			Parameters  json.RawMessage `json:"parameters,omitempty"`
+			Strict      *bool           `json:"strict,omitempty"`
 		} `json:"function"`
 	}
 	openAIToolCallOut struct {

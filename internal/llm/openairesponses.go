@@ -1,10 +1,10 @@
 package llm
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -16,7 +16,8 @@ import (
 // (input_text, input_image, output_text and refusal content), function
 // calls (merged into the assistant message before them, so parallel
 // calls stay one turn) and function call outputs (tool messages).
-// Reasoning items are left out, as EncodeOpenAIChat leaves out thinking.
+// Reasoning items carrying signed thinking the door wrote become thinking
+// parts of the assistant turn they precede; others are left out.
 // instructions are System; function tools, tool_choice, text.format
 // (ResponseFormat), reasoning.effort, max_output_tokens, temperature,
 // top_p, parallel_tool_calls, user and metadata map to their neutral
@@ -26,9 +27,9 @@ import (
 // *UnsupportedError naming the field; nothing is dropped silently. A body
 // that does not fit the schema is a *SchemaError.
 func DecodeOpenAIResponses(body []byte) (*Request, error) {
-	var in openAIResponses
-	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, &SchemaError{Err: err}
+	in, err := readOpenAIResponses(body)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case in.PreviousResponseID != nil && *in.PreviousResponseID != "":
@@ -67,7 +68,7 @@ func DecodeOpenAIResponses(body []byte) (*Request, error) {
 		if t.Name == "" {
 			return nil, &SchemaError{Err: fmt.Errorf("tools[%d].name is required", i)}
 		}
-		r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: number(t.Parameters)})
+		r.Tools = append(r.Tools, Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: number(t.Parameters), Strict: t.Strict})
 	}
 	if tc := number(in.ToolChoice); tc != nil {
 		c, err := responsesToolChoice(tc)
@@ -92,6 +93,9 @@ func DecodeOpenAIResponses(body []byte) (*Request, error) {
 			return nil, unsupported("text.format.type", "text.format.type "+strconv.Quote(f.Type)+" is not supported")
 		}
 	}
+	if err := in.options(r); err != nil {
+		return nil, err
+	}
 	if rs := in.Reasoning; rs != nil && rs.Effort != nil && *rs.Effort != "" {
 		switch e := *rs.Effort; e {
 		case "minimal", "low", "medium", "high":
@@ -102,6 +106,59 @@ func DecodeOpenAIResponses(body []byte) (*Request, error) {
 		}
 	}
 	return r, nil
+}
+
+// The include values of the compat Responses door: the ones it serves,
+// and the ones it ignores because they add fields only to what it never
+// answers (built-in tool calls, which it refuses, and input items, which
+// it does not echo), so that they change nothing.
+const (
+	includeEncrypted = "reasoning.encrypted_content"
+	includeLogprobs  = "message.output_text.logprobs"
+)
+
+var includeIgnored = []string{"message.input_image.image_url", "computer_call_output.output.image_url",
+	"file_search_call.results", "web_search_call.results", "web_search_call.action.sources", "code_interpreter_call.outputs"}
+
+// options reads include, top_logprobs, truncation and service_tier
+// (docs/decisions.md, "The compat Responses door's optional fields"):
+// logprobs, their alternatives and the service tier are carried to the
+// OpenAI chat body (providers without them refuse logprobs and ignore the
+// tier, which changes no answer); truncation "auto" is accepted and acts
+// as "disabled", since the gateway never drops input (a prompt over the
+// model's window is the provider's error, not a different answer).
+func (in *openAIResponses) options(r *Request) error {
+	for i, v := range in.Include {
+		switch {
+		case v == includeLogprobs:
+			r.WantLogprobs = true
+		case v == includeEncrypted, slices.Contains(includeIgnored, v):
+		default:
+			return &SchemaError{Err: fmt.Errorf("include[%d] %q is not one of the include values", i, v)}
+		}
+	}
+	if n := in.TopLogprobs; n != nil {
+		if *n < 0 || *n > 20 {
+			return &SchemaError{Err: errors.New("top_logprobs must be an integer from 0 to 20")}
+		}
+		if *n > 0 {
+			r.WantLogprobs, r.LogprobsTop = true, n
+		}
+	}
+	if t := in.Truncation; t != nil && *t != "auto" && *t != "disabled" {
+		return &SchemaError{Err: fmt.Errorf("truncation %q is not auto or disabled", *t)}
+	}
+	if t := in.ServiceTier; t != nil && *t != "" {
+		switch *t {
+		case "auto", "default", "flex", "priority", "scale":
+			r.ServiceTier = *t
+		case "fast":
+			r.ServiceTier = "priority" // OpenAI's alias of priority
+		default:
+			return &SchemaError{Err: fmt.Errorf("service_tier %q is not one of auto, default, flex, scale, priority, fast", *t)}
+		}
+	}
+	return nil
 }
 
 func unsupported(param, msg string) error { return &UnsupportedError{Param: param, Message: msg} }
@@ -140,127 +197,19 @@ func responsesToolChoice(raw json.RawMessage) (*ToolChoice, error) {
 	return &ToolChoice{Mode: ToolChoiceFunction, Name: o.Name, Raw: raw}, nil
 }
 
-// The Responses request as the decoder reads it.
-type (
-	openAIResponses struct {
-		Model              string            `json:"model"`
-		Input              responsesInput    `json:"input"`
-		Instructions       *string           `json:"instructions"`
-		Tools              []responsesTool   `json:"tools"`
-		ToolChoice         json.RawMessage   `json:"tool_choice"`
-		ParallelToolCalls  *bool             `json:"parallel_tool_calls"`
-		Text               *responsesText    `json:"text"`
-		Reasoning          *responsesReason  `json:"reasoning"`
-		MaxOutputTokens    *int64            `json:"max_output_tokens"`
-		Temperature        json.RawMessage   `json:"temperature"`
-		TopP               json.RawMessage   `json:"top_p"`
-		Stream             bool              `json:"stream"`
-		Metadata           map[string]string `json:"metadata"`
-		User               string            `json:"user"`
-		Store              *bool             `json:"store"`
-		PreviousResponseID *string           `json:"previous_response_id"`
-		Conversation       json.RawMessage   `json:"conversation"`
-		Background         *bool             `json:"background"`
-		Prompt             json.RawMessage   `json:"prompt"`
-	}
-	responsesTool struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	}
-	responsesText struct {
-		Format *struct {
-			Type        string          `json:"type"`
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-			Strict      *bool           `json:"strict"`
-		} `json:"format"`
-	}
-	responsesReason struct {
-		Effort *string `json:"effort"`
-	}
-	responsesItem struct {
-		Type      string           `json:"type"`
-		Role      string           `json:"role"`
-		Content   responsesContent `json:"content"`
-		CallID    string           `json:"call_id"`
-		Name      string           `json:"name"`
-		Arguments string           `json:"arguments"`
-		Output    responsesContent `json:"output"`
-	}
-	responsesPart struct {
-		Type     string  `json:"type"`
-		Text     string  `json:"text"`
-		Refusal  string  `json:"refusal"`
-		ImageURL *string `json:"image_url"`
-		FileID   *string `json:"file_id"`
-		Detail   string  `json:"detail"`
-	}
-)
-
-// responsesInput is input: a string (one user message) or a list of
-// items.
-type responsesInput []responsesItem
-
-// UnmarshalJSON accepts a string, an array of items or null.
-func (in *responsesInput) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) == 0 || string(b) == "null":
-		*in = nil
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*in = responsesInput{{Type: "message", Role: "user", Content: responsesContent{{Type: "input_text", Text: s}}}}
-		return nil
-	case b[0] == '[':
-		var items []responsesItem
-		if err := json.Unmarshal(b, &items); err != nil {
-			return err
-		}
-		*in = items
-		return nil
-	}
-	return errors.New("input must be a string or an array of items")
-}
-
-// responsesContent is a message's content or a call output: a string (one
-// text part) or a list of parts.
-type responsesContent []responsesPart
-
-// UnmarshalJSON accepts a string, an array of parts or null.
-func (c *responsesContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) == 0 || string(b) == "null":
-		*c = nil
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = responsesContent{{Type: "input_text", Text: s}}
-		return nil
-	case b[0] == '[':
-		var parts []responsesPart
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		*c = parts
-		return nil
-	}
-	return errors.New("content must be a string or an array of content parts")
-}
-
 // messages returns the items as neutral messages.
+//
+// A reasoning item whose encrypted_content the door wrote
+// (AppendThinkingContent) is the signed thinking of the assistant turn
+// that follows it: a thinking part of the next assistant message (or
+// function call), which EncodeOpenAIChat leaves out and CarryThinking
+// brings back for Anthropic and Claude on Bedrock. Other reasoning items
+// (a summary only, or another system's encrypted_content) are left out:
+// no provider reads them back.
 func (in responsesInput) messages() ([]Message, error) {
 	out := make([]Message, 0, len(in))
+	// thinking is the signed thinking waiting for its assistant turn.
+	var thinking []Part
 	for i, it := range in {
 		at := "input[" + strconv.Itoa(i) + "]"
 		switch it.Type {
@@ -274,6 +223,9 @@ func (in responsesInput) messages() ([]Message, error) {
 			if err != nil {
 				return nil, err
 			}
+			if it.Role == "assistant" && len(thinking) > 0 {
+				parts, thinking = append(thinking, parts...), nil
+			}
 			out = append(out, Message{Role: Role(it.Role), Parts: parts})
 		case "function_call":
 			if it.CallID == "" || it.Name == "" {
@@ -284,9 +236,11 @@ func (in responsesInput) messages() ([]Message, error) {
 			// several tools.
 			if n := len(out); n > 0 && out[n-1].Role == RoleAssistant {
 				out[n-1].ToolCalls = append(out[n-1].ToolCalls, call)
+				out[n-1].Parts = append(out[n-1].Parts, thinking...)
 			} else {
-				out = append(out, Message{Role: RoleAssistant, ToolCalls: []ToolCall{call}})
+				out = append(out, Message{Role: RoleAssistant, Parts: thinking, ToolCalls: []ToolCall{call}})
 			}
+			thinking = nil
 		case "function_call_output":
 			if it.CallID == "" {
 				return nil, &SchemaError{Err: fmt.Errorf("%s.call_id is required", at)}
@@ -302,7 +256,11 @@ func (in responsesInput) messages() ([]Message, error) {
 			out = append(out, Message{Role: RoleTool, ToolCallID: it.CallID,
 				Parts: []Part{{Kind: PartText, WireType: "input_text", Text: string(text)}}})
 		case "reasoning":
-			// Left out: see EncodeOpenAIChat on thinking.
+			if it.EncryptedContent != nil {
+				if p, ok := thinkingContent(*it.EncryptedContent); ok {
+					thinking = append(thinking, p)
+				}
+			}
 		default:
 			return nil, unsupported(at+".type", "input items of type "+strconv.Quote(it.Type)+" are not supported on the compat Responses door")
 		}

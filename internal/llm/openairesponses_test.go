@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -85,6 +86,10 @@ func TestDecodeOpenAIResponsesRefuses(t *testing.T) {
 		{"call without id", `{"model":"m","input":[{"type":"function_call","name":"f"}]}`, ""},
 		{"bad tool_choice", `{"model":"m","input":"x","tool_choice":"always"}`, ""},
 		{"schema without name", `{"model":"m","input":"x","text":{"format":{"type":"json_schema","schema":{}}}}`, ""},
+		{"unknown include", `{"model":"m","input":"x","include":["message.output_text.logprobs","usage.secrets"]}`, ""},
+		{"top_logprobs", `{"model":"m","input":"x","top_logprobs":21}`, ""},
+		{"truncation", `{"model":"m","input":"x","truncation":"sometimes"}`, ""},
+		{"service_tier", `{"model":"m","input":"x","service_tier":"cheap"}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +107,64 @@ func TestDecodeOpenAIResponsesRefuses(t *testing.T) {
 	// An explicit store: false is the stateless door's own mode.
 	if _, err := DecodeOpenAIResponses([]byte(`{"model":"m","input":"x","store":false,"previous_response_id":null}`)); err != nil {
 		t.Errorf("store false: %v", err)
+	}
+}
+
+// TestResponsesReasoningItems: a reasoning item whose encrypted_content
+// the door wrote is the signed thinking (or redacted thinking) of the
+// assistant turn after it — a message or a function call — and comes
+// back unchanged; a reasoning item with a summary only, or another
+// system's encrypted_content, is left out; the chat body carries none.
+func TestResponsesReasoningItems(t *testing.T) {
+	signed := string(AppendThinkingContent(nil, &Part{Kind: PartThinking, Text: "Add \"them\".", Signature: "sig-abc=="}))
+	redacted := string(AppendThinkingContent(nil, &Part{Kind: PartRedactedThinking, Data: "ZW5j"}))
+	body := `{"model":"m","input":[{"role":"user","content":"2+2?"},` +
+		`{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Add them."}],"encrypted_content":"` + signed + `"},` +
+		`{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"` + redacted + `"},` +
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"4"}]},` +
+		`{"role":"user","content":"and 3+3?"},` +
+		`{"type":"reasoning","id":"rs_3","summary":[],"encrypted_content":"` + signed + `"},` +
+		`{"type":"function_call","call_id":"c1","name":"calc","arguments":"{}"},` +
+		`{"type":"function_call_output","call_id":"c1","output":"ok"},` +
+		`{"type":"reasoning","id":"rs_4","summary":[{"type":"summary_text","text":"x"}]},` +
+		`{"type":"reasoning","id":"rs_5","summary":[],"encrypted_content":"gAAAAABopenai"},` +
+		`{"type":"function_call","call_id":"c2","name":"calc","arguments":"{}"}]}`
+	r, err := DecodeOpenAIResponses([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	thinking := Part{Kind: PartThinking, WireType: "reasoning", Text: `Add "them".`, Signature: "sig-abc=="}
+	want := [][]Part{
+		{thinking, {Kind: PartRedactedThinking, WireType: "reasoning", Data: "ZW5j"}, {Kind: PartText, WireType: "output_text", Text: "4"}},
+		{thinking},
+		nil,
+	}
+	var got [][]Part
+	for _, m := range r.Messages {
+		if m.Role == RoleAssistant {
+			got = append(got, m.Parts)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("assistant parts\n got %+v\nwant %+v", got, want)
+	}
+	if !HasThinking(r) {
+		t.Error("HasThinking false")
+	}
+	chat, err := EncodeOpenAIChat(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(chat, []byte("sig-abc")) || bytes.Contains(chat, []byte("ZW5j")) {
+		t.Errorf("the chat body carries thinking: %s", chat)
+	}
+	n, err := DecodeOpenAIChat(chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	CarryThinking(n, r)
+	if p := n.Messages[3].Parts; len(p) != 1 || !reflect.DeepEqual(p[0], thinking) {
+		t.Errorf("carried parts %+v", p)
 	}
 }
 

@@ -98,6 +98,13 @@ type Request struct {
 	User string
 	// Metadata are the client's key-value tags.
 	Metadata map[string]string
+	// WantLogprobs asks for the answer tokens' log probabilities, with
+	// LogprobsTop alternatives each (OpenAI logprobs, top_logprobs).
+	WantLogprobs bool
+	LogprobsTop  *int64
+	// ServiceTier is the OpenAI processing tier asked for ("auto",
+	// "default", "flex", "priority"); "" is the provider's default.
+	ServiceTier string
 }
 
 // Message is one message of the conversation.
@@ -197,6 +204,9 @@ type Tool struct {
 	// Parameters is the JSON schema of the arguments, as the client wrote
 	// it; nil is none.
 	Parameters json.RawMessage
+	// Strict asks the provider to hold the arguments to Parameters
+	// (OpenAI function strict); nil is the provider's default.
+	Strict *bool
 	// CacheControl is the tool's cache_control marker (Anthropic: a
 	// prompt cache breakpoint after this tool's definition); nil is
 	// none. The OpenAI chat wire has no place for it: a door carries it

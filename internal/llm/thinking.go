@@ -1,5 +1,13 @@
 package llm
 
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+
+	"github.com/sluicehq/sluice/internal/jsonstr"
+)
+
 // HasThinking reports whether r holds what the OpenAI chat wire cannot
 // carry to a provider that reads it back: thinking parts of assistant
 // messages (with their signatures) or a reasoning token budget.
@@ -55,6 +63,66 @@ func CarryThinking(to, from *Request) {
 		}
 		j++
 	}
+}
+
+// thinkingContentPrefix starts the encrypted_content of the reasoning
+// items the compat Responses door writes (AppendThinkingContent), so that
+// its decoder tells them from another gateway's or OpenAI's own.
+const thinkingContentPrefix = "sluice.thinking.v1."
+
+// AppendThinkingContent appends to dst the opaque string that carries a
+// signed thinking part (PartThinking with its Signature, or
+// PartRedactedThinking with its Data) in a Responses reasoning item's
+// encrypted_content: thinkingContentPrefix and the base64 of the
+// Anthropic block ({"type":"thinking","thinking","signature"} or
+// {"type":"redacted_thinking","data"}). It is not encrypted by the
+// gateway — the provider's signature is what guards the thinking — only
+// opaque, so that a client sends it back unchanged and
+// DecodeOpenAIResponses restores the block.
+func AppendThinkingContent(dst []byte, p *Part) []byte {
+	var block []byte
+	if p.Kind == PartRedactedThinking {
+		block = append(block, `{"type":"redacted_thinking","data":`...)
+		block = jsonstr.Append(block, p.Data)
+	} else {
+		block = append(block, `{"type":"thinking","thinking":`...)
+		block = jsonstr.Append(block, p.Text)
+		block = append(block, `,"signature":`...)
+		block = jsonstr.Append(block, p.Signature)
+	}
+	block = append(block, '}')
+	dst = append(dst, thinkingContentPrefix...)
+	return base64.StdEncoding.AppendEncode(dst, block)
+}
+
+// thinkingContent is the part an encrypted_content of
+// AppendThinkingContent carries; false when s is not one (another
+// system's opaque reasoning, which only its own provider can read).
+func thinkingContent(s string) (Part, bool) {
+	rest, ok := strings.CutPrefix(s, thinkingContentPrefix)
+	if !ok {
+		return Part{}, false
+	}
+	raw, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil {
+		return Part{}, false
+	}
+	var b struct {
+		Type      string `json:"type"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+		Data      string `json:"data"`
+	}
+	if json.Unmarshal(raw, &b) != nil {
+		return Part{}, false
+	}
+	switch {
+	case b.Type == "thinking" && b.Signature != "":
+		return Part{Kind: PartThinking, WireType: "reasoning", Text: b.Thinking, Signature: b.Signature}, true
+	case b.Type == "redacted_thinking" && b.Data != "":
+		return Part{Kind: PartRedactedThinking, WireType: "reasoning", Data: b.Data}, true
+	}
+	return Part{}, false
 }
 
 // HasToolExtras reports whether r holds what the OpenAI chat wire cannot
