@@ -192,10 +192,9 @@ type keyring struct {
 	c    *call
 	bs   breaker.Settings
 	seen []seenKey
-	// keys holds the routing keys handed to the plan, one run per
-	// provider; seenBuf and keysBuf back the two slices of a request with
-	// a few keys, which then allocates neither (a slice that outgrows its
-	// buffer moves out, leaving earlier runs where they are).
+	// keys holds the routing keys last handed to the plan, which copies
+	// them before it asks again (routing.NewPlan); seenBuf and keysBuf
+	// back the two slices, so a request with a few keys allocates neither.
 	keys    []routing.Key
 	seenBuf [4]seenKey
 	keysBuf [4]routing.Key
@@ -216,14 +215,14 @@ func (r *keyring) routingKeys(provider string) []routing.Key {
 	if r.keys == nil {
 		r.seen, r.keys = r.seenBuf[:0], r.keysBuf[:0]
 	}
-	first := len(r.keys)
+	r.keys = r.keys[:0]
 	for _, k := range r.c.gw.Keys[provider] {
 		if r.find(k.ID) == nil {
 			r.seen = append(r.seen, seenKey{key: k})
 		}
 		r.keys = append(r.keys, routing.Key{ID: k.ID, Alias: k.Alias, Weight: k.Weight})
 	}
-	return r.keys[first:len(r.keys):len(r.keys)]
+	return r.keys
 }
 
 // skip reports whether the plan passes cand over, counting no attempt:
