@@ -32,10 +32,11 @@ func exportCmd() *cobra.Command {
 	var tenant, out string
 	cmd := &cobra.Command{
 		Use:   "export",
-		Short: "Write the configuration the caller may read as YAML (provider key values, token secrets and passwords never)",
-		Long: "Write the configuration the caller may read — tenants, gateways, provider keys (as key_ref),\n" +
-			"rules, users, gateway assignments, token metadata and model prices — as YAML, through the\n" +
-			"admin API with the token in SLUICE_TOKEN. See docs/configuration.md.",
+		Short: "Write the configuration the caller may read as YAML (key values, webhook secrets, token secrets and passwords never)",
+		Long: "Write the configuration the caller may read — tenants (an alert webhook's secret as\n" +
+			"alert_webhook_secret_ref), gateways, provider keys (as key_ref), rules, users, gateway\n" +
+			"assignments, token metadata and model prices — as YAML, through the admin API with the\n" +
+			"token in SLUICE_TOKEN. See docs/configuration.md.",
 		Args: cobra.NoArgs,
 	}
 	cf.bind(cmd)

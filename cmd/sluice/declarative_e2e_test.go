@@ -17,11 +17,13 @@ import (
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 
-// Canary values of the example's provider keys and of a user's password:
-// none may ever appear in an export or in apply's output.
+// Canary values of the example's provider keys, of its tenant's alert
+// webhook secret and of a user's password: none may ever appear in an
+// export, in apply's output or in a server's log.
 const (
 	canaryOpenAIKey    = "sk-proj-CANARYopenai00000000000000000000WXYZ"
 	canaryAnthropicKey = "sk-ant-CANARYanthropic0000000000000000ABCD"
+	canaryAlertSecret  = "whsec-CANARYalert000000000000000000000EFGH"
 	canaryPassword     = "CANARY-password-horse-battery"
 )
 
@@ -100,6 +102,7 @@ func TestExportApplyRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("SLUICE_KEY_ACME_PROD_OPENAI_MAIN", canaryOpenAIKey)
+	t.Setenv("SLUICE_ALERT_SECRET_ACME", canaryAlertSecret)
 	t.Setenv("SLUICE_TOKEN", testAdminToken)
 	example, err := filepath.Abs(filepath.Join(filepath.Dir(schemacheck.SchemaPath()), "sluice-config.example.yaml"))
 	if err != nil {
@@ -128,13 +131,16 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	if len(secrets) != 2 {
 		t.Fatalf("secrets file holds %d secrets, want 2 (ci, laptop)", len(secrets))
 	}
-	mustNotContain(t, "apply's output", []byte(out), append(secrets, canaryOpenAIKey, canaryAnthropicKey)...)
+	mustNotContain(t, "apply's output", []byte(out), append(secrets, canaryOpenAIKey, canaryAnthropicKey, canaryAlertSecret)...)
 	// A password, set through the API (a file never carries one).
 	dana := idIn(t, a.base, "/admin/v1/tenants/acme/users", "email", "dana@acme.example")
 	call(t, a.base, "PATCH", "/admin/v1/users/"+dana, `{"password":"`+canaryPassword+`"}`, 200)
 
 	exportA := exportFile(t, a.base)
-	mustNotContain(t, "the export", exportA, append(secrets, canaryOpenAIKey, canaryAnthropicKey, canaryPassword, testAdminToken)...)
+	if !bytes.Contains(exportA, []byte("alert_webhook_secret_ref: env:SLUICE_ALERT_SECRET_ACME\n")) {
+		t.Fatalf("the export does not name the alert webhook secret:\n%.400s", exportA)
+	}
+	mustNotContain(t, "the export", exportA, append(secrets, canaryOpenAIKey, canaryAnthropicKey, canaryAlertSecret, canaryPassword, testAdminToken)...)
 	if out, err := applyFile(t, a.base, example); err != nil || !strings.Contains(out, "No changes") {
 		t.Fatalf("the example again on A: %v\n%s, want no changes", err, out)
 	}
@@ -184,7 +190,7 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	}
 	t.Setenv("SLUICE_TOKEN", testAdminToken)
 	exportA = exportFile(t, a.base) // with the gitops token
-	mustNotContain(t, "the export", exportA, append(secrets, gitops, canaryOpenAIKey, canaryAnthropicKey, canaryPassword, testAdminToken)...)
+	mustNotContain(t, "the export", exportA, append(secrets, gitops, canaryOpenAIKey, canaryAnthropicKey, canaryAlertSecret, canaryPassword, testAdminToken)...)
 
 	// --tenant narrows an export to one tenant.
 	one := filepath.Join(work, "one.yaml")
@@ -201,10 +207,15 @@ func TestExportApplyRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	secretsB := filepath.Join(work, "secrets-b.yaml")
-	if out, err := applyFile(t, b.base, fileA, "--secrets-out", secretsB); err != nil {
+	out, err = applyFile(t, b.base, fileA, "--secrets-out", secretsB)
+	if err != nil {
 		t.Fatalf("apply the export to B: %v\n%s", err, out)
 	}
+	mustNotContain(t, "apply's output", []byte(out), canaryOpenAIKey, canaryAnthropicKey, canaryAlertSecret)
 	exportB := exportFile(t, b.base)
+	if set := call(t, b.base, "GET", "/admin/v1/tenants/acme", "", 200)["settings"].(map[string]any)["alert_webhook_secret_set"]; set != true {
+		t.Fatalf("B's tenant acme: alert_webhook_secret_set = %v, want true (apply sends the secret on create)", set)
+	}
 	if d := cmp.Diff(string(exportA), string(exportB)); d != "" {
 		t.Fatalf("export of B differs from the export of A (-A +B):\n%s", d)
 	}
@@ -282,6 +293,22 @@ func TestExportApplyRoundTrip(t *testing.T) {
 		t.Fatalf("the rotation changed more than the key:\n%s", cmp.Diff(string(exportB), string(got)))
 	}
 
+	// The server lost the alert webhook (and its secret): apply sends the
+	// secret again with the URL, and the file then matches again.
+	call(t, b.base, "PATCH", "/admin/v1/tenants/acme", `{"settings":{"log_retention_days":30,"log_bodies_default":true,`+
+		`"allowed_providers":[],"alert_webhook_url":"","alert_webhook_secret":""}}`, 200)
+	out, err = applyFile(t, b.base, fileA)
+	if err != nil || !strings.Contains(out, "update tenant acme: settings\n") {
+		t.Fatalf("apply after the webhook was removed: %v\n%s", err, out)
+	}
+	mustNotContain(t, "apply's output", []byte(out), canaryAlertSecret)
+	if got := exportFile(t, b.base); !bytes.Equal(got, exportB) {
+		t.Fatalf("the webhook was not restored as it was:\n%s", cmp.Diff(string(exportB), string(got)))
+	}
+	if out, err := applyFile(t, b.base, fileA); err != nil || !strings.Contains(out, "No changes") {
+		t.Fatalf("apply after the webhook was restored: %v\n%s, want no changes", err, out)
+	}
+
 	// --prune deletes exactly what the file no longer names.
 	pruned := edit(t, exportB, func(root declarative.Object) {
 		gw := find(t, root, "tenants", "id", "acme", "gateways", "slug", "prod")
@@ -310,6 +337,13 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	}
 	if d := cmp.Diff(string(pruned), string(exportFile(t, b.base))); d != "" {
 		t.Fatalf("after --prune the export differs from the file (-file +export):\n%s", d)
+	}
+	for _, log := range []string{a.log, b.log} {
+		data, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustNotContain(t, "a server's log", data, canaryOpenAIKey, canaryAnthropicKey, canaryAlertSecret, canaryPassword, rotated)
 	}
 }
 

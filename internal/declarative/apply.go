@@ -70,7 +70,8 @@ type Options struct {
 	SecretsOut string
 	// Plan receives the plan before anything changes.
 	Plan io.Writer
-	// LookupEnv and ReadFile resolve key_refs; nil: the process's own.
+	// LookupEnv and ReadFile resolve key_refs and alert_webhook_secret_refs;
+	// nil: the process's own.
 	LookupEnv func(string) (string, bool)
 	ReadFile  func(string) ([]byte, error)
 }
@@ -78,12 +79,15 @@ type Options struct {
 // applier walks the file against the server's state. The same walk makes
 // the plan (dry: no write) and then carries it out.
 type applier struct {
-	c       *Client
-	dry     bool
-	prune   bool
-	plan    Plan
-	keys    map[string]string // key path → value, from key_ref
-	secrets io.Writer
+	c     *Client
+	dry   bool
+	prune bool
+	plan  Plan
+	keys  map[string]string // key path → value, from key_ref
+	// alertSecrets are the tenants' webhook signing secrets, by tenant id,
+	// from alert_webhook_secret_ref.
+	alertSecrets map[string]string
+	secrets      io.Writer
 	// selfEmail is the caller's email: prune never deletes the caller.
 	selfEmail string
 }
@@ -103,6 +107,10 @@ func Apply(ctx context.Context, c *Client, file Object, opt Options) (Plan, erro
 	if err != nil {
 		return nil, err
 	}
+	alertSecrets, err := resolveAlertSecrets(file, opt)
+	if err != nil {
+		return nil, err
+	}
 	st, err := readState(ctx, c, file)
 	if err != nil {
 		return nil, err
@@ -113,7 +121,7 @@ func Apply(ctx context.Context, c *Client, file Object, opt Options) (Plan, erro
 			self = str(me["email"])
 		}
 	}
-	dry := &applier{c: c, dry: true, prune: opt.Prune, keys: keys, selfEmail: self}
+	dry := &applier{c: c, dry: true, prune: opt.Prune, keys: keys, alertSecrets: alertSecrets, selfEmail: self}
 	if err := dry.walk(ctx, file, st); err != nil {
 		return nil, err
 	}
@@ -123,7 +131,7 @@ func Apply(ctx context.Context, c *Client, file Object, opt Options) (Plan, erro
 	if opt.DryRun || len(dry.plan) == 0 {
 		return dry.plan, nil
 	}
-	wet := &applier{c: c, prune: opt.Prune, keys: keys, selfEmail: self}
+	wet := &applier{c: c, prune: opt.Prune, keys: keys, alertSecrets: alertSecrets, selfEmail: self}
 	if slices.ContainsFunc(dry.plan, func(ch Change) bool { return ch.Op == "create" && strings.HasSuffix(ch.Kind, "token") }) {
 		if opt.SecretsOut == "" {
 			return dry.plan, errors.New("the plan creates tokens: name a file for their secrets with --secrets-out (nothing was changed)")
@@ -226,7 +234,7 @@ func (a *applier) upsert(ctx context.Context, s spec, want Object, cur *node) (s
 			return "", nil, nil, err
 		}
 		id := str(created["id"])
-		if rest := diff(omit(own, s.later), s.k.fromAPI(created)); len(rest) > 0 {
+		if rest := diff(omit(withoutSecret(own), s.later), s.k.fromAPI(created)); len(rest) > 0 {
 			if err := a.patch(ctx, s, id, patchBody(own, s.k.fromAPI(created), rest)); err != nil {
 				return "", nil, nil, err
 			}
@@ -288,6 +296,8 @@ func unnamed(cur *node, list string, k *kind, want []Object) []*node {
 
 func (a *applier) tenant(ctx context.Context, want Object, cur *node) error {
 	id := str(want["id"])
+	secret, hasSecret := a.alertSecrets[id]
+	want = withAlertSecret(want, cur, secret, hasSecret)
 	if _, _, _, err := a.upsert(ctx, spec{k: kTenant, name: id, create: "/admin/v1/tenants",
 		patch: func(id string) (string, Object) { return "/admin/v1/tenants/" + seg(id), nil }}, want, cur); err != nil {
 		return err

@@ -79,8 +79,8 @@ var budgetFields = []string{"amount_usd", "period", "hard"}
 
 // settingsReadOnly are the fields of a tenant's settings that reads show
 // and writes refuse (the webhook secret itself is write-only and never
-// read).
-var settingsReadOnly = []string{"alert_webhook_secret_set"}
+// read: the file names it with alert_webhook_secret_ref, alerts.go).
+var settingsReadOnly = []string{alertSecretSetField}
 
 // timeFields hold RFC 3339 times, compared as instants whatever their form.
 var timeFields = []string{"expires_at", "deprecated_at", "sunset_at"}
@@ -266,7 +266,8 @@ func list(o Object, field string) []Object {
 
 // Parse reads a configuration file (YAML, or JSON, which is YAML) and
 // checks what apply relies on: the apiVersion and kind, every object's
-// natural key present and unique among its siblings, and key_ref forms.
+// natural key present and unique among its siblings, and the forms of
+// key_ref and alert_webhook_secret_ref (no secret value in the file).
 // The server checks the rest, as for any admin call.
 func Parse(data []byte) (Object, error) {
 	js, err := yaml.YAMLToJSON(data)
@@ -298,6 +299,9 @@ func Parse(data []byte) (Object, error) {
 	}
 	for _, t := range list(root, "tenants") {
 		at := "tenant " + str(t["id"])
+		if err := checkAlertSecret(t); err != nil {
+			return nil, err
+		}
 		if err := checkList(t, "gateways", kGateway, at+": gateways"); err != nil {
 			return nil, err
 		}
@@ -316,7 +320,7 @@ func Parse(data []byte) (Object, error) {
 			}
 			for _, key := range list(g, "keys") {
 				if ref, ok := key["key_ref"]; ok {
-					if _, _, err := splitRef(str(ref)); err != nil {
+					if _, _, err := splitRef("key_ref", str(ref)); err != nil {
 						return nil, fmt.Errorf("%s: key %s: %w", gat, kKey.naturalKey(key), err)
 					}
 				}

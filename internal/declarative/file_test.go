@@ -84,6 +84,9 @@ func TestSchemaRefuses(t *testing.T) {
 		"budget state":      head + "tenants:\n  - id: acme\n    gateways:\n      - slug: prod\n        budget: {amount_usd: 1, period: daily, spent_usd: 0}\n",
 		"tenant id":         head + "tenants:\n  - id: Acme\n",
 		"unknown top-level": head + "gateways: []\n",
+		"alert secret inline": head + "tenants:\n  - id: acme\n    settings: {alert_webhook_url: 'https://203.0.113.7/h', " +
+			"alert_webhook_secret: whsec-0123456789abcdef}\n",
+		"bad alert secret ref": head + "tenants:\n  - id: acme\n    settings: {alert_webhook_secret_ref: whsec-0123456789abcdef}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := schemacheck.Check([]byte(body)); err == nil {
@@ -108,6 +111,10 @@ func TestParseRefuses(t *testing.T) {
 		{"key_ref", head + "tenants:\n  - id: acme\n    gateways:\n      - slug: prod\n        keys:\n" +
 			"          - {provider: openai, alias: a, key_ref: 'sk-proj-abc'}\n", `want env:NAME or file:PATH`},
 		{"not a list", head + "tenants:\n  id: acme\n", "tenants: must be a list"},
+		{"alert secret inline", head + "tenants:\n  - id: acme\n    settings: {alert_webhook_secret: whsec-0123456789abcdef}\n",
+			"settings.alert_webhook_secret is write-only"},
+		{"alert secret ref", head + "tenants:\n  - id: acme\n    settings: {alert_webhook_secret_ref: 'whsec-0123456789abcdef'}\n",
+			`settings.alert_webhook_secret_ref "whsec-0123456789abcdef": want env:NAME or file:PATH`},
 		{"not YAML", "{", "parse YAML"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -166,6 +173,70 @@ func TestDiffComparesValues(t *testing.T) {
 func TestKeyEnvName(t *testing.T) {
 	if got, want := KeyEnvName("acme-eu", "prod", "azure-openai", "main_2"), "SLUICE_KEY_ACME_EU_PROD_AZURE_OPENAI_MAIN_2"; got != want {
 		t.Fatalf("KeyEnvName = %q, want %q", got, want)
+	}
+	if got, want := AlertSecretEnvName("acme-eu"), "SLUICE_ALERT_SECRET_ACME_EU"; got != want {
+		t.Fatalf("AlertSecretEnvName = %q, want %q", got, want)
+	}
+}
+
+// TestAlertSecretSent checks when apply sends a tenant's write-only
+// webhook secret: on create, when the file changes the URL, when the
+// server has none — and otherwise not (it cannot compare values). The
+// reference itself is never sent.
+func TestAlertSecretSent(t *testing.T) {
+	file, err := Parse([]byte("apiVersion: sluice.dev/v1\nkind: Config\ntenants:\n  - id: acme\n" +
+		"    settings: {alert_webhook_url: 'https://203.0.113.7/a', alert_webhook_secret_ref: 'file:acme.secret'}\n" +
+		"  - id: beta\n    settings: {log_retention_days: 7}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "whsec-0123456789abcdef"
+	secrets, err := resolveAlertSecrets(file, Options{ReadFile: func(p string) ([]byte, error) {
+		if p != "acme.secret" {
+			t.Fatalf("read %q, want acme.secret", p)
+		}
+		return []byte(secret + "\n"), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"acme": secret}; !cmp.Equal(secrets, want) {
+		t.Fatalf("secrets %v, want %v", secrets, want)
+	}
+	acme := list(file, "tenants")[0]
+	server := func(url string, set bool) *node {
+		return &node{obj: Object{"id": "acme", "settings": Object{"alert_webhook_url": url}}, alertSecretSet: set}
+	}
+	for _, tc := range []struct {
+		name string
+		cur  *node
+		sent bool
+	}{
+		{"create", nil, true},
+		{"same URL, secret set", server("https://203.0.113.7/a", true), false},
+		{"same URL, no secret on the server", server("https://203.0.113.7/a", false), true},
+		{"URL changed", server("https://203.0.113.7/old", true), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := settingsOf(withAlertSecret(acme, tc.cur, secret, true))
+			if _, ok := st["alert_webhook_secret_ref"]; ok {
+				t.Fatal("the reference is sent as a setting")
+			}
+			if got, sent := st["alert_webhook_secret"]; sent != tc.sent || (sent && got != secret) {
+				t.Fatalf("secret sent: %v (%v), want %v", sent, got != nil, tc.sent)
+			}
+			if tc.cur != nil {
+				if changed := diff(kTenant.own(withAlertSecret(acme, tc.cur, secret, true)), tc.cur.obj); (len(changed) > 0) != tc.sent {
+					t.Fatalf("diff %v: a secret to send must make settings a change, and only then", changed)
+				}
+			}
+		})
+	}
+	if got := settingsOf(withoutSecret(withAlertSecret(acme, nil, secret, true))); got["alert_webhook_secret"] != nil || got["alert_webhook_url"] == nil {
+		t.Fatalf("withoutSecret: %v", got)
+	}
+	if _, ok := settingsOf(acme)["alert_webhook_secret_ref"]; !ok {
+		t.Fatal("withAlertSecret changed the file's object")
 	}
 }
 

@@ -7,18 +7,41 @@ import (
 	"strings"
 )
 
-// splitRef splits a key_ref into its scheme (env or file) and name.
-func splitRef(ref string) (scheme, name string, err error) {
+// splitRef splits a reference to a secret (a key's key_ref, a tenant's
+// alert_webhook_secret_ref), named field in errors, into its scheme (env
+// or file) and name.
+func splitRef(field, ref string) (scheme, name string, err error) {
 	scheme, name, ok := strings.Cut(ref, ":")
 	if !ok || (scheme != "env" && scheme != "file") || name == "" {
-		return "", "", fmt.Errorf("key_ref %q: want env:NAME or file:PATH", ref)
+		return "", "", fmt.Errorf("%s %q: want env:NAME or file:PATH", field, ref)
 	}
 	return scheme, name, nil
 }
 
+// readRef reads the value a reference names: an environment variable or a
+// file (a relative path is relative to the working directory), trimmed as
+// the server trims key values. Errors name the reference, never a value.
+func readRef(field, ref string, opt Options) (string, error) {
+	scheme, name, err := splitRef(field, ref)
+	if err != nil {
+		return "", err
+	}
+	if scheme == "env" {
+		val, set := opt.LookupEnv(name)
+		if !set {
+			return "", fmt.Errorf("%s env:%s: the variable is not set", field, name)
+		}
+		return strings.TrimSpace(val), nil
+	}
+	raw, err := opt.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
+	}
+	return strings.TrimSpace(string(raw)), nil
+}
+
 // resolveKeys reads the value of every key_ref of the file, by key path
-// (tenant/gateway/provider/alias). A relative file: path is relative to the
-// working directory. Values are trimmed as the server trims them.
+// (tenant/gateway/provider/alias).
 func resolveKeys(file Object, opt Options) (map[string]string, error) {
 	out := map[string]string{}
 	for _, t := range list(file, "tenants") {
@@ -29,25 +52,11 @@ func resolveKeys(file Object, opt Options) (map[string]string, error) {
 					continue
 				}
 				at := str(t["id"]) + "/" + str(g["slug"]) + "/" + kKey.naturalKey(k)
-				scheme, name, err := splitRef(str(ref))
+				v, err := readRef("key_ref", str(ref), opt)
 				if err != nil {
 					return nil, fmt.Errorf("key %s: %w", at, err)
 				}
-				var v string
-				if scheme == "env" {
-					val, set := opt.LookupEnv(name)
-					if !set {
-						return nil, fmt.Errorf("key %s: key_ref env:%s: the variable is not set", at, name)
-					}
-					v = val
-				} else {
-					raw, err := opt.ReadFile(name)
-					if err != nil {
-						return nil, fmt.Errorf("key %s: key_ref: %w", at, err)
-					}
-					v = string(raw)
-				}
-				out[at] = strings.TrimSpace(v)
+				out[at] = v
 			}
 		}
 	}

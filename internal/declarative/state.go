@@ -19,7 +19,10 @@ type node struct {
 	// last4 is a provider key's or a token's: the only part of a key value
 	// ever answered; with prefix, a token's display form.
 	last4, prefix string
-	kids          map[string][]*node
+	// alertSecretSet is a tenant's: whether its budget-alert webhook has a
+	// signing secret (the value is never answered).
+	alertSecretSet bool
+	kids           map[string][]*node
 }
 
 // child returns the child of n in list whose natural key is nk, or nil.
@@ -46,6 +49,9 @@ type reader struct {
 func (r *reader) tenant(ctx context.Context, raw Object) (*node, error) {
 	id := str(raw["id"])
 	n := &node{id: id, obj: kTenant.fromAPI(raw), kids: map[string][]*node{}}
+	if st, ok := raw["settings"].(Object); ok {
+		n.alertSecretSet = st[alertSecretSetField] == true
+	}
 	gws, err := r.c.list(ctx, "/admin/v1/tenants/"+seg(id)+"/gateways")
 	if err != nil {
 		return nil, err
@@ -173,6 +179,14 @@ func Export(ctx context.Context, c *Client, tenantID string, warn io.Writer) (Ob
 // tenantObject turns a tenant read from the server into its file form.
 func (r *reader) tenantObject(t *node) Object {
 	o := maps.Clone(t.obj)
+	if t.alertSecretSet {
+		st := maps.Clone(settingsOf(o))
+		if st == nil {
+			st = Object{}
+		}
+		st[alertSecretRefField] = "env:" + AlertSecretEnvName(t.id)
+		o["settings"] = st
+	}
 	gws := make([]any, 0, len(t.kids["gateways"]))
 	for _, g := range t.kids["gateways"] {
 		at := t.id + "/" + str(g.obj["slug"])
@@ -264,9 +278,15 @@ var notEnvChar = regexp.MustCompile(`[^A-Z0-9]+`)
 // run of other characters made one "_" (acme, prod, openai, main →
 // SLUICE_KEY_ACME_PROD_OPENAI_MAIN).
 func KeyEnvName(tenant, gateway, provider, alias string) string {
-	parts := []string{"SLUICE_KEY"}
-	for _, p := range []string{tenant, gateway, provider, alias} {
-		parts = append(parts, strings.Trim(notEnvChar.ReplaceAllString(strings.ToUpper(p), "_"), "_"))
+	return envName("SLUICE_KEY", tenant, gateway, provider, alias)
+}
+
+// envName joins prefix and the parts, each in upper case with every run of
+// characters other than A-Z and 0-9 made one "_", with "_".
+func envName(prefix string, parts ...string) string {
+	out := []string{prefix}
+	for _, p := range parts {
+		out = append(out, strings.Trim(notEnvChar.ReplaceAllString(strings.ToUpper(p), "_"), "_"))
 	}
-	return strings.Join(parts, "_")
+	return strings.Join(out, "_")
 }
