@@ -145,6 +145,7 @@ type ComplexityRoot struct {
 
 	CreatedToken struct {
 		AllowedModels func(childComplexity int) int
+		Budget        func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
 		ExpiresAt     func(childComplexity int) int
 		GatewayID     func(childComplexity int) int
@@ -547,6 +548,7 @@ type ComplexityRoot struct {
 	}
 
 	Tenant struct {
+		Budget    func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		Gateways  func(childComplexity int, limit *int, cursor *string) int
 		ID        func(childComplexity int) int
@@ -587,6 +589,7 @@ type ComplexityRoot struct {
 
 	Token struct {
 		AllowedModels func(childComplexity int) int
+		Budget        func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
 		ExpiresAt     func(childComplexity int) int
 		GatewayID     func(childComplexity int) int
@@ -1137,6 +1140,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreatedToken.AllowedModels(childComplexity), true
+	case "CreatedToken.budget":
+		if e.ComplexityRoot.CreatedToken.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedToken.Budget(childComplexity), true
 	case "CreatedToken.createdAt":
 		if e.ComplexityRoot.CreatedToken.CreatedAt == nil {
 			break
@@ -3226,6 +3235,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Stats.TokensOut(childComplexity), true
 
+	case "Tenant.budget":
+		if e.ComplexityRoot.Tenant.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.Budget(childComplexity), true
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
 			break
@@ -3391,6 +3406,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Token.AllowedModels(childComplexity), true
+	case "Token.budget":
+		if e.ComplexityRoot.Token.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Token.Budget(childComplexity), true
 	case "Token.createdAt":
 		if e.ComplexityRoot.Token.CreatedAt == nil {
 			break
@@ -3909,6 +3930,8 @@ type Tenant {
   "active, suspended or deleted"
   status: String!
   settings: TenantSettings!
+  "The budget of the whole tenant, every gateway together; null means none."
+  budget: Budget
   createdAt: Time!
   updatedAt: Time!
   gateways(limit: Int, cursor: String): GatewayConnection
@@ -3943,6 +3966,8 @@ input TenantPatch {
   status: String
   "Replaces the settings."
   settings: TenantSettingsInput
+  "The tenant's budget; null removes it."
+  budget: BudgetInput @goField(omittable: true)
 }
 
 # ---- gateways ----
@@ -4188,6 +4213,8 @@ type Token {
   revoked: Boolean!
   rateLimit: RateLimit!
   allowedModels: [String!]!
+  "The token's budget; null means none."
+  budget: Budget
   lastUsedAt: Time
   createdAt: Time!
 }
@@ -4204,6 +4231,8 @@ type CreatedToken {
   revoked: Boolean!
   rateLimit: RateLimit!
   allowedModels: [String!]!
+  "The token's budget; null means none."
+  budget: Budget
   lastUsedAt: Time
   createdAt: Time!
   secret: String!
@@ -4214,9 +4243,10 @@ input TokenInput {
   expiresAt: Time
   rateLimit: RateLimitInput
   allowedModels: [String!]
+  budget: BudgetInput
 }
 
-"Changes a token; absent fields stay as they are. expiresAt: null removes the expiry."
+"Changes a token; absent fields stay as they are. expiresAt: null removes the expiry; budget: null removes the budget."
 input TokenPatch {
   name: String
   expiresAt: Time @goField(omittable: true)
@@ -4224,6 +4254,8 @@ input TokenPatch {
   allowedModels: [String!]
   "Only false → true: a revoked token cannot be restored."
   revoked: Boolean
+  "The token's budget; null removes it."
+  budget: BudgetInput @goField(omittable: true)
 }
 
 # ---- users ----
@@ -4867,6 +4899,8 @@ func (ec *executionContext) childFields_CreatedToken(ctx context.Context, field 
 		return ec.fieldContext_CreatedToken_rateLimit(ctx, field)
 	case "allowedModels":
 		return ec.fieldContext_CreatedToken_allowedModels(ctx, field)
+	case "budget":
+		return ec.fieldContext_CreatedToken_budget(ctx, field)
 	case "lastUsedAt":
 		return ec.fieldContext_CreatedToken_lastUsedAt(ctx, field)
 	case "createdAt":
@@ -5521,6 +5555,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_status(ctx, field)
 	case "settings":
 		return ec.fieldContext_Tenant_settings(ctx, field)
+	case "budget":
+		return ec.fieldContext_Tenant_budget(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Tenant_createdAt(ctx, field)
 	case "updatedAt":
@@ -5611,6 +5647,8 @@ func (ec *executionContext) childFields_Token(ctx context.Context, field graphql
 		return ec.fieldContext_Token_rateLimit(ctx, field)
 	case "allowedModels":
 		return ec.fieldContext_Token_allowedModels(ctx, field)
+	case "budget":
+		return ec.fieldContext_Token_budget(ctx, field)
 	case "lastUsedAt":
 		return ec.fieldContext_Token_lastUsedAt(ctx, field)
 	case "createdAt":
@@ -8964,6 +9002,38 @@ func (ec *executionContext) _CreatedToken_allowedModels(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_CreatedToken_allowedModels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreatedToken", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CreatedToken_budget(ctx context.Context, field graphql.CollectedField, obj *admin.CreatedToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedToken_budget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Budget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedToken_budget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreatedToken",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Budget(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CreatedToken_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *admin.CreatedToken) (ret graphql.Marshaler) {
@@ -17207,6 +17277,38 @@ func (ec *executionContext) fieldContext_Tenant_settings(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Tenant_budget(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_budget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Budget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_budget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tenant",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Budget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Tenant_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17991,6 +18093,38 @@ func (ec *executionContext) _Token_allowedModels(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Token_allowedModels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Token", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Token_budget(ctx context.Context, field graphql.CollectedField, obj *store.Token) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Token_budget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Budget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Token_budget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Token",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Budget(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Token_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *store.Token) (ret graphql.Marshaler) {
@@ -21119,7 +21253,7 @@ func (ec *executionContext) unmarshalInputTenantPatch(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "status", "settings"}
+	fieldsInOrder := [...]string{"name", "status", "settings", "budget"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21147,6 +21281,13 @@ func (ec *executionContext) unmarshalInputTenantPatch(ctx context.Context, obj a
 				return it, err
 			}
 			it.Settings = data
+		case "budget":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Budget = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -21224,7 +21365,7 @@ func (ec *executionContext) unmarshalInputTokenInput(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "expiresAt", "rateLimit", "allowedModels"}
+	fieldsInOrder := [...]string{"name", "expiresAt", "rateLimit", "allowedModels", "budget"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21259,6 +21400,13 @@ func (ec *executionContext) unmarshalInputTokenInput(ctx context.Context, obj an
 				return it, err
 			}
 			it.AllowedModels = data
+		case "budget":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Budget = data
 		}
 	}
 	return it, nil
@@ -21275,7 +21423,7 @@ func (ec *executionContext) unmarshalInputTokenPatch(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "expiresAt", "rateLimit", "allowedModels", "revoked"}
+	fieldsInOrder := [...]string{"name", "expiresAt", "rateLimit", "allowedModels", "revoked", "budget"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21317,6 +21465,13 @@ func (ec *executionContext) unmarshalInputTokenPatch(ctx context.Context, obj an
 				return it, err
 			}
 			it.Revoked = data
+		case "budget":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Budget = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -22248,6 +22403,11 @@ func (ec *executionContext) _CreatedToken(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "budget":
+			out.Values[i] = ec._CreatedToken_budget(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "lastUsedAt":
 			out.Values[i] = ec._CreatedToken_lastUsedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -25816,6 +25976,11 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "budget":
+			out.Values[i] = ec._Tenant_budget(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "createdAt":
 			out.Values[i] = ec._Tenant_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -26230,6 +26395,11 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "budget":
+			out.Values[i] = ec._Token_budget(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "lastUsedAt":
 			out.Values[i] = ec._Token_lastUsedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {

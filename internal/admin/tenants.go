@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/uptrace/bun"
 
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/budget"
 	"github.com/sluicehq/sluice/internal/catalog"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -25,6 +27,9 @@ type TenantPatch struct {
 	Name     *string               `json:"name"`
 	Status   *string               `json:"status"`
 	Settings *store.TenantSettings `json:"settings"`
+	// Budget caps the spend of the whole tenant (CONTRACT §14): set with
+	// an object, removed with null.
+	Budget graphql.Omittable[*store.Budget] `json:"budget"`
 }
 
 // DefaultTenantSettings are the settings of a new tenant.
@@ -80,6 +85,9 @@ func (s *Service) ListTenants(ctx context.Context, p *auth.Principal, pg Page) (
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
 	}
+	for i := range rows {
+		s.fillTenantBudget(ctx, &rows[i])
+	}
 	return &List[store.Tenant]{Data: rows, NextCursor: next}, nil
 }
 
@@ -88,7 +96,17 @@ func (s *Service) GetTenant(ctx context.Context, p *auth.Principal, id string) (
 	if err := s.can(ctx, p, auth.OpTenantRead); err != nil {
 		return nil, err
 	}
-	return s.tenant(ctx, s.db, p, id)
+	t, err := s.tenant(ctx, s.db, p, id)
+	if err != nil {
+		return nil, err
+	}
+	s.fillTenantBudget(ctx, t)
+	return t, nil
+}
+
+// fillTenantBudget computes the state fields of t's budget.
+func (s *Service) fillTenantBudget(ctx context.Context, t *store.Tenant) {
+	s.fillBudget(ctx, t.Budget, budget.TenantScope(t.ID))
 }
 
 // CreateTenant creates a tenant.
@@ -166,7 +184,13 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 		}
 		t.Settings, changes["settings"], cols = *in.Settings, *in.Settings, append(cols, "settings")
 	}
+	if b, ok, err := budgetPatch(in.Budget); err != nil {
+		return nil, err
+	} else if ok {
+		t.Budget, changes["budget"], cols = b, b, append(cols, "budget")
+	}
 	if len(cols) == 0 {
+		s.fillTenantBudget(ctx, t)
 		return t, nil
 	}
 	t.UpdatedAt = s.now()
@@ -175,6 +199,7 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 	if err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Update(ctx, tx, t, cols...) }); err != nil {
 		return nil, err
 	}
+	s.fillTenantBudget(ctx, t)
 	return t, nil
 }
 

@@ -24,8 +24,11 @@ type Tenant struct {
 	Name          string         `bun:"name" json:"name"`
 	Status        string         `bun:"status" json:"status"`
 	Settings      TenantSettings `bun:"settings" json:"settings"`
-	CreatedAt     time.Time      `bun:"created_at" json:"created_at"`
-	UpdatedAt     time.Time      `bun:"updated_at" json:"updated_at"`
+	// Budget caps the spend of every gateway of the tenant together
+	// (CONTRACT §14); nil means none.
+	Budget    *Budget   `bun:"budget" json:"budget"`
+	CreatedAt time.Time `bun:"created_at" json:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at" json:"updated_at"`
 }
 
 // TenantSettings are a tenant's defaults and limits.
@@ -216,7 +219,7 @@ const (
 	PeriodTotal   = "total"
 )
 
-// Budget is a spending limit of a gateway or user. AmountUSD, Period and
+// Budget is a spending limit of a tenant, gateway, user or API token. AmountUSD, Period and
 // Hard are configuration; SpentUSD, RemainingUSD and ResetsAt are the
 // current state, filled when the resource is read and never stored.
 type Budget struct {
@@ -408,9 +411,12 @@ type Token struct {
 	Revoked       bool       `bun:"revoked" json:"revoked"`
 	RateLimit     RateLimit  `bun:"rate_limit" json:"rate_limit"`
 	AllowedModels StringList `bun:"allowed_models" json:"allowed_models"`
-	LastUsedAt    *time.Time `bun:"last_used_at" json:"last_used_at"`
-	CreatedAt     time.Time  `bun:"created_at" json:"created_at"`
-	UpdatedAt     time.Time  `bun:"updated_at" json:"-"`
+	// Budget caps the spend of the requests made with this token
+	// (CONTRACT §14); nil means none.
+	Budget     *Budget    `bun:"budget" json:"budget"`
+	LastUsedAt *time.Time `bun:"last_used_at" json:"last_used_at"`
+	CreatedAt  time.Time  `bun:"created_at" json:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at" json:"-"`
 }
 
 // UserGateway assigns a gateway to a user.
