@@ -130,11 +130,16 @@ func (s *Service) CreateTenant(ctx context.Context, p *auth.Principal, in Tenant
 	if err := checkTenantSettings(&settings); err != nil {
 		return nil, err
 	}
+	sealed, err := s.alertWebhook(ctx, &settings, nil)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
-	t := &store.Tenant{ID: in.ID, Name: in.Name, Status: store.TenantActive, Settings: settings, CreatedAt: now, UpdatedAt: now}
+	t := &store.Tenant{ID: in.ID, Name: in.Name, Status: store.TenantActive, Settings: settings, CreatedAt: now, UpdatedAt: now,
+		WebhookSecret: sealed}
 	c := &change{Action: "tenant.create", ResourceType: "tenant", ResourceID: t.ID, TenantID: t.ID, Config: true,
 		Changes: store.Changes{"id": t.ID, "name": t.Name, "settings": t.Settings}}
-	err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, t) })
+	err = s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, t) })
 	if err != nil {
 		if ae, ok := apierr.From(err); ok && ae.Code == apierr.CodeConflict {
 			return nil, apierr.Conflict("id", "tenant %q already exists", in.ID)
@@ -181,6 +186,13 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 		// process: only the platform's Administrator may move it.
 		if p.Role != auth.Administrator && !sameInt(in.Settings.MaxInFlight, t.Settings.MaxInFlight) {
 			return nil, apierr.New(http.StatusForbidden, apierr.CodeForbidden, "only the Administrator may change a tenant's settings.max_in_flight")
+		}
+		sealed, err := s.alertWebhook(ctx, in.Settings, t.WebhookSecret)
+		if err != nil {
+			return nil, err
+		}
+		if sealed != t.WebhookSecret {
+			t.WebhookSecret, changes["alert_webhook_secret"], cols = sealed, secretChange(sealed), append(cols, "alert_webhook_secret")
 		}
 		t.Settings, changes["settings"], cols = *in.Settings, *in.Settings, append(cols, "settings")
 	}

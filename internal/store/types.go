@@ -20,7 +20,10 @@ const (
 // Tenant is the top-level owner of gateways and users. Its id is a slug.
 type Tenant struct {
 	bun.BaseModel `bun:"table:tenants"`
-	ID            string         `bun:"id,pk" json:"id"`
+	ID            string `bun:"id,pk" json:"id"`
+	// WebhookSecret is the budget alerts' signing secret sealed with the
+	// master key (secret.Box); nil for none. Never in a response.
+	WebhookSecret *string        `bun:"alert_webhook_secret" json:"-"`
 	Name          string         `bun:"name" json:"name"`
 	Status        string         `bun:"status" json:"status"`
 	Settings      TenantSettings `bun:"settings" json:"settings"`
@@ -39,6 +42,16 @@ type TenantSettings struct {
 	// MaxInFlight caps the tenant's inference requests in flight in one
 	// proxy process; nil means the process's default (docs/security.md).
 	MaxInFlight *int `json:"max_in_flight"`
+	// AlertWebhookURL receives the budget alerts (CONTRACT §14); "" for
+	// none.
+	AlertWebhookURL string `json:"alert_webhook_url"`
+	// AlertWebhookSecret is write-only: a PATCH that sets it has it sealed
+	// into Tenant.WebhookSecret ("" removes it, absent keeps it). It is never
+	// stored in the settings nor returned.
+	AlertWebhookSecret *string `json:"alert_webhook_secret,omitempty"`
+	// AlertWebhookSecretSet says on reads whether a signing secret is set;
+	// ignored on writes.
+	AlertWebhookSecretSet bool `json:"alert_webhook_secret_set"`
 }
 
 // UnmarshalJSON decodes strictly.
@@ -47,8 +60,12 @@ func (s *TenantSettings) UnmarshalJSON(b []byte) error {
 	return StrictUnmarshal(b, (*plain)(s))
 }
 
-// Value stores the settings as JSON.
-func (s TenantSettings) Value() (driver.Value, error) { return jsonValue(s) }
+// Value stores the settings as JSON, without the write-only signing
+// secret and the derived AlertWebhookSecretSet.
+func (s TenantSettings) Value() (driver.Value, error) {
+	s.AlertWebhookSecret, s.AlertWebhookSecretSet = nil, false
+	return jsonValue(s)
+}
 
 // Scan reads the settings from JSON.
 func (s *TenantSettings) Scan(src any) error {
