@@ -232,6 +232,20 @@ export function navFor(role: Role): NavItem[] {
   return pick.map(({ id, label, path }) => ({ id, label, path }));
 }
 
+/**
+ * LANDING is the page a role starts on when it may open it: Finance, whose
+ * job is the money, lands on Spend; every other role on the first page of
+ * its navigation (Overview).
+ */
+const LANDING: Partial<Record<Role, PageId>> = { finance: 'spend' };
+
+/** homeFor is the path a role lands on after signing in (undefined: no page at all). */
+export function homeFor(role: Role): string | undefined {
+  const nav = navFor(role);
+  const want = LANDING[role];
+  return (nav.find((n) => n.id === want) ?? nav[0])?.path;
+}
+
 /** pageFor finds the page a path belongs to (/ui/gateways/gw_1 → gateways). */
 export function pageFor(path: string): PageId | null {
   const p = PAGES.find((x) => path === x.path || path.startsWith(x.path + '/'));
