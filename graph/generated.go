@@ -4779,7 +4779,7 @@ type Spend {
 """
 The cost of one gateway, user or API token of a tenant. id is empty for
 requests without one (a gateway token has no user); name (a user's email) is
-empty when the object has been deleted since.
+empty when the object has been deleted since or belongs to another tenant (an Administrator of the platform using this tenant).
 """
 type ScopeSpend {
   id: String!

@@ -16,7 +16,9 @@ import (
 // ScopeSpend is the cost of one gateway, user or API token of a tenant over
 // a range, named, with that object's budget state (nil without one). ID is
 // empty for requests made without such an object (a gateway token has no
-// user); Name is empty when the object has since been deleted.
+// user); Name is empty when the object has since been deleted or is of
+// another tenant (a platform Administrator using this tenant): names of
+// other tenants are not shown.
 type ScopeSpend struct {
 	ID       string        `json:"id"`
 	Name     string        `json:"name"`

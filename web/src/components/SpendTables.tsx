@@ -87,10 +87,10 @@ export function ScopeSpendTable({
           <tbody>
             {rows.map((r) => {
               const to = r.id ? link?.(r) : null;
-              const name = r.id ? r.name || <em>deleted ({r.id})</em> : <em>{NONE_LABEL[kind]}</em>;
+              const name = r.id ? r.name || <em>{r.id} (deleted or of another tenant)</em> : <em>{NONE_LABEL[kind]}</em>;
               return (
                 <tr key={r.id || '-'} data-row={r.name || r.id}>
-                  <th scope="row">{to ? <Link to={to}>{name}</Link> : name}</th>
+                  <td>{to ? <Link to={to}>{name}</Link> : name}</td>
                   <td className="num">{formatInt(r.requests)}</td>
                   <td className="num">{formatUSD(r.costUsd)}</td>
                   <td className="num">{share(r.costUsd, totalUsd)}</td>
@@ -135,9 +135,9 @@ export function ModelSpendTable({ spend: s, slug }: { spend: Spend; slug: string
           <tbody>
             {rows.map((m) => (
               <tr key={m.provider + '/' + m.model}>
-                <th scope="row">
+                <td>
                   {m.provider}/{m.model}
-                </th>
+                </td>
                 <td className="num">{formatInt(m.requests)}</td>
                 <td className="num">{formatUSD(m.costUsd)}</td>
                 <td className="num">{share(m.costUsd, s.totalUsd)}</td>
@@ -170,7 +170,7 @@ export function DaySpendTable({ days, slug }: { days: { day: string; requests: n
         <tbody>
           {rows.map((d) => (
             <tr key={d.day}>
-              <th scope="row">{d.day}</th>
+              <td>{d.day}</td>
               <td className="num">{formatInt(d.requests)}</td>
               <td className="num">{formatUSD(d.costUsd)}</td>
             </tr>
