@@ -50,7 +50,10 @@ func seed(t *testing.T, db *store.Store, box *secret.Box, tenantID, url string) 
 	gw := &store.Gateway{ID: "gw_" + tenantID, TenantID: tenantID, Slug: "main", Name: "main", CreatedAt: t0, UpdatedAt: t0}
 	u := &store.User{ID: "usr_" + tenantID, TenantID: tenantID, Email: tenantID + "@example.com", Name: "u", Role: "Member",
 		Status: "active", CreatedAt: t0, UpdatedAt: t0}
-	for _, err := range []error{store.Insert(ctx, db.DB, tn), store.Insert(ctx, db.DB, gw), store.Insert(ctx, db.DB, u)} {
+	tok := &store.Token{ID: "tok_" + tenantID, Kind: store.TokenGateway, TenantID: tenantID, GatewayID: &gw.ID, Name: "t",
+		Hash: "hash-" + tenantID, Prefix: "sk-sl-", Last4: "abcd", CreatedAt: t0, UpdatedAt: t0}
+	for _, err := range []error{store.Insert(ctx, db.DB, tn), store.Insert(ctx, db.DB, gw), store.Insert(ctx, db.DB, u),
+		store.Insert(ctx, db.DB, tok)} {
 		if err != nil {
 			t.Fatalf("seed %s: %v", tenantID, err)
 		}
@@ -219,7 +222,8 @@ func TestThresholdsOnceAcrossReplicas(t *testing.T) {
 }
 
 // TestNoAlertWithoutURL: a tenant without a webhook gets no alert and no
-// alert row; its neighbour's alerts, queued after, still go out.
+// alert row; its neighbour's alerts, queued after, still go out, for its
+// gateway's, its own and its token's budgets.
 func TestNoAlertWithoutURL(t *testing.T) {
 	ctx := context.Background()
 	st := testenv.Store(t, testenv.Postgres)
@@ -232,17 +236,19 @@ func TestNoAlertWithoutURL(t *testing.T) {
 	full := budget.Settlement{Period: store.PeriodDaily, PeriodStart: t0, Spent: money.USD(money.PerDollar), Amount: money.USD(money.PerDollar)}
 	for _, s := range []budget.Settlement{
 		{Kind: budget.KindTenant, ID: "quiet"}, {Kind: budget.KindGateway, ID: "gw_quiet"}, {Kind: budget.KindUser, ID: "usr_quiet"},
-		{Kind: budget.KindGateway, ID: "gw_loud"},
+		{Kind: budget.KindGateway, ID: "gw_loud"}, {Kind: budget.KindTenant, ID: "loud"}, {Kind: budget.KindToken, ID: "tok_loud"},
 	} {
 		s.Period, s.PeriodStart, s.Spent, s.Amount = full.Period, full.PeriodStart, full.Spent, full.Amount
 		r.alerts.OnSettle(ctx, s)
 	}
-	waitFor(t, "loud's alerts", func() bool { return len(rcv.Deliveries()) == 3 })
-	for k := range rcv.Deliveries() {
-		if k[:len("gateway/gw_loud/")] != "gateway/gw_loud/" {
-			t.Errorf("unexpected delivery %s", k)
+	var want []string
+	for _, sc := range []string{"gateway/gw_loud/", "tenant/loud/", "token/tok_loud/"} {
+		for _, th := range alert.Thresholds {
+			want = append(want, fmt.Sprintf("%s%d", sc, th))
 		}
 	}
+	waitFor(t, "loud's alerts", func() bool { return len(rcv.Deliveries()) == len(want) })
+	rcv.CheckOnce(t, want)
 	if rows := alertRows(t, st, "quiet"); len(rows) != 0 {
 		t.Errorf("quiet has %d alerts, want none", len(rows))
 	}
