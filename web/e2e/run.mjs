@@ -512,7 +512,7 @@ await step('Member: only Overview, Playground and My account; logs are refused g
   await shot('member');
 });
 
-await step('Finance: lands on Spend, finds spend per token for last week and exports it as CSV; no logs', async () => {
+await step('Finance: lands on Spend, finds spend per token for last week and exports it as CSV; its Overview counts the tenant; no logs', async () => {
   await signOut();
   await signInWithPassword(FINANCE.email, FINANCE.password);
   assert.deepEqual(await navIds(), ['overview', 'spend', 'prices']);
@@ -534,6 +534,10 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
     `the e2e token's row with its budget:\n${csv.join('\n')}`,
   );
   await shot('finance-spend');
+  await nav('Overview');
+  await page.getByText('Requests of your tenant.').waitFor();
+  const v = Number(((await page.getByTestId('stat-requests').textContent()) ?? '0').replace(/,/g, ''));
+  assert.ok(v >= 2, `Finance's Overview counts the tenant's requests: ${v}`);
   await page.goto('/ui/logs');
   await page.getByRole('heading', { name: "You don't have access to request logs and traces" }).waitFor();
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 // The server's policy, read as text by Vite (?raw).
 import policy from '../../../internal/auth/policy.go?raw';
 import roles from '../../../internal/auth/roles.go?raw';
-import { allowed, canHoldTokens, grantableRoles, homeFor, navFor, pageFor, reportsClientErrors, ROLES, type Op, type Role } from './policy';
+import { allowed, canHoldTokens, grantableRoles, homeFor, navFor, seesTenantFigures, pageFor, reportsClientErrors, ROLES, type Op, type Role } from './policy';
 
 const ids = (r: Role) => navFor(r).map((n) => n.id);
 
@@ -31,6 +31,12 @@ describe('homeFor', () => {
     expect(homeFor('administrator')).toBe('/ui/overview');
     expect(homeFor('member')).toBe('/ui/overview');
     expect(homeFor('demo_user')).toBe('/ui/overview');
+  });
+});
+
+describe('seesTenantFigures', () => {
+  it('gives the tenant-wide Overview to the roles that read cost or analytics', () => {
+    expect(ROLES.filter(seesTenantFigures)).toEqual(['administrator', 'tenant_administrator', 'ai_manager', 'finance']);
   });
 });
 

@@ -174,6 +174,16 @@ export function grantableRoles(r: Role): Role[] {
   return ROLES.filter((t) => rank(r) >= rank(t));
 }
 
+/**
+ * seesTenantFigures mirrors the server's stats scope rule (seesTenantFigures
+ * in internal/admin/figures.go): below the Administrator, the Tenant
+ * Administrator and the roles that read cost breakdowns or analytics see
+ * their whole tenant; the others only the requests of their own tokens.
+ */
+export function seesTenantFigures(r: Role): boolean {
+  return r === 'tenant_administrator' || hasPermission(r, 'View cost breakdowns') || hasPermission(r, 'View analytics dashboards');
+}
+
 /** canHoldTokens mirrors auth.Role.CanHoldTokens: Finance, Viewer and Demo User hold none. */
 export function canHoldTokens(r: Role): boolean {
   return r !== 'finance' && r !== 'viewer' && r !== 'demo_user';
