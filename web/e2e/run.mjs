@@ -164,7 +164,7 @@ await step('email and password sign the Administrator in (a session)', async () 
   assert.equal(kind, 'session');
 });
 
-await step('Tenants: create tenant acme', async () => {
+await step('Tenants: create tenant acme and set its budget', async () => {
   await nav('Tenants');
   await page.getByLabel('Tenant id').fill('acme');
   await page.getByLabel('Tenant name').fill('Acme Corp');
@@ -172,6 +172,15 @@ await step('Tenants: create tenant acme', async () => {
   await page.getByText('Tenant acme created.').waitFor();
   await page.locator('tr[data-tenant="acme"]').waitFor();
   await shot('tenants');
+  // Its budget and alert settings are on Manage.
+  await page.locator('tr[data-tenant="acme"]').getByRole('button', { name: 'Manage' }).click();
+  await page.getByText('No budget alert has been sent.').waitFor();
+  await page.getByLabel('Alert webhook URL').waitFor();
+  const form = page.getByRole('form', { name: 'Budget of tenant acme' });
+  await form.getByLabel('Budget amount (USD)').fill('1000');
+  await form.getByRole('button', { name: 'Set budget' }).click();
+  await page.getByRole('meter', { name: 'Budget of tenant acme spent' }).waitFor();
+  await page.locator('tr[data-tenant="acme"]').getByRole('button', { name: 'Close' }).click();
 });
 
 await step('Gateways: create gateway prod in acme', async () => {
