@@ -121,19 +121,29 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// startMock validates cfg and starts the mock provider. It returns a
+// context that stop ends, the mock's URL, and stop, which closes the mock.
+func startMock(ctx context.Context, cfg Config) (context.Context, string, func(), error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, "", nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		return nil, "", nil, err
+	}
+	return ctx, mockURL, func() { mock.Close(); cancel() }, nil
+}
+
 // Run starts the mock provider and the gateway, measures every phase and
 // stops both. It returns early, with ctx's error, when ctx ends.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
+	ctx, mockURL, stop, err := startMock(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer mock.Close()
+	defer stop()
 
 	cpus := planCPUs(cfg.NoPin)
 	if len(cpus.load) > 0 {

@@ -15,8 +15,6 @@ import (
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // observabilityRounds is how many times each phase runs on each gateway,
@@ -59,16 +57,11 @@ type ObservedGateway struct {
 // gateways — one exporting to the receiver, one without export — and
 // measures both the same way, alternating, observabilityRounds times.
 func RunObservability(ctx context.Context, cfg Config) (*ObservabilityReport, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
+	ctx, mockURL, stop, err := startMock(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer mock.Close()
+	defer stop()
 	recv, err := startReceiver()
 	if err != nil {
 		return nil, err
@@ -107,7 +100,7 @@ func RunObservability(ctx context.Context, cfg Config) (*ObservabilityReport, er
 		scrape(ctx, gws["on"], &scrapes)
 	}()
 	defer wg.Wait()
-	defer cancel()
+	defer stop() // ends ctx, and so the scraper, before wg.Wait
 
 	r := &ObservabilityReport{Machine: describeMachine(cpus), Rounds: observabilityRounds, Settings: Settings{
 		DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(), Rate: cfg.Rate, Concurrency: cfg.Concurrency,
