@@ -83,21 +83,7 @@ func TestBudgetScopesUnderConcurrency(t *testing.T) {
 		})
 		t.Run(scope.name+"/two replicas on Redis", func(t *testing.T) {
 			t.Parallel()
-			_, prefix := testenv.Redis(t)
-			h := newHarness(t, harnessConfig{})
-			var addrs []string
-			var mgrs []*budget.Manager
-			for range 2 {
-				lim, b := sharedRedis(t, redisClient(t, ""), prefix, 10*time.Second)
-				addrs = append(addrs, h.limitReplica(t, lim, b).addr)
-				mgrs = append(mgrs, b)
-			}
-			budgetRace(t, h, addrs, mgrs[0], scope.target(h))
-			for i, m := range mgrs {
-				if n := m.Fallbacks(); n != 0 {
-					t.Errorf("replica %d fell back %d times", i, n)
-				}
-			}
+			budgetRaceOnRedis(t, scope.target)
 		})
 	}
 }

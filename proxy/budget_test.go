@@ -183,9 +183,10 @@ func TestBudgetUnderConcurrency(t *testing.T) {
 	budgetRace(t, h, []string{h.addr}, h.inf.cfg.Budgets, gatewayTarget(h))
 }
 
-// TestBudgetUnderConcurrencyTwoReplicas: two proxies sharing one Redis.
-func TestBudgetUnderConcurrencyTwoReplicas(t *testing.T) {
-	t.Parallel()
+// budgetRaceOnRedis runs budgetRace on two proxies sharing one Redis:
+// neither may fall back to its own counters.
+func budgetRaceOnRedis(t *testing.T, target func(*harness) budgetTarget) {
+	t.Helper()
 	_, prefix := testenv.Redis(t)
 	h := newHarness(t, harnessConfig{})
 	var addrs []string
@@ -195,12 +196,18 @@ func TestBudgetUnderConcurrencyTwoReplicas(t *testing.T) {
 		addrs = append(addrs, h.limitReplica(t, lim, b).addr)
 		mgrs = append(mgrs, b)
 	}
-	budgetRace(t, h, addrs, mgrs[0], gatewayTarget(h))
+	budgetRace(t, h, addrs, mgrs[0], target(h))
 	for i, m := range mgrs {
 		if n := m.Fallbacks(); n != 0 {
 			t.Errorf("replica %d fell back %d times", i, n)
 		}
 	}
+}
+
+// TestBudgetUnderConcurrencyTwoReplicas: two proxies sharing one Redis.
+func TestBudgetUnderConcurrencyTwoReplicas(t *testing.T) {
+	t.Parallel()
+	budgetRaceOnRedis(t, gatewayTarget)
 }
 
 // TestBudgetHardRefuses: an exhausted hard budget answers 429
