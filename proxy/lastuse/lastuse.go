@@ -112,3 +112,9 @@ func (m *Marks) Flush(ctx context.Context) {
 		}
 	}
 }
+
+// Pending reports whether a use of tokenID waits for the next flush.
+func (m *Marks) Pending(tokenID string) bool {
+	v, ok := m.tokens.Load(tokenID)
+	return ok && v.(*mark).at.Load() != 0
+}
