@@ -139,6 +139,9 @@ type call struct {
 	// traceIn is true when the trace continues the client's valid
 	// traceparent (startAttempts), for the observers.
 	traceIn bool
+	// streamSpan is true while the span of the attempt whose stream
+	// opened waits for the stream's end (endStreamSpan).
+	streamSpan bool
 }
 
 // outcome is what the record of a request says beyond its status and
@@ -227,6 +230,7 @@ func (h *Inference) finishHandler(c *call) {
 	if v := recover(); v != nil {
 		if c.stream.st != nil {
 			c.stream.close()
+			c.endStreamSpan(h.cfg.Now(), nil)
 		}
 		c.releaseUpstream()
 		if !c.recorded {
