@@ -20,9 +20,9 @@ type e2eProvider struct {
 	// for a provider without embeddings.
 	Chat      string `json:"chat"`
 	Embedding string `json:"embedding"`
-	// Tools is true when the mock answers a request with tools by calling
-	// the first one (Anthropic, Bedrock with a tool_choice, Cohere); the
-	// OpenAI, Azure and Gemini mocks always answer text.
+	// Tools is true when the tests call tools: every wire format's mock
+	// answers a request whose tool choice forces a call by calling the
+	// tool (Anthropic and Cohere whenever there are tools).
 	Tools bool `json:"tools"`
 	// Vision and JSON say whether the adapter takes images in user
 	// messages and a json_object response_format (Bedrock refuses it).
@@ -65,15 +65,15 @@ func TestProvidersClientEndToEnd(t *testing.T) {
 	defer mock.Close()
 
 	matrix := []e2eProvider{
-		{Provider: "openai", Chat: "gpt-4o-mini", Embedding: "text-embedding-3-small", Vision: true, JSON: true,
+		{Provider: "openai", Chat: "gpt-4o-mini", Embedding: "text-embedding-3-small", Tools: true, Vision: true, JSON: true,
 			key: e2eOpenAIKey},
 		{Provider: "anthropic", Chat: "claude-sonnet-4-5", Tools: true, Vision: true, JSON: true, key: e2eAnthropicKey},
-		{Provider: "google", Chat: "gemini-2.5-flash", Embedding: "gemini-embedding-001", Vision: true, JSON: true,
+		{Provider: "google", Chat: "gemini-2.5-flash", Embedding: "gemini-embedding-001", Tools: true, Vision: true, JSON: true,
 			key: e2eGoogleKey},
 		{Provider: "bedrock", Chat: "amazon.nova-lite-v1:0", Embedding: "amazon.titan-embed-text-v2:0", Tools: true, Vision: true,
 			key:     providertest.MockSecretAccessKey,
 			options: fmt.Sprintf(`{"region":"us-east-1","access_key_id":%q}`, providertest.MockAccessKeyID)},
-		{Provider: "azure-openai", Chat: "gpt-4o-mini", Embedding: "text-embedding-3-small", Vision: true, JSON: true,
+		{Provider: "azure-openai", Chat: "gpt-4o-mini", Embedding: "text-embedding-3-small", Tools: true, Vision: true, JSON: true,
 			key:     e2eAzureKey,
 			options: `{"api_version":"2024-10-21","deployments":{"gpt-4o-mini":"chat-dep","text-embedding-3-small":"emb-dep"}}`},
 		{Provider: "cohere", Chat: "command-a-03-2025", Embedding: "embed-v4.0", Tools: true, Vision: true, JSON: true,

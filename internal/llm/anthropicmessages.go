@@ -26,6 +26,20 @@ func DecodeAnthropicMessages(body []byte) (*Request, error) {
 	if number(in.TopK) != nil {
 		return nil, &UnsupportedError{Param: "top_k", Message: "top_k is not supported on the translating Messages door"}
 	}
+	// Fields that change the answer and that no translated target can
+	// honour are refused rather than dropped (service_tier, which
+	// changes latency and price only, is ignored).
+	for _, f := range [...]struct {
+		name string
+		raw  json.RawMessage
+	}{{"mcp_servers", in.MCPServers}, {"container", in.Container}, {"context_management", in.ContextManagement}} {
+		if number(f.raw) != nil {
+			return nil, unsupported(f.name, f.name+" is not supported on the translating Messages door; use /anthropic/v1/messages")
+		}
+	}
+	if oc := in.OutputConfig; oc != nil && number(oc.Effort) != nil {
+		return nil, unsupported("output_config.effort", "output_config.effort is not supported on the translating Messages door; use thinking.budget_tokens, or /anthropic/v1/messages")
+	}
 	r := &Request{
 		Wire: WireAnthropicMessages, Raw: body, Model: in.Model,
 		Temperature: number(in.Temperature), TopP: number(in.TopP),
@@ -90,6 +104,18 @@ func DecodeAnthropicMessages(body []byte) (*Request, error) {
 			return nil, &UnsupportedError{Param: "thinking.type", Message: "thinking.type " + strconv.Quote(th.Type) + " is not supported"}
 		}
 	}
+	if oc := in.OutputConfig; oc != nil && oc.Format != nil {
+		// Structured outputs: the answer's JSON schema, OpenAI's
+		// response_format json_schema (named "output", as Anthropic names none).
+		if oc.Format.Type != "json_schema" {
+			return nil, &UnsupportedError{Param: "output_config.format.type",
+				Message: "output_config.format.type " + strconv.Quote(oc.Format.Type) + " is not supported (json_schema is)"}
+		}
+		if number(oc.Format.Schema) == nil {
+			return nil, &SchemaError{Err: errors.New("output_config.format.schema is required")}
+		}
+		r.ResponseFormat = &ResponseFormat{Type: "json_schema", Name: "output", Schema: oc.Format.Schema}
+	}
 	return r, nil
 }
 
@@ -127,6 +153,16 @@ type (
 			Type         string `json:"type"`
 			BudgetTokens *int64 `json:"budget_tokens"`
 		} `json:"thinking"`
+		MCPServers        json.RawMessage `json:"mcp_servers"`
+		Container         json.RawMessage `json:"container"`
+		ContextManagement json.RawMessage `json:"context_management"`
+		OutputConfig      *struct {
+			Effort json.RawMessage `json:"effort"`
+			Format *struct {
+				Type   string          `json:"type"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"format"`
+		} `json:"output_config"`
 	}
 	anthropicMessage struct {
 		Role    string           `json:"role"`

@@ -69,6 +69,10 @@ func TestDecodeAnthropicMessagesRefuses(t *testing.T) {
 		name, body, param string // param "" is a schema error
 	}{
 		{"top_k", `{"model":"m","max_tokens":1,"top_k":5,"messages":[]}`, "top_k"},
+		{"mcp_servers", `{"model":"m","max_tokens":1,"mcp_servers":[{"type":"url","url":"https://x","name":"x"}],"messages":[]}`, "mcp_servers"},
+		{"container", `{"model":"m","max_tokens":1,"container":"c1","messages":[]}`, "container"},
+		{"context_management", `{"model":"m","max_tokens":1,"context_management":{"edits":[]},"messages":[]}`, "context_management"},
+		{"effort", `{"model":"m","max_tokens":1,"output_config":{"effort":"low"},"messages":[]}`, "output_config.effort"},
 		{"server tool", `{"model":"m","max_tokens":1,"messages":[],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, "tools[0].type"},
 		{"file image", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"f"}}]}]}`, "messages[0].content[0].source.type"},
 		{"image result", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}]}`, "messages[0].content[0].content[0]"},
@@ -76,6 +80,8 @@ func TestDecodeAnthropicMessagesRefuses(t *testing.T) {
 		{"bad content", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":5}]}`, ""},
 		{"bad tool_choice", `{"model":"m","max_tokens":1,"messages":[],"tool_choice":{"type":"all"}}`, ""},
 		{"thinking without budget", `{"model":"m","max_tokens":1,"messages":[],"thinking":{"type":"enabled"}}`, ""},
+		{"output format type", `{"model":"m","max_tokens":1,"messages":[],"output_config":{"format":{"type":"grammar"}}}`, "output_config.format.type"},
+		{"output format without schema", `{"model":"m","max_tokens":1,"messages":[],"output_config":{"format":{"type":"json_schema"}}}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
+import { messagesEchoTool as echoTool, answerTool, messagesImage, outputConfig } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -38,6 +39,51 @@ test('messages.stream with a bearer token, event by event', async () => {
   assert.equal(types.at(-1), 'message_stop');
   assert.match(final.content[0].text, /Hello from mock: Tell me about gateways/);
   assert.ok(final.usage.output_tokens > 0);
+});
+
+test('a tool call round trip, and a streamed tool call', async () => {
+  const user = { role: 'user', content: 'Please echo gateways' };
+  const first = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [user], tools: [echoTool] });
+  assert.equal(first.stop_reason, 'tool_use');
+  const call = first.content.find((b) => b.type === 'tool_use');
+  assert.equal(call?.name, 'echo', JSON.stringify(first.content));
+  assert.match(call.input.text, /Please echo gateways/);
+  const second = await client.messages.create({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 100,
+    tools: [echoTool],
+    messages: [user, { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'gateways' }] }],
+  });
+  assert.equal(second.stop_reason, 'end_turn');
+  assert.match(second.content[0].text, /Hello from mock: Please echo gateways/);
+
+  const streamed = await client.messages.stream({
+    model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Stream an echo' }], tools: [echoTool],
+  }).finalMessage();
+  assert.equal(streamed.stop_reason, 'tool_use');
+  assert.match(streamed.content.find((b) => b.type === 'tool_use')?.input?.text, /Stream an echo/);
+});
+
+test('an image block, and JSON output by a forced tool', async () => {
+  const r = await client.messages.create({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 100,
+    messages: [messagesImage],
+  });
+  assert.match(r.content[0].text, /Hello from mock: What is in this picture/);
+  const j = await client.messages.create({
+    model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Answer in JSON' }],
+    tools: [answerTool], tool_choice: { type: 'tool', name: answerTool.name },
+  });
+  assert.match(j.content.find((b) => b.type === 'tool_use' && b.name === answerTool.name)?.input?.text, /Answer in JSON/);
+});
+
+test('JSON output by output_config.format (structured outputs)', async () => {
+  const r = await client.messages.create({
+    model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Answer in JSON' }], output_config: outputConfig,
+  });
+  assert.match(JSON.parse(r.content[0].text).text, /Answer in JSON/);
 });
 
 test('messages.countTokens', async () => {

@@ -5,10 +5,13 @@
 // each provider's own wire format. cmd/sluice/compat_responses_e2e_test.go
 // starts the mock and Sluice, gives one gateway a key for each provider and
 // runs this file with SLUICE_URL, SLUICE_TOKEN and SLUICE_PROVIDERS as
-// messages.test.mjs reads them.
+// messages.test.mjs reads them; p.vision and p.json say whether the
+// provider takes images and JSON output (Bedrock's Converse has no JSON
+// mode: the door refuses it, naming it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { responsesEchoTool as echoTool, answerFormat, responsesImage } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -17,14 +20,6 @@ const matrix = JSON.parse(process.env.SLUICE_PROVIDERS);
 assert.ok(Array.isArray(matrix) && matrix.length > 0, 'SLUICE_PROVIDERS is an empty list');
 
 const client = new OpenAI({ baseURL: `${base}/compat`, apiKey: token, maxRetries: 0 });
-
-const echoTool = {
-  type: 'function',
-  name: 'echo',
-  description: 'Repeats a text.',
-  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  strict: false,
-};
 
 function assertUsage(u, what) {
   assert.ok(u, `${what}: no usage`);
@@ -79,6 +74,34 @@ for (const p of matrix) {
     assert.match(final.output[0].content[0].text, /Hello from mock: Say hi/);
     assertUsage(final.usage, 'stream helper');
   });
+
+  if (p.vision) {
+    test(`${p.provider}: an input_image`, async () => {
+      const r = await client.responses.create({
+        model,
+        input: [responsesImage],
+      });
+      assert.equal(r.status, 'completed');
+      assert.match(r.output_text, /Hello from mock: What is in this picture/);
+    });
+  }
+
+  if (p.json) {
+    test(`${p.provider}: text.format json_schema, plain and streamed`, async () => {
+      const r = await client.responses.create({ model, input: 'Answer in JSON', text: { format: answerFormat } });
+      assert.equal(r.status, 'completed');
+      // Every mock answers a JSON request with JSON: an object with a text.
+      assert.match(JSON.parse(r.output_text).text, /Answer in JSON/);
+      const streamed = await client.responses.stream({ model, input: 'Answer in JSON', text: { format: answerFormat } }).finalResponse();
+      const message = streamed.output.find((it) => it.type === 'message');
+      assert.match(JSON.parse(message?.content?.[0]?.text).text, /Answer in JSON/);
+    });
+  } else {
+    test(`${p.provider}: text.format json_schema is refused, naming it`, async () => {
+      await assert.rejects(client.responses.create({ model, input: 'Answer in JSON', text: { format: answerFormat } }),
+        (e) => e instanceof OpenAI.BadRequestError && e.code === 'unsupported_feature' && /response_format/.test(e.message));
+    });
+  }
 
   if (p.tools) {
     test(`${p.provider}: function call round trip`, async () => {

@@ -9,6 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
+import { messagesEchoTool as echoTool, answerTool, messagesImage, outputConfig } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -20,12 +21,6 @@ assert.ok(Array.isArray(matrix) && matrix.length > 0, 'SLUICE_PROVIDERS is an em
 // (current SDKs): both are accepted.
 const client = new Anthropic({ baseURL: `${base}/compat`, apiKey: token, maxRetries: 0 });
 const bearerClient = new Anthropic({ baseURL: `${base}/compat`, apiKey: null, authToken: token, maxRetries: 0 });
-
-const echoTool = {
-  name: 'echo',
-  description: 'Repeats a text.',
-  input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-};
 
 function assertUsage(u, what) {
   assert.ok(u, `${what}: no usage`);
@@ -77,7 +72,50 @@ for (const p of matrix) {
     assertUsage(msg.usage, 'stream');
   });
 
+  if (p.vision) {
+    test(`${p.provider}: an image block`, async () => {
+      const r = await client.messages.create({
+        model,
+        max_tokens: 200,
+        messages: [messagesImage],
+      });
+      assert.equal(r.stop_reason, 'end_turn');
+      assert.match(r.content[0].text, /Hello from mock: What is in this picture/);
+    });
+  }
+
+  if (p.json) {
+    test(`${p.provider}: JSON output by output_config.format, plain and streamed`, async () => {
+      const params = { model, max_tokens: 200, messages: [{ role: 'user', content: 'Answer in JSON' }], output_config: outputConfig };
+      const r = await client.messages.create(params);
+      assert.equal(r.stop_reason, 'end_turn');
+      assert.equal(r.content.length, 1, JSON.stringify(r.content));
+      assert.match(JSON.parse(r.content[0].text).text, /Answer in JSON/);
+      const streamed = await client.messages.stream(params).finalMessage();
+      assert.match(JSON.parse(streamed.content[0].text).text, /Answer in JSON/);
+    });
+  } else {
+    test(`${p.provider}: output_config.format is refused, naming it`, async () => {
+      await assert.rejects(
+        client.messages.create({ model, max_tokens: 200, messages: [{ role: 'user', content: 'Answer in JSON' }], output_config: outputConfig }),
+        (e) => e instanceof Anthropic.BadRequestError && e.error?.error?.code === 'unsupported_feature' && /response_format/.test(e.message));
+    });
+  }
+
   if (p.tools) {
+    test(`${p.provider}: JSON output by a forced tool`, async () => {
+      // Cohere's v2 API cannot force a named tool: with one tool, any is the same.
+      const choice = p.provider === 'cohere' ? { type: 'any' } : { type: 'tool', name: answerTool.name };
+      const r = await client.messages.create({
+        model, max_tokens: 200, messages: [{ role: 'user', content: 'Answer in JSON' }], tools: [answerTool], tool_choice: choice,
+      });
+      assert.equal(r.stop_reason, 'tool_use');
+      const block = r.content.find((b) => b.type === 'tool_use');
+      assert.equal(block?.name, answerTool.name, JSON.stringify(r.content));
+      assert.equal(typeof block.input, 'object');
+      assert.match(block.input.text, /Answer in JSON/);
+    });
+
     test(`${p.provider}: tool call round trip`, async () => {
       const user = { role: 'user', content: 'Please echo gateways' };
       const first = await client.messages.create({

@@ -9,7 +9,7 @@
 //   SLUICE_PROVIDERS  a JSON array of {provider, chat, embedding, tools,
 //                     vision, json}: the provider id, its chat model, its
 //                     embedding model ("" when it has none), whether its
-//                     mock calls a tool when the request has tools, and
+//                     mock calls a tool when tool_choice forces one, and
 //                     whether the adapter takes images and JSON mode.
 // Each provider is exercised through its provider path
 // ({base}/{provider}, the provider's own model ids) and through /compat
@@ -17,6 +17,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { chatEchoTool as echoTool, pixelPNG } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -33,17 +34,6 @@ const surfaces = (p) => [
   { name: '/compat', client: compat, model: (m) => `${p.provider}/${m}` },
 ];
 
-// A 1×1 PNG.
-const pixelPNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-
-const echoTool = {
-  type: 'function',
-  function: {
-    name: 'echo',
-    description: 'Repeats a text.',
-    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  },
-};
 
 // drain reads a stream, returning the assembled text and tool calls, the
 // finish reason, the usage chunk and the number of content chunks.
@@ -152,9 +142,9 @@ for (const p of matrix) {
         assert.equal(r.choices[0].finish_reason, 'stop');
         const content = r.choices[0].message.content;
         assert.ok(content, 'JSON mode answers content');
-        // Anthropic's JSON mode is a forced tool whose input is the answer:
-        // the mock's tool input is {"text":…}. The other mocks answer text.
-        if (p.provider === 'anthropic') assert.match(JSON.parse(content).text, /Answer in JSON/);
+        // Every mock answers JSON mode with {"text":…} (Anthropic's JSON mode
+        // is a forced tool whose input is the answer).
+        assert.match(JSON.parse(content).text, /Answer in JSON/);
       });
     }
 

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { responsesEchoTool as echoTool, answerFormat, responsesImage } from './fixtures.mjs';
 
 const base = process.env.SLUICE_URL;
 const token = process.env.SLUICE_TOKEN;
@@ -57,6 +58,42 @@ test('the stream helper gives the final response', async () => {
   const final = await stream.finalResponse();
   assert.equal(final.status, 'completed');
   assert.match(final.output[0].content[0].text, /Hello from mock: Say hi/);
+});
+
+test('a function call round trip, and a streamed function call', async () => {
+  const input = [{ role: 'user', content: 'Please echo gateways' }];
+  const first = await client.responses.create({ model: 'gpt-4o-mini', input, tools: [echoTool], tool_choice: 'required' });
+  const calls = first.output.filter((it) => it.type === 'function_call');
+  assert.equal(calls.length, 1, JSON.stringify(first.output));
+  assert.equal(calls[0].name, 'echo');
+  assert.match(JSON.parse(calls[0].arguments).text, /Please echo gateways/);
+  const second = await client.responses.create({
+    model: 'gpt-4o-mini',
+    tools: [echoTool],
+    input: [...input, ...first.output, { type: 'function_call_output', call_id: calls[0].call_id, output: 'gateways' }],
+  });
+  assert.match(second.output_text, /Hello from mock: Please echo gateways/);
+
+  const stream = client.responses.stream({ model: 'gpt-4o-mini', input: 'Stream an echo', tools: [echoTool], tool_choice: 'required' });
+  const args = [];
+  stream.on('response.function_call_arguments.delta', (ev) => args.push(ev.delta));
+  const final = await stream.finalResponse();
+  const call = final.output.find((it) => it.type === 'function_call');
+  assert.equal(args.join(''), call?.arguments);
+  assert.match(JSON.parse(call.arguments).text, /Stream an echo/);
+});
+
+test('an input_image, and text.format json_schema', async () => {
+  const r = await client.responses.create({
+    model: 'gpt-4o-mini',
+    input: [responsesImage],
+  });
+  assert.match(r.output_text, /Hello from mock: What is in this picture/);
+  const j = await client.responses.create({ model: 'gpt-4o-mini', input: 'Answer in JSON', text: { format: answerFormat } });
+  assert.match(JSON.parse(j.output_text).text, /Answer in JSON/);
+  const streamed = await client.responses.stream({ model: 'gpt-4o-mini', input: 'Answer in JSON', text: { format: answerFormat } }).finalResponse();
+  // The stream helper's final response has no output_text helper field.
+  assert.match(JSON.parse(streamed.output[0].content[0].text).text, /Answer in JSON/);
 });
 
 test('a bad token raises AuthenticationError', async () => {

@@ -29,7 +29,9 @@ import (
 // stop_sequence. When the request has tools, tool_choice
 // is not "none" and the last message is not a tool result, the answer is
 // instead one tool_use block calling the first tool with
-// {"text":<the echoed text>}, with stop_reason "tool_use".
+// {"text":<the echoed text>}, with stop_reason "tool_use". Otherwise, with
+// output_config.format json_schema (structured outputs), the text is JSON:
+// {"text":"Hello from mock: <the echoed text>"}.
 //
 // With "stream": true the answer is the full event sequence:
 // message_start, content_block_start, ping, the block's deltas (text_delta
@@ -88,6 +90,12 @@ type anthropicRequest struct {
 	ToolChoice    struct {
 		Type string `json:"type"`
 	} `json:"tool_choice"`
+	// OutputConfig.Format json_schema (structured outputs): the text is JSON.
+	OutputConfig struct {
+		Format struct {
+			Type string `json:"type"`
+		} `json:"format"`
+	} `json:"output_config"`
 }
 
 type anthropicMessage struct {
@@ -151,6 +159,7 @@ func (c *anthropicContent) UnmarshalJSON(b []byte) error {
 type anthropicReply struct {
 	id, model, text    string
 	tool               string // the tool called, "" for a text answer
+	json               bool   // the text is jsonAnswer
 	prompt, completion int
 	// read and written are the prompt tokens read from and written to
 	// the prompt cache (caching.go), part of prompt.
@@ -226,6 +235,7 @@ func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
 	if len(req.Tools) > 0 && req.ToolChoice.Type != "none" && !last.toolResult {
 		r.tool = req.Tools[0].Name
 	}
+	r.json = req.OutputConfig.Format.Type == "json_schema"
 	r.completion = 3 + words(r.text)
 	if st.AnswerTokens > 0 && r.tool == "" {
 		r.text, r.completion, r.cut = longAnswer(st, *req.MaxTokens)
@@ -257,7 +267,7 @@ func (s *Server) serveAnthropic(ctx *fasthttp.RequestCtx, st Step) {
 
 // toolInput is the input of the mock's tool call.
 func (r *anthropicReply) toolInput() string {
-	return `{"text":` + string(jsonstr.Append(nil, r.text)) + `}`
+	return toolArguments(r.text)
 }
 
 func (r *anthropicReply) stopReason() string {
@@ -342,6 +352,10 @@ func (r *anthropicReply) appendBody(b []byte) []byte {
 		b = append(b, `,"input":`...)
 		b = append(b, r.toolInput()...)
 		b = append(b, '}')
+	} else if r.json {
+		b = append(b, `{"type":"text","text":`...)
+		b = jsonstr.Append(b, jsonAnswer(r.text))
+		b = append(b, '}')
 	} else {
 		b = append(b, `{"type":"text","text":"`+answerPrefix...)
 		b = jsonstr.AppendEscaped(b, r.text)
@@ -396,6 +410,9 @@ func (r *anthropicReply) stream(chunks int) *stream {
 	endEvent()
 	sm.first = len(sm.ends)
 	content, deltaType, field := answerPrefix+r.text, "text_delta", "text"
+	if r.json {
+		content = jsonAnswer(r.text)
+	}
 	if r.tool != "" {
 		content, deltaType, field = r.toolInput(), "input_json_delta", "partial_json"
 	}

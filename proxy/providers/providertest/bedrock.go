@@ -250,7 +250,7 @@ func (s *Server) serveBedrock(ctx *fasthttp.RequestCtx, st Step) {
 
 // toolInput is the input of the mock's tool call: the echoed text.
 func (r *bedrockReply) toolInput() string {
-	return string(jsonstr.Append([]byte(`{"text":`), r.text)) + "}"
+	return toolArguments(r.text)
 }
 
 // appendUsage appends the usage: inputTokens are the prompt tokens

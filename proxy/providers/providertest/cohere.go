@@ -60,12 +60,17 @@ type cohereChatRequest struct {
 	} `json:"tools"`
 	ToolChoice string `json:"tool_choice"`
 	MaxTokens  int    `json:"max_tokens"`
+	// ResponseFormat json_object: the answer is JSON.
+	ResponseFormat struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
 }
 
 // cohereReply is what a chat request is answered with, before encoding.
 type cohereReply struct {
 	id, model, text    string
 	tool               string // the tool called, "" for a text answer
+	json               bool   // the answer is jsonAnswer
 	prompt, completion int
 	noUsage            bool
 	detail             UsageDetail
@@ -138,6 +143,7 @@ func (s *Server) serveCohereChat(ctx *fasthttp.RequestCtx, st Step) {
 	if len(req.Tools) > 0 && req.ToolChoice != "NONE" && req.Messages[len(req.Messages)-1].Role != "tool" {
 		r.tool = req.Tools[0].Function.Name
 	}
+	r.json = req.ResponseFormat.Type == "json_object"
 	r.completion = 3 + words(r.text)
 	if st.AnswerTokens > 0 && r.tool == "" {
 		r.text, r.completion, r.cut = longAnswer(st, req.MaxTokens)
@@ -209,7 +215,7 @@ func (r *cohereReply) toolPlan() string { return "I will call " + r.tool + "." }
 
 // toolArguments is the arguments of the mock's tool call, a JSON text.
 func (r *cohereReply) toolArguments() string {
-	return `{"text":` + string(jsonstr.Append(nil, r.text)) + `}`
+	return toolArguments(r.text)
 }
 
 func (r *cohereReply) appendUsage(b []byte) []byte {
@@ -254,6 +260,10 @@ func (r *cohereReply) appendBody(b []byte) []byte {
 		b = append(b, `,"tool_calls":[`...)
 		b = r.appendToolCall(b, r.toolArguments())
 		b = append(b, ']')
+	} else if r.json {
+		b = append(b, `"content":[{"type":"text","text":`...)
+		b = jsonstr.Append(b, jsonAnswer(r.text))
+		b = append(b, `}]`...)
 	} else {
 		b = append(b, `"content":[{"type":"text","text":"`+answerPrefix...)
 		b = jsonstr.AppendEscaped(b, r.text)
@@ -309,7 +319,11 @@ func (r *cohereReply) stream(chunks int) *stream {
 			endEvent()
 		})
 	} else {
-		pieces(answerPrefix+r.text, chunks, func(p string) {
+		content := answerPrefix + r.text
+		if r.json {
+			content = jsonAnswer(r.text)
+		}
+		pieces(content, chunks, func(p string) {
 			event("content-delta", `{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":`)
 			sm.buf = jsonstr.Append(sm.buf, p)
 			sm.buf = append(sm.buf, "}}}}"...)

@@ -34,6 +34,19 @@
 // sets stream_options.include_usage, and "data: [DONE]". Every event is
 // flushed as it is written.
 //
+// A chat request with tools whose tool_choice forces a call ("required" or a
+// named function) is answered, unless its last message is a tool result,
+// with one call of that tool (the first for "required") whose arguments are
+// {"text":<the echoed text>}, finish_reason "tool_calls"; streamed, a chunk
+// with the call's id and name, then the arguments in Chunks pieces. The
+// Anthropic, Bedrock, Cohere and Gemini formats call tools too, each under
+// its own rule (see their files).
+//
+// A chat request with response_format json_object or json_schema is
+// answered with JSON: {"text":"Hello from mock: <echoed text>"} (the Gemini
+// format does the same for responseMimeType application/json, the Cohere
+// format for response_format json_object).
+//
 // An embedding is 8 numbers derived from a hash of the input text, scaled to
 // length 1, so equal inputs get equal vectors; "encoding_format":"base64" is
 // honoured (little-endian float32), as OpenAI's SDKs ask for it by default.

@@ -25,7 +25,11 @@ import (
 // tokens, Steps and model-name directives ("gemini-2.5-flash@chunks=5" in
 // the path), the same embeddings. A stream has one event per content chunk
 // and then one with the finishReason and the usage, so a reset cuts it
-// before any finishReason.
+// before any finishReason. A generateContent request with function
+// calling mode ANY whose last content is not a function response is
+// answered with one functionCall part (the first allowed name, else the
+// first declaration; args {"text":<the echoed text>}), finishReason STOP;
+// streamed, in a single event.
 
 const geminiPrefix = "/v1beta/models/"
 
@@ -43,8 +47,10 @@ type geminiRequest struct {
 	Contents          []geminiContent `json:"contents"`
 	SystemInstruction *geminiContent  `json:"systemInstruction"`
 	GenerationConfig  struct {
-		CandidateCount  int `json:"candidateCount"`
-		MaxOutputTokens int `json:"maxOutputTokens"`
+		CandidateCount   int    `json:"candidateCount"`
+		MaxOutputTokens  int    `json:"maxOutputTokens"`
+		ResponseMIMEType string `json:"responseMimeType"` // application/json: the answer is JSON
+
 	} `json:"generationConfig"`
 	// Content is embedContent's; Requests batchEmbedContents'.
 	Content  *geminiContent `json:"content"`
@@ -52,12 +58,49 @@ type geminiRequest struct {
 		Model   string        `json:"model"`
 		Content geminiContent `json:"content"`
 	} `json:"requests"`
+	// Tools and ToolConfig: mode ANY forces a function call.
+	Tools []struct {
+		FunctionDeclarations []struct {
+			Name string `json:"name"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+	ToolConfig struct {
+		FunctionCallingConfig struct {
+			Mode                 string   `json:"mode"`
+			AllowedFunctionNames []string `json:"allowedFunctionNames"`
+		} `json:"functionCallingConfig"`
+	} `json:"toolConfig"`
+}
+
+// forcedTool is the function a generateContent request forces a call of
+// (mode ANY: the first allowed name, else the first declaration); "" when
+// none is forced or the last content already holds a function response.
+func (req *geminiRequest) forcedTool() string {
+	fc := &req.ToolConfig.FunctionCallingConfig
+	if fc.Mode != "ANY" || len(req.Contents) == 0 {
+		return ""
+	}
+	for _, p := range req.Contents[len(req.Contents)-1].Parts {
+		if p.FunctionResponse != nil {
+			return ""
+		}
+	}
+	if len(fc.AllowedFunctionNames) > 0 {
+		return fc.AllowedFunctionNames[0]
+	}
+	for _, t := range req.Tools {
+		if len(t.FunctionDeclarations) > 0 {
+			return t.FunctionDeclarations[0].Name
+		}
+	}
+	return ""
 }
 
 type geminiContent struct {
 	Role  string `json:"role"`
 	Parts []struct {
-		Text string `json:"text"`
+		Text             string          `json:"text"`
+		FunctionResponse json.RawMessage `json:"functionResponse"`
 	} `json:"parts"`
 }
 
@@ -156,14 +199,17 @@ func (s *Server) serveGemini(ctx *fasthttp.RequestCtx, st Step) {
 		for i := range req.Contents {
 			t := req.Contents[i].text()
 			r.prompt += words(t)
-			if role := req.Contents[i].Role; role == "user" || role == "" {
+			// A function response alone keeps the question.
+			if role := req.Contents[i].Role; (role == "user" || role == "") && t != "" {
 				r.text = t
 			}
 		}
 		r.prompt = max(r.prompt, 1)
 		r.text = echo(r.text)
 		r.completion = 3 + words(r.text)
-		if st.AnswerTokens > 0 {
+		r.tool = req.forcedTool()
+		r.json = req.GenerationConfig.ResponseMIMEType == "application/json"
+		if st.AnswerTokens > 0 && r.tool == "" {
 			r.text, r.completion, r.cut = longAnswer(st, req.GenerationConfig.MaxOutputTokens)
 		}
 	}
@@ -204,6 +250,8 @@ func (s *Server) serveGemini(ctx *fasthttp.RequestCtx, st Step) {
 			b = append(b, bytes.TrimSuffix(bytes.TrimPrefix(sm.frame(i), []byte("data: ")), []byte("\r\n\r\n"))...)
 		}
 		ctx.SetBody(append(b, ']'))
+	case r.json:
+		ctx.SetBody(r.appendResponse(nil, jsonAnswer(r.text), false, true))
 	default:
 		ctx.SetBody(r.appendResponse(nil, r.text, true, true))
 	}
@@ -226,7 +274,9 @@ type geminiReply struct {
 	prompt, completion int
 	noUsage            bool
 	detail             UsageDetail
-	cut                bool // the answer stopped at maxOutputTokens
+	cut                bool   // the answer stopped at maxOutputTokens
+	tool               string // the answer calls this function instead of answering text
+	json               bool   // the answer is jsonAnswer
 }
 
 // appendResponse appends a GenerateContentResponse whose candidates each
@@ -238,12 +288,20 @@ func (r *geminiReply) appendResponse(b []byte, text string, prefix, final bool) 
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"content":{"parts":[{"text":"`...)
-		if prefix {
-			b = append(b, answerPrefix...)
+		if r.tool != "" {
+			b = append(b, `{"content":{"parts":[{"functionCall":{"name":`...)
+			b = jsonstr.Append(b, r.tool)
+			b = append(b, `,"args":`...)
+			b = append(b, toolArguments(r.text)...)
+			b = append(b, `}}],"role":"model"}`...)
+		} else {
+			b = append(b, `{"content":{"parts":[{"text":"`...)
+			if prefix {
+				b = append(b, answerPrefix...)
+			}
+			b = jsonstr.AppendEscaped(b, text)
+			b = append(b, `"}],"role":"model"}`...)
 		}
-		b = jsonstr.AppendEscaped(b, text)
-		b = append(b, `"}],"role":"model"}`...)
 		if final && r.cut {
 			b = append(b, `,"finishReason":"MAX_TOKENS"`...)
 		} else if final {
@@ -289,6 +347,14 @@ func (r *geminiReply) appendResponse(b []byte, text string, prefix, final bool) 
 	return append(b, `"}`...)
 }
 
+// answer is the whole text of the answer.
+func (r *geminiReply) answer() string {
+	if r.json {
+		return jsonAnswer(r.text)
+	}
+	return answerPrefix + r.text
+}
+
 // stream builds the events of a stream: chunks content events, then one
 // with the finishReason and the usage. Events end in CRLF CRLF, as
 // Gemini's do.
@@ -297,7 +363,16 @@ func (r *geminiReply) stream(chunks int) *stream {
 		chunks = defaultChunks
 	}
 	sm := &stream{contentType: "text/event-stream", buf: make([]byte, 0, (chunks+1)*(256+len(r.text)/chunks))}
-	pieces(answerPrefix+r.text, chunks, func(p string) {
+	if r.tool != "" {
+		// Gemini streams a function call whole, in the last event.
+		sm.buf = append(sm.buf, "data: "...)
+		sm.buf = r.appendResponse(sm.buf, "", false, true)
+		sm.buf = append(sm.buf, "\r\n\r\n"...)
+		sm.end()
+		sm.last = len(sm.ends)
+		return sm
+	}
+	pieces(r.answer(), chunks, func(p string) {
 		sm.buf = append(sm.buf, "data: "...)
 		sm.buf = r.appendResponse(sm.buf, p, false, false)
 		sm.buf = append(sm.buf, "\r\n\r\n"...)

@@ -56,6 +56,41 @@ type openAIRequest struct {
 	// a request allocates nothing for them.
 	MaxTokens           int `json:"max_tokens"`
 	MaxCompletionTokens int `json:"max_completion_tokens"`
+	// Tools and ToolChoice: a choice that forces a call ("required" or a
+	// named function) is answered by calling a tool.
+	Tools []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+	// ResponseFormat json_object or json_schema: the answer is JSON.
+	ResponseFormat struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+}
+
+// forcedTool is the tool a chat request forces a call of: the first tool
+// for tool_choice "required", the named one for a named function; "" when
+// no call is forced or the last message is already a tool result.
+func (req *openAIRequest) forcedTool() string {
+	if len(req.Tools) == 0 || len(req.Messages) == 0 || req.Messages[len(req.Messages)-1].Role == "tool" {
+		return ""
+	}
+	choice := bytes.TrimSpace(req.ToolChoice)
+	if string(choice) == `"required"` {
+		return req.Tools[0].Function.Name
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if len(choice) > 0 && choice[0] == '{' && json.Unmarshal(choice, &named) == nil && named.Type == "function" {
+		return named.Function.Name
+	}
+	return ""
 }
 
 type openAIMessage struct {
@@ -123,7 +158,7 @@ func (s *Server) acquire() *openAIExchange {
 	// zero reused slice elements, so the old messages are cleared.
 	msgs := x.req.Messages[:cap(x.req.Messages)]
 	clear(msgs)
-	x.req = openAIRequest{Messages: msgs[:0], Prompt: x.req.Prompt[:0], Input: x.req.Input[:0]}
+	x.req = openAIRequest{Messages: msgs[:0], Prompt: x.req.Prompt[:0], Input: x.req.Input[:0], ToolChoice: x.req.ToolChoice[:0]}
 	x.out = x.out[:0]
 	return x
 }
@@ -190,6 +225,8 @@ func (s *Server) serveOpenAI(ctx *fasthttp.RequestCtx, kind openAIKind, st Step)
 				r.text = string(req.Messages[i].Content)
 			}
 		}
+		r.tool = req.forcedTool()
+		r.json = req.ResponseFormat.Type == "json_object" || req.ResponseFormat.Type == "json_schema"
 	case openAICompletion, openAIEmbedding:
 		raw, name := req.Prompt, "prompt"
 		if kind == openAIEmbedding {
@@ -213,7 +250,7 @@ func (s *Server) serveOpenAI(ctx *fasthttp.RequestCtx, kind openAIKind, st Step)
 	r.prompt = max(r.prompt, 1)
 	r.text = echo(r.text)
 	r.completion = 3 + words(r.text)
-	if st.AnswerTokens > 0 && kind != openAIEmbedding {
+	if st.AnswerTokens > 0 && kind != openAIEmbedding && r.tool == "" {
 		limit := req.MaxCompletionTokens
 		if limit == 0 {
 			limit = req.MaxTokens
@@ -302,15 +339,27 @@ type openAIReply struct {
 	includeUsage       bool // a stream ends with a usage chunk
 	noUsage            bool
 	detail             UsageDetail
-	cut                bool // the answer stopped at the request's max tokens
+	cut                bool   // the answer stopped at the request's max tokens
+	tool               string // chat: the answer calls this tool instead of answering text
+	json               bool   // chat: the answer is jsonAnswer
 }
 
 // finish is the finish_reason of the answer.
 func (r *openAIReply) finish() string {
-	if r.cut {
+	switch {
+	case r.tool != "":
+		return "tool_calls"
+	case r.cut:
 		return "length"
 	}
 	return "stop"
+}
+
+// appendToolCallID appends the id of the mock's tool call.
+func (r *openAIReply) appendToolCallID(b []byte) []byte {
+	b = append(b, `"call_mock_`...)
+	b = strconv.AppendUint(b, r.seq, 10)
+	return append(b, '"')
 }
 
 // appendHead appends the fields every OpenAI object starts with, up to and
@@ -369,9 +418,27 @@ func (r *openAIReply) appendBody(b []byte) []byte {
 	switch r.kind {
 	case openAIChat:
 		b = r.appendHead(b, "chat.completion")
-		b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`+answerPrefix...)
-		b = jsonstr.AppendEscaped(b, r.text)
-		b = append(b, `","refusal":null},"logprobs":null,"finish_reason":"`...)
+		if r.tool != "" {
+			b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":`...)
+			b = r.appendToolCallID(b)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = jsonstr.Append(b, r.tool)
+			b = append(b, `,"arguments":`...)
+			b = jsonstr.Append(b, toolArguments(r.text))
+			b = append(b, `}}],"refusal":null},"logprobs":null,"finish_reason":"`...)
+			b = append(b, r.finish()...)
+			b = append(b, `"}]`...)
+			break
+		}
+		if r.json {
+			b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+			b = jsonstr.Append(b, jsonAnswer(r.text))
+		} else {
+			b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":"`+answerPrefix...)
+			b = jsonstr.AppendEscaped(b, r.text)
+			b = append(b, '"')
+		}
+		b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":"`...)
 		b = append(b, r.finish()...)
 		b = append(b, `"}]`...)
 	case openAICompletion:
@@ -434,13 +501,34 @@ func (r *openAIReply) streamBody(chunks int) *stream {
 		event(`"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`)
 		endEvent()
 	}
+	if r.tool != "" {
+		// The call's id and name first, then its arguments in pieces.
+		event(`"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":`)
+		sm.buf = r.appendToolCallID(sm.buf)
+		sm.buf = append(sm.buf, `,"type":"function","function":{"name":`...)
+		sm.buf = jsonstr.Append(sm.buf, r.tool)
+		sm.buf = append(sm.buf, `,"arguments":""}}]},"logprobs":null,"finish_reason":null}]`...)
+		endEvent()
+	}
+	content := answerPrefix + r.text
+	switch {
+	case r.tool != "":
+		content = toolArguments(r.text)
+	case r.json:
+		content = jsonAnswer(r.text)
+	}
 	sm.first = len(sm.ends)
-	pieces(answerPrefix+r.text, chunks, func(p string) {
-		if r.kind == openAIChat {
+	pieces(content, chunks, func(p string) {
+		switch {
+		case r.tool != "":
+			event(`"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":`)
+			sm.buf = jsonstr.Append(sm.buf, p)
+			sm.buf = append(sm.buf, `}}]},"logprobs":null,"finish_reason":null}]`...)
+		case r.kind == openAIChat:
 			event(`"choices":[{"index":0,"delta":{"content":`)
 			sm.buf = jsonstr.Append(sm.buf, p)
 			sm.buf = append(sm.buf, `},"logprobs":null,"finish_reason":null}]`...)
-		} else {
+		default:
 			event(`"choices":[{"text":`)
 			sm.buf = jsonstr.Append(sm.buf, p)
 			sm.buf = append(sm.buf, `,"index":0,"logprobs":null,"finish_reason":null}]`...)

@@ -16,7 +16,13 @@ import (
 // response.output_text.delta…, response.output_text.done,
 // response.content_part.done, response.output_item.done and
 // response.completed with the usage. The answer echoes the last user
-// text, like chat completions.
+// text, like chat completions. A request whose tool_choice forces a call
+// ("required": the first function tool; {"type":"function","name"}) and
+// whose input does not end with a function_call_output is answered with
+// one function_call item, arguments {"text":<the echoed text>}, streamed
+// as response.function_call_arguments.delta events; a request for JSON
+// (text.format json_schema or json_object) is answered with JSON, as chat
+// completions are.
 
 // responsesRequest holds the fields of a Responses request the mock reads.
 type responsesRequest struct {
@@ -25,6 +31,46 @@ type responsesRequest struct {
 	Instructions    string          `json:"instructions"`
 	Stream          bool            `json:"stream"`
 	MaxOutputTokens int             `json:"max_output_tokens"`
+	Tools           []struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+	Text       struct {
+		Format struct {
+			Type string `json:"type"`
+		} `json:"format"`
+	} `json:"text"`
+}
+
+// forcedTool is the function a Responses request forces a call of, ""
+// when none is forced or the input already ends with the call's output.
+func (req *responsesRequest) forcedTool() string {
+	if len(req.Tools) == 0 || len(req.ToolChoice) == 0 {
+		return ""
+	}
+	var items []struct {
+		Type string `json:"type"`
+	}
+	if req.Input[0] == '[' && json.Unmarshal(req.Input, &items) == nil && len(items) > 0 && items[len(items)-1].Type == "function_call_output" {
+		return ""
+	}
+	if string(req.ToolChoice) == `"required"` {
+		for _, t := range req.Tools {
+			if t.Type == "function" {
+				return t.Name
+			}
+		}
+		return ""
+	}
+	var named struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(req.ToolChoice, &named) == nil && named.Type == "function" {
+		return named.Name
+	}
+	return ""
 }
 
 // responsesTexts reads the texts of an input: a string, or a list of
@@ -118,7 +164,11 @@ func (s *Server) serveResponses(ctx *fasthttp.RequestCtx, st Step) {
 	r := responsesReply{model: model, seq: s.seq.Add(1), created: time.Now().Unix(), noUsage: st.NoUsage, detail: st.Detail,
 		prompt: max(prompt+words(req.Instructions), 1), text: echo(last)}
 	r.completion = 3 + words(r.text)
-	if st.AnswerTokens > 0 {
+	if len(req.Input) > 0 {
+		r.tool = req.forcedTool()
+	}
+	r.json = req.Text.Format.Type == "json_schema" || req.Text.Format.Type == "json_object"
+	if st.AnswerTokens > 0 && r.tool == "" {
 		r.text, r.completion, r.cut = longAnswer(st, req.MaxOutputTokens)
 	}
 	if st.PromptTokens > 0 {
@@ -154,7 +204,20 @@ type responsesReply struct {
 	prompt, completion int
 	noUsage            bool
 	detail             UsageDetail
-	cut                bool // stopped at max_output_tokens: status incomplete
+	cut                bool   // stopped at max_output_tokens: status incomplete
+	tool               string // the answer is a call of this function
+	json               bool   // the answer is jsonAnswer
+}
+
+// answer is the text of a message answer, or the arguments of a call.
+func (r *responsesReply) answer() string {
+	switch {
+	case r.tool != "":
+		return toolArguments(r.text)
+	case r.json:
+		return jsonAnswer(r.text)
+	}
+	return answerPrefix + r.text
 }
 
 func (r *responsesReply) id(prefix string) string {
@@ -168,15 +231,35 @@ func appendOutputText(b []byte, text string) []byte {
 	return append(b, '}')
 }
 
-// appendItem appends the message item; done gives it its content.
+// appendItem appends the message item; done gives it its content. The
+// item of a tool call is a function_call.
 func (r *responsesReply) appendItem(b []byte, done bool) []byte {
+	if r.tool != "" {
+		b = append(b, `{"id":"`...)
+		b = append(b, r.id("fc")...)
+		b = append(b, `","type":"function_call","status":"`...)
+		args := ""
+		if done {
+			b = append(b, `completed`...)
+			args = r.answer()
+		} else {
+			b = append(b, `in_progress`...)
+		}
+		b = append(b, `","arguments":`...)
+		b = jsonstr.Append(b, args)
+		b = append(b, `,"call_id":"`...)
+		b = append(b, r.id("call")...)
+		b = append(b, `","name":`...)
+		b = jsonstr.Append(b, r.tool)
+		return append(b, '}')
+	}
 	b = append(b, `{"id":"`...)
 	b = append(b, r.id("msg")...)
 	if !done {
 		return append(b, `","type":"message","status":"in_progress","content":[],"role":"assistant"}`...)
 	}
 	b = append(b, `","type":"message","status":"completed","content":[`...)
-	b = appendOutputText(b, answerPrefix+r.text)
+	b = appendOutputText(b, r.answer())
 	return append(b, `],"role":"assistant"}`...)
 }
 
@@ -249,7 +332,7 @@ func (r *responsesReply) stream(chunks int) *stream {
 		b = append(b, r.id("msg")...)
 		return append(b, `","output_index":0,"content_index":0,`...)
 	}
-	full := answerPrefix + r.text
+	full := r.answer()
 	event("response.created", func(b []byte) []byte {
 		return r.appendResponse(append(b, `"response":`...), "in_progress", false)
 	})
@@ -259,6 +342,10 @@ func (r *responsesReply) stream(chunks int) *stream {
 	event("response.output_item.added", func(b []byte) []byte {
 		return r.appendItem(append(b, `"output_index":0,"item":`...), false)
 	})
+	if r.tool != "" {
+		r.streamCall(sm, event, full, chunks)
+		return sm
+	}
 	event("response.content_part.added", func(b []byte) []byte {
 		return appendOutputText(append(at(b), `"part":`...), "")
 	})
@@ -290,4 +377,32 @@ func (r *responsesReply) stream(chunks int) *stream {
 		return r.appendResponse(append(b, `"response":`...), "completed", true)
 	})
 	return sm
+}
+
+// streamCall appends the events of a function call after its
+// output_item.added, into sm: the arguments args in chunks deltas (the
+// content frames), their done
+// event, the item's done event and response.completed.
+func (r *responsesReply) streamCall(sm *stream, event func(string, func([]byte) []byte), args string, chunks int) {
+	at := func(b []byte) []byte {
+		b = append(b, `"item_id":"`...)
+		b = append(b, r.id("fc")...)
+		return append(b, `","output_index":0,`...)
+	}
+	sm.first = len(sm.ends)
+	pieces(args, chunks, func(p string) {
+		event("response.function_call_arguments.delta", func(b []byte) []byte {
+			return jsonstr.Append(append(at(b), `"delta":`...), p)
+		})
+	})
+	sm.last = len(sm.ends)
+	event("response.function_call_arguments.done", func(b []byte) []byte {
+		return jsonstr.Append(append(at(b), `"arguments":`...), args)
+	})
+	event("response.output_item.done", func(b []byte) []byte {
+		return r.appendItem(append(b, `"output_index":0,"item":`...), true)
+	})
+	event("response.completed", func(b []byte) []byte {
+		return r.appendResponse(append(b, `"response":`...), "completed", true)
+	})
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/sluicehq/sluice/internal/jsonstr"
 )
 
 // Text helpers shared by the wire formats: the answer, token counts,
@@ -33,6 +35,16 @@ func echo(s string) string {
 	}
 	return s
 }
+
+// toolArguments is the arguments of the mock's tool calls, in the wire
+// formats that call tools: {"text":<the echoed text>}.
+func toolArguments(text string) string {
+	return `{"text":` + string(jsonstr.Append(nil, text)) + `}`
+}
+
+// jsonAnswer is the answer of a request for JSON output, in the wire
+// formats that have a JSON mode: {"text":"Hello from mock: <text>"}.
+func jsonAnswer(text string) string { return toolArguments(answerPrefix + text) }
 
 // answerWord fills long answers (Step.AnswerTokens): one word, one token.
 const answerWord = "word"
