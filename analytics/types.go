@@ -164,6 +164,10 @@ type Record struct {
 	CacheWriteTokens   int64 `json:"cache_write_tokens"`
 	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens"`
 	ReasoningTokens    int64 `json:"reasoning_tokens"`
+	// ErrorMessage is the message of the error the client got (an error
+	// answer, or a stream's closing error event); "" for an answer.
+	// Empty on records written before the field existed.
+	ErrorMessage string `json:"error_message"`
 
 	// Spans are the trace spans of the request (one per upstream attempt
 	// under a root span), written to the trace store with the log.

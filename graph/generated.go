@@ -252,6 +252,7 @@ type ComplexityRoot struct {
 		ClientIP           func(childComplexity int) int
 		CostUSD            func(childComplexity int) int
 		ErrorCode          func(childComplexity int) int
+		ErrorMessage       func(childComplexity int) int
 		GatewayID          func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		LatencyMS          func(childComplexity int) int
@@ -1614,6 +1615,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.ErrorCode(childComplexity), true
+	case "LogRecord.errorMessage":
+		if e.ComplexityRoot.LogRecord.ErrorMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.ErrorMessage(childComplexity), true
 	case "LogRecord.gatewayId":
 		if e.ComplexityRoot.LogRecord.GatewayID == nil {
 			break
@@ -4515,6 +4522,8 @@ type LogRecord {
   route: String!
   status: Int!
   errorCode: String!
+  "The message of the error the client got; empty for an answer and on logs written before it was recorded."
+  errorMessage: String!
   latencyMs: Int!
   ttfbMs: Int!
   tokensIn: Int!
@@ -5069,6 +5078,8 @@ func (ec *executionContext) childFields_LogRecord(ctx context.Context, field gra
 		return ec.fieldContext_LogRecord_status(ctx, field)
 	case "errorCode":
 		return ec.fieldContext_LogRecord_errorCode(ctx, field)
+	case "errorMessage":
+		return ec.fieldContext_LogRecord_errorMessage(ctx, field)
 	case "latencyMs":
 		return ec.fieldContext_LogRecord_latencyMs(ctx, field)
 	case "ttfbMs":
@@ -10743,6 +10754,29 @@ func (ec *executionContext) _LogRecord_errorCode(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_LogRecord_errorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LogRecord_errorMessage(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_errorMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_errorMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -23095,6 +23129,11 @@ func (ec *executionContext) _LogRecord(ctx context.Context, sel ast.SelectionSet
 			}
 		case "errorCode":
 			out.Values[i] = ec._LogRecord_errorCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errorMessage":
+			out.Values[i] = ec._LogRecord_errorMessage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -325,6 +325,9 @@ func (o *streamOut) chunks(chunks [][]byte) bool {
 // error e — flushing it; the client may be gone already, which ends the
 // stream as well.
 func (o *streamOut) end(e *apierr.Error) {
+	if e != nil {
+		o.c.rec.ErrorMessage = e.Message
+	}
 	o.buf = o.c.door.appendEnd(o.buf[:0], e)
 	_, _ = o.w.Write(o.buf)
 	_ = o.w.Flush()
