@@ -24,8 +24,8 @@ func TestRefusalsRecordModelAndMessage(t *testing.T) {
 
 	type refusal struct {
 		name, token, body, code string
-		provider, model      string
-		setup                func()
+		provider, model         string
+		setup                   func()
 	}
 	for _, tc := range []refusal{
 		{name: "unknown model", token: h.token, body: chatBody("no-such-model", ""), code: apierr.CodeUnknownModel,
