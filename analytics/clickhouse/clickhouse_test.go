@@ -92,7 +92,7 @@ func TestMigrate(t *testing.T) {
 	if err := s.QueryRow(ctx, "SELECT groupArray(version) FROM (SELECT version FROM schema_migrations ORDER BY version)").Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]uint32{1, 2, 3, 4, 5, 6}, versions); d != "" {
+	if d := cmp.Diff([]uint32{1, 2, 3, 4, 5, 6, 7}, versions); d != "" {
 		t.Errorf("schema_migrations (-want +got):\n%s", d)
 	}
 }
