@@ -2,8 +2,22 @@ package analytics
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/budget"
 )
+
+// SpendColumn returns the request_logs column and the value a budget scope
+// (budget.TenantScope, GatewayScope, UserScope, TokenScope) selects:
+// tenant_id, gateway_id, user_id or token_id.
+func SpendColumn(scope string) (col, id string, err error) {
+	kind, id, ok := budget.SplitScope(scope)
+	if !ok {
+		return "", "", fmt.Errorf("budget scope %q is not tenant:, gateway:, user: or token:<id>", scope)
+	}
+	return kind + "_id", id, nil
+}
 
 // Backend is an analytics store: the writer of the pipeline and every
 // query of the admin API. The ClickHouse backend (analytics/clickhouse)
@@ -53,8 +67,8 @@ type Backend interface {
 	// Retain removes the tenant's rows older than before (log retention).
 	Retain(ctx context.Context, tenantID string, before time.Time) error
 	// SpendSince sums cost_usd of a budget scope since start: scope is
-	// "gateway:<id>" or "user:<id>". Budgets read their period spend here
-	// after a restart.
+	// "tenant:<id>", "gateway:<id>", "user:<id>" or "token:<id>"
+	// (SpendColumn). Budgets read their period spend here after a restart.
 	SpendSince(ctx context.Context, scope string, start time.Time) (int64, error)
 	Close() error
 }

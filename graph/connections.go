@@ -22,6 +22,7 @@ type (
 	ModelConnection           = admin.List[catalog.Model]
 	AuditEntryConnection      = admin.List[store.AuditEntry]
 	ClientErrorConnection     = admin.List[store.ClientError]
+	AlertConnection           = admin.List[store.Alert]
 	PlaygroundModelConnection = admin.List[admin.PlaygroundModel]
 	LogRecordConnection       = admin.List[analytics.Record]
 	TraceSummaryConnection    = admin.List[analytics.TraceSummary]

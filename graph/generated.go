@@ -53,6 +53,29 @@ type ComplexityRoot struct {
 		ID func(childComplexity int) int
 	}
 
+	Alert struct {
+		AmountUSD       func(childComplexity int) int
+		At              func(childComplexity int) int
+		Attempts        func(childComplexity int) int
+		DeliveredAt     func(childComplexity int) int
+		ID              func(childComplexity int) int
+		LastAttemptAt   func(childComplexity int) int
+		LastError       func(childComplexity int) int
+		Period          func(childComplexity int) int
+		PeriodStartTime func(childComplexity int) int
+		Scope           func(childComplexity int) int
+		ScopeID         func(childComplexity int) int
+		SpentUSD        func(childComplexity int) int
+		Status          func(childComplexity int) int
+		TenantID        func(childComplexity int) int
+		Threshold       func(childComplexity int) int
+	}
+
+	AlertConnection struct {
+		Data       func(childComplexity int) int
+		NextCursor func(childComplexity int) int
+	}
+
 	Analysis struct {
 		From    func(childComplexity int) int
 		GroupBy func(childComplexity int) int
@@ -145,6 +168,7 @@ type ComplexityRoot struct {
 
 	CreatedToken struct {
 		AllowedModels func(childComplexity int) int
+		Budget        func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
 		ExpiresAt     func(childComplexity int) int
 		GatewayID     func(childComplexity int) int
@@ -556,6 +580,8 @@ type ComplexityRoot struct {
 	}
 
 	Tenant struct {
+		Alerts    func(childComplexity int, limit *int, cursor *string) int
+		Budget    func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		Gateways  func(childComplexity int, limit *int, cursor *string) int
 		ID        func(childComplexity int) int
@@ -583,10 +609,12 @@ type ComplexityRoot struct {
 	}
 
 	TenantSettings struct {
-		AllowedProviders func(childComplexity int) int
-		LogBodiesDefault func(childComplexity int) int
-		LogRetentionDays func(childComplexity int) int
-		MaxInFlight      func(childComplexity int) int
+		AlertWebhookSecretSet func(childComplexity int) int
+		AlertWebhookURL       func(childComplexity int) int
+		AllowedProviders      func(childComplexity int) int
+		LogBodiesDefault      func(childComplexity int) int
+		LogRetentionDays      func(childComplexity int) int
+		MaxInFlight           func(childComplexity int) int
 	}
 
 	Timeseries struct {
@@ -596,6 +624,7 @@ type ComplexityRoot struct {
 
 	Token struct {
 		AllowedModels func(childComplexity int) int
+		Budget        func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
 		ExpiresAt     func(childComplexity int) int
 		GatewayID     func(childComplexity int) int
@@ -753,6 +782,7 @@ type RuleResolver interface {
 type TenantResolver interface {
 	Gateways(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.Gateway], error)
 	Users(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.User], error)
+	Alerts(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.Alert], error)
 }
 type TokenResolver interface {
 	AllowedModels(ctx context.Context, obj *store.Token) ([]string, error)
@@ -786,6 +816,110 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Accepted.ID(childComplexity), true
+
+	case "Alert.amountUsd":
+		if e.ComplexityRoot.Alert.AmountUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.AmountUSD(childComplexity), true
+	case "Alert.at":
+		if e.ComplexityRoot.Alert.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.At(childComplexity), true
+	case "Alert.attempts":
+		if e.ComplexityRoot.Alert.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Attempts(childComplexity), true
+	case "Alert.deliveredAt":
+		if e.ComplexityRoot.Alert.DeliveredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.DeliveredAt(childComplexity), true
+	case "Alert.id":
+		if e.ComplexityRoot.Alert.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.ID(childComplexity), true
+	case "Alert.lastAttemptAt":
+		if e.ComplexityRoot.Alert.LastAttemptAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.LastAttemptAt(childComplexity), true
+	case "Alert.lastError":
+		if e.ComplexityRoot.Alert.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.LastError(childComplexity), true
+	case "Alert.period":
+		if e.ComplexityRoot.Alert.Period == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Period(childComplexity), true
+	case "Alert.periodStart":
+		if e.ComplexityRoot.Alert.PeriodStartTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.PeriodStartTime(childComplexity), true
+	case "Alert.scope":
+		if e.ComplexityRoot.Alert.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Scope(childComplexity), true
+	case "Alert.scopeId":
+		if e.ComplexityRoot.Alert.ScopeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.ScopeID(childComplexity), true
+	case "Alert.spentUsd":
+		if e.ComplexityRoot.Alert.SpentUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.SpentUSD(childComplexity), true
+	case "Alert.status":
+		if e.ComplexityRoot.Alert.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Status(childComplexity), true
+	case "Alert.tenantId":
+		if e.ComplexityRoot.Alert.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.TenantID(childComplexity), true
+	case "Alert.threshold":
+		if e.ComplexityRoot.Alert.Threshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Threshold(childComplexity), true
+
+	case "AlertConnection.data":
+		if e.ComplexityRoot.AlertConnection.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertConnection.Data(childComplexity), true
+	case "AlertConnection.nextCursor":
+		if e.ComplexityRoot.AlertConnection.NextCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertConnection.NextCursor(childComplexity), true
 
 	case "Analysis.from":
 		if e.ComplexityRoot.Analysis.From == nil {
@@ -1146,6 +1280,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreatedToken.AllowedModels(childComplexity), true
+	case "CreatedToken.budget":
+		if e.ComplexityRoot.CreatedToken.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatedToken.Budget(childComplexity), true
 	case "CreatedToken.createdAt":
 		if e.ComplexityRoot.CreatedToken.CreatedAt == nil {
 			break
@@ -3272,6 +3412,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Stats.UpstreamErrors(childComplexity), true
 
+	case "Tenant.alerts":
+		if e.ComplexityRoot.Tenant.Alerts == nil {
+			break
+		}
+
+		args, err := ec.field_Tenant_alerts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Tenant.Alerts(childComplexity, args["limit"].(*int), args["cursor"].(*string)), true
+	case "Tenant.budget":
+		if e.ComplexityRoot.Tenant.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.Budget(childComplexity), true
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
 			break
@@ -3393,6 +3550,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TenantConnection.NextCursor(childComplexity), true
 
+	case "TenantSettings.alertWebhookSecretSet":
+		if e.ComplexityRoot.TenantSettings.AlertWebhookSecretSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TenantSettings.AlertWebhookSecretSet(childComplexity), true
+	case "TenantSettings.alertWebhookUrl":
+		if e.ComplexityRoot.TenantSettings.AlertWebhookURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TenantSettings.AlertWebhookURL(childComplexity), true
 	case "TenantSettings.allowedProviders":
 		if e.ComplexityRoot.TenantSettings.AllowedProviders == nil {
 			break
@@ -3437,6 +3606,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Token.AllowedModels(childComplexity), true
+	case "Token.budget":
+		if e.ComplexityRoot.Token.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Token.Budget(childComplexity), true
 	case "Token.createdAt":
 		if e.ComplexityRoot.Token.CreatedAt == nil {
 			break
@@ -3955,10 +4130,14 @@ type Tenant {
   "active, suspended or deleted"
   status: String!
   settings: TenantSettings!
+  "The budget of the whole tenant, every gateway together; null means none."
+  budget: Budget
   createdAt: Time!
   updatedAt: Time!
   gateways(limit: Int, cursor: String): GatewayConnection
   users(limit: Int, cursor: String): UserConnection
+  "Budget alerts sent, newest first (Manage tenant settings)."
+  alerts(limit: Int, cursor: String): AlertConnection
 }
 
 type TenantSettings {
@@ -3967,6 +4146,10 @@ type TenantSettings {
   allowedProviders: [String!]!
   "Requests in flight at once per proxy process; null means the process default (1000)."
   maxInFlight: Int
+  "Receives the budget alerts; empty for none."
+  alertWebhookUrl: String!
+  "Whether a signing secret is set: the secret itself is never returned."
+  alertWebhookSecretSet: Boolean!
 }
 
 input TenantSettingsInput {
@@ -3975,6 +4158,34 @@ input TenantSettingsInput {
   allowedProviders: [String!]! = []
   "Administrator only; null means the process default."
   maxInFlight: Int
+  "Receives the budget alerts; empty for none. Needs a signing secret."
+  alertWebhookUrl: String! = ""
+  "Write-only signing secret of the alerts (16 to 512 bytes); empty removes it, absent keeps it."
+  alertWebhookSecret: String
+}
+
+"A budget threshold crossed, and the delivery of its alert (CONTRACT §14)."
+type Alert {
+  id: ID!
+  tenantId: ID!
+  "tenant, gateway, user or token"
+  scope: String!
+  scopeId: ID!
+  "daily, weekly, monthly or total"
+  period: String!
+  "Start of the period; null for a total budget."
+  periodStart: Time
+  "50, 80 or 100 (per cent of the amount)"
+  threshold: Int!
+  spentUsd: USD!
+  amountUsd: USD!
+  at: Time!
+  "pending, delivered or failed"
+  status: String!
+  attempts: Int!
+  lastError: String!
+  lastAttemptAt: Time
+  deliveredAt: Time
 }
 
 input TenantInput {
@@ -3989,6 +4200,8 @@ input TenantPatch {
   status: String
   "Replaces the settings."
   settings: TenantSettingsInput
+  "The tenant's budget; null removes it."
+  budget: BudgetInput @goField(omittable: true)
 }
 
 # ---- gateways ----
@@ -4234,6 +4447,8 @@ type Token {
   revoked: Boolean!
   rateLimit: RateLimit!
   allowedModels: [String!]!
+  "The token's budget; null means none."
+  budget: Budget
   lastUsedAt: Time
   createdAt: Time!
 }
@@ -4250,6 +4465,8 @@ type CreatedToken {
   revoked: Boolean!
   rateLimit: RateLimit!
   allowedModels: [String!]!
+  "The token's budget; null means none."
+  budget: Budget
   lastUsedAt: Time
   createdAt: Time!
   secret: String!
@@ -4260,9 +4477,10 @@ input TokenInput {
   expiresAt: Time
   rateLimit: RateLimitInput
   allowedModels: [String!]
+  budget: BudgetInput
 }
 
-"Changes a token; absent fields stay as they are. expiresAt: null removes the expiry."
+"Changes a token; absent fields stay as they are. expiresAt: null removes the expiry; budget: null removes the budget."
 input TokenPatch {
   name: String
   expiresAt: Time @goField(omittable: true)
@@ -4270,6 +4488,8 @@ input TokenPatch {
   allowedModels: [String!]
   "Only false → true: a revoked token cannot be restored."
   revoked: Boolean
+  "The token's budget; null removes it."
+  budget: BudgetInput @goField(omittable: true)
 }
 
 # ---- users ----
@@ -4705,6 +4925,7 @@ type ProviderConnection { data: [Provider!]!, nextCursor: String }
 type ModelConnection { data: [Model!]!, nextCursor: String }
 type AuditEntryConnection { data: [AuditEntry!]!, nextCursor: String }
 type ClientErrorConnection { data: [ClientError!]!, nextCursor: String }
+type AlertConnection { data: [Alert!]!, nextCursor: String }
 type PlaygroundModelConnection { data: [PlaygroundModel!]!, nextCursor: String }
 type LogRecordConnection { data: [LogRecord!]!, nextCursor: String }
 type TraceSummaryConnection { data: [TraceSummary!]!, nextCursor: String }
@@ -4724,6 +4945,52 @@ func (ec *executionContext) childFields_Accepted(ctx context.Context, field grap
 		return ec.fieldContext_Accepted_id(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Accepted", field.Name)
+}
+
+func (ec *executionContext) childFields_Alert(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Alert_id(ctx, field)
+	case "tenantId":
+		return ec.fieldContext_Alert_tenantId(ctx, field)
+	case "scope":
+		return ec.fieldContext_Alert_scope(ctx, field)
+	case "scopeId":
+		return ec.fieldContext_Alert_scopeId(ctx, field)
+	case "period":
+		return ec.fieldContext_Alert_period(ctx, field)
+	case "periodStart":
+		return ec.fieldContext_Alert_periodStart(ctx, field)
+	case "threshold":
+		return ec.fieldContext_Alert_threshold(ctx, field)
+	case "spentUsd":
+		return ec.fieldContext_Alert_spentUsd(ctx, field)
+	case "amountUsd":
+		return ec.fieldContext_Alert_amountUsd(ctx, field)
+	case "at":
+		return ec.fieldContext_Alert_at(ctx, field)
+	case "status":
+		return ec.fieldContext_Alert_status(ctx, field)
+	case "attempts":
+		return ec.fieldContext_Alert_attempts(ctx, field)
+	case "lastError":
+		return ec.fieldContext_Alert_lastError(ctx, field)
+	case "lastAttemptAt":
+		return ec.fieldContext_Alert_lastAttemptAt(ctx, field)
+	case "deliveredAt":
+		return ec.fieldContext_Alert_deliveredAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Alert", field.Name)
+}
+
+func (ec *executionContext) childFields_AlertConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_AlertConnection_data(ctx, field)
+	case "nextCursor":
+		return ec.fieldContext_AlertConnection_nextCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AlertConnection", field.Name)
 }
 
 func (ec *executionContext) childFields_Analysis(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4928,6 +5195,8 @@ func (ec *executionContext) childFields_CreatedToken(ctx context.Context, field 
 		return ec.fieldContext_CreatedToken_rateLimit(ctx, field)
 	case "allowedModels":
 		return ec.fieldContext_CreatedToken_allowedModels(ctx, field)
+	case "budget":
+		return ec.fieldContext_CreatedToken_budget(ctx, field)
 	case "lastUsedAt":
 		return ec.fieldContext_CreatedToken_lastUsedAt(ctx, field)
 	case "createdAt":
@@ -5600,6 +5869,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_status(ctx, field)
 	case "settings":
 		return ec.fieldContext_Tenant_settings(ctx, field)
+	case "budget":
+		return ec.fieldContext_Tenant_budget(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Tenant_createdAt(ctx, field)
 	case "updatedAt":
@@ -5608,6 +5879,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_gateways(ctx, field)
 	case "users":
 		return ec.fieldContext_Tenant_users(ctx, field)
+	case "alerts":
+		return ec.fieldContext_Tenant_alerts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tenant", field.Name)
 }
@@ -5654,6 +5927,10 @@ func (ec *executionContext) childFields_TenantSettings(ctx context.Context, fiel
 		return ec.fieldContext_TenantSettings_allowedProviders(ctx, field)
 	case "maxInFlight":
 		return ec.fieldContext_TenantSettings_maxInFlight(ctx, field)
+	case "alertWebhookUrl":
+		return ec.fieldContext_TenantSettings_alertWebhookUrl(ctx, field)
+	case "alertWebhookSecretSet":
+		return ec.fieldContext_TenantSettings_alertWebhookSecretSet(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TenantSettings", field.Name)
 }
@@ -5690,6 +5967,8 @@ func (ec *executionContext) childFields_Token(ctx context.Context, field graphql
 		return ec.fieldContext_Token_rateLimit(ctx, field)
 	case "allowedModels":
 		return ec.fieldContext_Token_allowedModels(ctx, field)
+	case "budget":
+		return ec.fieldContext_Token_budget(ctx, field)
 	case "lastUsedAt":
 		return ec.fieldContext_Token_lastUsedAt(ctx, field)
 	case "createdAt":
@@ -7310,6 +7589,28 @@ func (ec *executionContext) field_Query_users_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Tenant_alerts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "cursor",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cursor"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Tenant_gateways_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7457,6 +7758,406 @@ func (ec *executionContext) _Accepted_id(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Accepted_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Accepted", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_id(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_tenantId(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_tenantId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_tenantId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_scope(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_scopeId(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_scopeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScopeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_scopeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_period(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_period(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Period, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_periodStart(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_periodStart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodStartTime(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_periodStart(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, true, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_threshold(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_threshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Threshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_threshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_spentUsd(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_spentUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpentUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_spentUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_amountUsd(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_amountUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_amountUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_at(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_status(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_attempts(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_lastError(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_lastAttemptAt(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_lastAttemptAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastAttemptAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_lastAttemptAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_deliveredAt(ctx context.Context, field graphql.CollectedField, obj *store.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_deliveredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeliveredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_deliveredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AlertConnection_data(ctx context.Context, field graphql.CollectedField, obj *admin.List[store.Alert]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertConnection_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.Alert) graphql.Marshaler {
+			return ec.marshalNAlert2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐAlertᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertConnection_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AlertConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Alert(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AlertConnection_nextCursor(ctx context.Context, field graphql.CollectedField, obj *admin.List[store.Alert]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertConnection_nextCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AlertConnection_nextCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertConnection", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Analysis_from(ctx context.Context, field graphql.CollectedField, obj *analytics.Analysis) (ret graphql.Marshaler) {
@@ -9043,6 +9744,38 @@ func (ec *executionContext) _CreatedToken_allowedModels(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_CreatedToken_allowedModels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreatedToken", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CreatedToken_budget(ctx context.Context, field graphql.CollectedField, obj *admin.CreatedToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatedToken_budget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Budget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreatedToken_budget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreatedToken",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Budget(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CreatedToken_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *admin.CreatedToken) (ret graphql.Marshaler) {
@@ -17433,6 +18166,38 @@ func (ec *executionContext) fieldContext_Tenant_settings(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Tenant_budget(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_budget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Budget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_budget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tenant",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Budget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Tenant_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17561,6 +18326,50 @@ func (ec *executionContext) fieldContext_Tenant_users(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Tenant_users_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Tenant_alerts(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_alerts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Tenant().Alerts(ctx, obj, fc.Args["limit"].(*int), fc.Args["cursor"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[store.Alert]) graphql.Marshaler {
+			return ec.marshalOAlertConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_alerts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tenant",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AlertConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Tenant_alerts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17925,6 +18734,52 @@ func (ec *executionContext) fieldContext_TenantSettings_maxInFlight(_ context.Co
 	return graphql.NewScalarFieldContext("TenantSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _TenantSettings_alertWebhookUrl(ctx context.Context, field graphql.CollectedField, obj *store.TenantSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TenantSettings_alertWebhookUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AlertWebhookURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TenantSettings_alertWebhookUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TenantSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TenantSettings_alertWebhookSecretSet(ctx context.Context, field graphql.CollectedField, obj *store.TenantSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TenantSettings_alertWebhookSecretSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AlertWebhookSecretSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TenantSettings_alertWebhookSecretSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TenantSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Timeseries_interval(ctx context.Context, field graphql.CollectedField, obj *analytics.Timeseries) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18217,6 +19072,38 @@ func (ec *executionContext) _Token_allowedModels(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Token_allowedModels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Token", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Token_budget(ctx context.Context, field graphql.CollectedField, obj *store.Token) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Token_budget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Budget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Token_budget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Token",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Budget(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Token_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *store.Token) (ret graphql.Marshaler) {
@@ -21345,7 +22232,7 @@ func (ec *executionContext) unmarshalInputTenantPatch(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "status", "settings"}
+	fieldsInOrder := [...]string{"name", "status", "settings", "budget"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21373,6 +22260,13 @@ func (ec *executionContext) unmarshalInputTenantPatch(ctx context.Context, obj a
 				return it, err
 			}
 			it.Settings = data
+		case "budget":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Budget = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -21398,8 +22292,11 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 	if _, present := asMap["allowedProviders"]; !present {
 		asMap["allowedProviders"] = []any{}
 	}
+	if _, present := asMap["alertWebhookUrl"]; !present {
+		asMap["alertWebhookUrl"] = ""
+	}
 
-	fieldsInOrder := [...]string{"logRetentionDays", "logBodiesDefault", "allowedProviders", "maxInFlight"}
+	fieldsInOrder := [...]string{"logRetentionDays", "logBodiesDefault", "allowedProviders", "maxInFlight", "alertWebhookUrl", "alertWebhookSecret"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21434,6 +22331,20 @@ func (ec *executionContext) unmarshalInputTenantSettingsInput(ctx context.Contex
 				return it, err
 			}
 			it.MaxInFlight = data
+		case "alertWebhookUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alertWebhookUrl"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AlertWebhookURL = data
+		case "alertWebhookSecret":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alertWebhookSecret"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AlertWebhookSecret = data
 		}
 	}
 	return it, nil
@@ -21450,7 +22361,7 @@ func (ec *executionContext) unmarshalInputTokenInput(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "expiresAt", "rateLimit", "allowedModels"}
+	fieldsInOrder := [...]string{"name", "expiresAt", "rateLimit", "allowedModels", "budget"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21485,6 +22396,13 @@ func (ec *executionContext) unmarshalInputTokenInput(ctx context.Context, obj an
 				return it, err
 			}
 			it.AllowedModels = data
+		case "budget":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Budget = data
 		}
 	}
 	return it, nil
@@ -21501,7 +22419,7 @@ func (ec *executionContext) unmarshalInputTokenPatch(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "expiresAt", "rateLimit", "allowedModels", "revoked"}
+	fieldsInOrder := [...]string{"name", "expiresAt", "rateLimit", "allowedModels", "revoked", "budget"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21543,6 +22461,13 @@ func (ec *executionContext) unmarshalInputTokenPatch(ctx context.Context, obj an
 				return it, err
 			}
 			it.Revoked = data
+		case "budget":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("budget"))
+			data, err := ec.unmarshalOBudgetInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Budget = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -21708,6 +22633,157 @@ func (ec *executionContext) _Accepted(ctx context.Context, sel ast.SelectionSet,
 		case "id":
 			out.Values[i] = ec._Accepted_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var alertImplementors = []string{"Alert"}
+
+func (ec *executionContext) _Alert(ctx context.Context, sel ast.SelectionSet, obj *store.Alert) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Alert")
+		case "id":
+			out.Values[i] = ec._Alert_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tenantId":
+			out.Values[i] = ec._Alert_tenantId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scope":
+			out.Values[i] = ec._Alert_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scopeId":
+			out.Values[i] = ec._Alert_scopeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "period":
+			out.Values[i] = ec._Alert_period(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "periodStart":
+			out.Values[i] = ec._Alert_periodStart(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "threshold":
+			out.Values[i] = ec._Alert_threshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spentUsd":
+			out.Values[i] = ec._Alert_spentUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amountUsd":
+			out.Values[i] = ec._Alert_amountUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._Alert_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Alert_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempts":
+			out.Values[i] = ec._Alert_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastError":
+			out.Values[i] = ec._Alert_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastAttemptAt":
+			out.Values[i] = ec._Alert_lastAttemptAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deliveredAt":
+			out.Values[i] = ec._Alert_deliveredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var alertConnectionImplementors = []string{"AlertConnection"}
+
+func (ec *executionContext) _AlertConnection(ctx context.Context, sel ast.SelectionSet, obj *admin.List[store.Alert]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AlertConnection")
+		case "data":
+			out.Values[i] = ec._AlertConnection_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextCursor":
+			out.Values[i] = ec._AlertConnection_nextCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -22474,6 +23550,11 @@ func (ec *executionContext) _CreatedToken(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "budget":
+			out.Values[i] = ec._CreatedToken_budget(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "lastUsedAt":
 			out.Values[i] = ec._CreatedToken_lastUsedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -26105,6 +27186,11 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "budget":
+			out.Values[i] = ec._Tenant_budget(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "createdAt":
 			out.Values[i] = ec._Tenant_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -26163,6 +27249,44 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 					}
 				}()
 				res = ec._Tenant_users(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "alerts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Tenant_alerts(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -26360,6 +27484,16 @@ func (ec *executionContext) _TenantSettings(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "alertWebhookUrl":
+			out.Values[i] = ec._TenantSettings_alertWebhookUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "alertWebhookSecretSet":
+			out.Values[i] = ec._TenantSettings_alertWebhookSecretSet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26519,6 +27653,11 @@ func (ec *executionContext) _Token(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "budget":
+			out.Values[i] = ec._Token_budget(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "lastUsedAt":
 			out.Values[i] = ec._Token_lastUsedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -27365,6 +28504,26 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
+
+func (ec *executionContext) marshalNAlert2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐAlert(ctx context.Context, sel ast.SelectionSet, v store.Alert) graphql.Marshaler {
+	return ec._Alert(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAlert2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐAlertᚄ(ctx context.Context, sel ast.SelectionSet, v []store.Alert) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAlert2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐAlert(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) marshalNAuditEntry2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐAuditEntry(ctx context.Context, sel ast.SelectionSet, v store.AuditEntry) graphql.Marshaler {
 	return ec._AuditEntry(ctx, sel, &v)
@@ -28304,6 +29463,13 @@ func (ec *executionContext) marshalOAccepted2ᚖgithubᚗcomᚋsluicehqᚋsluice
 		return graphql.Null
 	}
 	return ec._Accepted(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAlertConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[store.Alert]) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AlertConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOAnalysis2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐAnalysis(ctx context.Context, sel ast.SelectionSet, v *analytics.Analysis) graphql.Marshaler {

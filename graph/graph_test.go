@@ -31,14 +31,22 @@ type env struct {
 	logs  *syncBuffer
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
+
+// newEnvWith is newEnv with the admin configuration changed by set (nil:
+// as it is).
+func newEnvWith(t *testing.T, set func(*admin.Config)) *env {
 	t.Helper()
 	st := testenv.Store(t, testenv.SQLite)
 	box, err := secret.NewBox(make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := admin.New(admin.Config{Store: st, Box: box, AllowPrivateBaseURLs: true})
+	cfg := admin.Config{Store: st, Box: box, AllowPrivateBaseURLs: true}
+	if set != nil {
+		set(&cfg)
+	}
+	svc, err := admin.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

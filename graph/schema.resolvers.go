@@ -461,6 +461,12 @@ func (r *tenantResolver) Users(ctx context.Context, obj *store.Tenant, limit *in
 	return r.Svc.ListUsers(ctx, p, obj.ID, pageArgs(limit, cursor))
 }
 
+// Alerts is the resolver for the alerts field.
+func (r *tenantResolver) Alerts(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.Alert], error) {
+	p := auth.From(ctx)
+	return r.Svc.ListAlerts(ctx, p, obj.ID, pageArgs(limit, cursor))
+}
+
 // AllowedModels is the resolver for the allowedModels field.
 func (r *tokenResolver) AllowedModels(ctx context.Context, obj *store.Token) ([]string, error) {
 	return obj.AllowedModels, nil

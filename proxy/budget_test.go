@@ -80,17 +80,41 @@ func wantBudgetExceeded(t *testing.T, resp *http.Response, b []byte) {
 	}
 }
 
+// budgetTarget is the holder of the budget a race runs against: a
+// gateway, a token or a tenant.
+type budgetTarget struct {
+	scope string
+	// set gives the holder a hard monthly budget of amount and rebuilds
+	// the snapshot.
+	set func(amount money.USD)
+	// read reads the budget back through the admin API of svc.
+	read func(svc *admin.Service) *store.Budget
+}
+
+// gatewayTarget is the harness gateway's budget.
+func gatewayTarget(h *harness) budgetTarget {
+	return budgetTarget{
+		scope: budget.GatewayScope(h.gw.ID),
+		set:   func(amount money.USD) { h.update(hardBudget(amount, "monthly")) },
+		read: func(svc *admin.Service) *store.Budget {
+			gw, err := svc.GetGateway(h.ctx, h.root, h.gw.ID)
+			must(h.tb, err)
+			return gw.Budget
+		},
+	}
+}
+
 // budgetRace sends 200 concurrent requests, spread over addrs, against a
-// hard monthly gateway budget worth about 20 worst cases, and checks the
-// bound with m's counters: every admitted request cost realCost, the
+// hard monthly budget of target worth about 20 worst cases, and checks
+// the bound with m's counters: every admitted request cost realCost, the
 // spend is theirs and never above the amount (a real cost never exceeds
 // its reservation here, so the bound of "one request" is not even used),
 // at least amount/worst were admitted, and nothing stays reserved.
-func budgetRace(t *testing.T, h *harness, addrs []string, m *budget.Manager) {
+func budgetRace(t *testing.T, h *harness, addrs []string, m *budget.Manager, target budgetTarget) {
 	setPrice(h)
 	worst := pricedWorst()
 	amount := worst*20 + worst/2
-	h.update(hardBudget(amount, "monthly"))
+	target.set(amount)
 	h.mock.Script(providertest.Step{Latency: 30 * time.Millisecond, Times: 200})
 	var mu sync.Mutex
 	var ok []string
@@ -117,9 +141,9 @@ func budgetRace(t *testing.T, h *harness, addrs []string, m *budget.Manager) {
 	close(start)
 	wg.Wait()
 	admitted := money.USD(len(ok))
-	spent, reserved, err := m.State(context.Background(), budget.GatewayScope(h.gw.ID), monthStartOf(time.Now()))
+	spent, reserved, err := m.State(context.Background(), target.scope, monthStartOf(time.Now()))
 	must(t, err)
-	t.Logf("admitted %d, refused %d; worst %s, real %s, amount %s, spent %s", len(ok), refused, worst, realCost, amount, spent)
+	t.Logf("%s: admitted %d, refused %d; worst %s, real %s, amount %s, spent %s", target.scope, len(ok), refused, worst, realCost, amount, spent)
 	if len(ok)+refused != 200 {
 		t.Fatalf("%d answers, want 200", len(ok)+refused)
 	}
@@ -146,11 +170,9 @@ func budgetRace(t *testing.T, h *harness, addrs []string, m *budget.Manager) {
 		t.Errorf("records cost %s, counters %s", recorded, spent)
 	}
 	// The admin API reads the same counters.
-	svc := h.adminWith(func(c *admin.Config) { c.Budgets = m })
-	gw, err := svc.GetGateway(h.ctx, h.root, h.gw.ID)
-	must(t, err)
-	if gw.Budget.SpentUSD != spent || gw.Budget.RemainingUSD != amount-spent || gw.Budget.ResetsAt == nil {
-		t.Errorf("admin budget %+v, want spent %s remaining %s", gw.Budget, spent, amount-spent)
+	got := target.read(h.adminWith(func(c *admin.Config) { c.Budgets = m }))
+	if got == nil || got.SpentUSD != spent || got.RemainingUSD != amount-spent || got.ResetsAt == nil {
+		t.Errorf("admin budget %+v, want spent %s remaining %s", got, spent, amount-spent)
 	}
 }
 
@@ -158,7 +180,7 @@ func budgetRace(t *testing.T, h *harness, addrs []string, m *budget.Manager) {
 func TestBudgetUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessConfig{})
-	budgetRace(t, h, []string{h.addr}, h.inf.cfg.Budgets)
+	budgetRace(t, h, []string{h.addr}, h.inf.cfg.Budgets, gatewayTarget(h))
 }
 
 // TestBudgetUnderConcurrencyTwoReplicas: two proxies sharing one Redis.
@@ -173,7 +195,7 @@ func TestBudgetUnderConcurrencyTwoReplicas(t *testing.T) {
 		addrs = append(addrs, h.limitReplica(t, lim, b).addr)
 		mgrs = append(mgrs, b)
 	}
-	budgetRace(t, h, addrs, mgrs[0])
+	budgetRace(t, h, addrs, mgrs[0], gatewayTarget(h))
 	for i, m := range mgrs {
 		if n := m.Fallbacks(); n != 0 {
 			t.Errorf("replica %d fell back %d times", i, n)

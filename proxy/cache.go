@@ -53,9 +53,8 @@ func newLocalCache(now func() time.Time) respcache.Store {
 func (h *Inference) cacheLookup(c *call) bool {
 	c.cacheState = "BYPASS"
 	ttlSeconds := c.hdr.cacheTTL
-	if !c.gw.Cache.Enabled || c.hdr.skipCache || c.in.wire != llm.WireOpenAIChat {
-		// The native doors (proxy/door_native.go) are not cached yet: the
-		// stored answers and their replay are OpenAI chat's.
+	if !c.gw.Cache.Enabled || c.hdr.skipCache || c.route.op == llm.OpCountTokens {
+		// A token count is no answer of a model: it is not cached.
 		return false
 	}
 	// The header may only shorten the gateway's TTL: a client must not
@@ -79,7 +78,7 @@ func (h *Inference) cacheLookup(c *call) bool {
 		h.serveHit(c, ent)
 		return true
 	}
-	if c.in.stream {
+	if c.in.stream && c.in.wire == llm.WireOpenAIChat {
 		c.in.includeUsage = true // the recorder drops the extra chunk again
 	}
 	return false
@@ -90,6 +89,11 @@ func (h *Inference) cacheLookup(c *call) bool {
 // does not serve answers of the old ones.
 func cacheScope(c *call, p *plan) respcache.Scope {
 	s := respcache.Scope{TenantID: c.gw.TenantID, GatewayID: c.gw.ID, Op: cacheOp(c.route)}
+	if c.in.wire != llm.WireOpenAIChat && c.in.stream {
+		// A native answer is stored as it came, plain or as its events:
+		// the two forms are separate entries (proxy/rulestream_native.go).
+		s.Op += "+stream"
+	}
 	if c.rec.Route == "" && len(p.targets) == 1 {
 		s.Provider, s.Model = p.targets[0].Provider, p.targets[0].Model
 		return s
@@ -125,7 +129,14 @@ func cacheOp(r route) string {
 // as to any answer (they may have changed since it was stored).
 func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 	c.rec.Provider, c.rec.Model = ent.Provider, ent.Model
-	body, blocked := h.responseRules(c, ent.Body)
+	native := c.in.wire != llm.WireOpenAIChat
+	var body []byte
+	var blocked *apierr.Error
+	if native && c.in.stream {
+		body, blocked = h.nativeHit(c, ent.Body)
+	} else {
+		body, blocked = h.responseRules(c, ent.Body)
+	}
 	if blocked != nil {
 		c.err = blocked
 		return
@@ -138,8 +149,10 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 	ctx.SetStatusCode(http.StatusOK)
 	c.rec.TTFBMS = since(c.start)
 	if c.in.stream {
-		body = replay(body, c.route.op, c.cache.wantUsage)
-		if _, openAI := c.door.(openAIDoor); !openAI {
+		if !native {
+			body = replay(body, c.route.op, c.cache.wantUsage)
+		}
+		if _, openAI := c.door.(openAIDoor); !openAI && !native {
 			body = redoor(c.door, body)
 		}
 		ctx.SetContentType("text/event-stream")
@@ -152,9 +165,15 @@ func (h *Inference) serveHit(c *call, ent *respcache.Entry) {
 	c.rec.Status, c.out = http.StatusOK, outcome{billed: true, answered: true, respBody: body}
 }
 
-// cacheStore keeps a 200 answer of a cacheable request.
-func (h *Inference) cacheStore(c *call, body []byte) {
+// cacheStore keeps a 200 answer of a cacheable request. A native
+// answer is kept with the usage its codec read (u); a chat answer's is
+// read from it.
+func (h *Inference) cacheStore(c *call, body []byte, u llm.Usage) {
 	if !c.cache.store {
+		return
+	}
+	if c.in.wire != llm.WireOpenAIChat {
+		h.put(c, bytes.Clone(body), u)
 		return
 	}
 	var p fastjson.Parser
@@ -178,7 +197,8 @@ func usageOf(v *fastjson.Value) llm.Usage {
 	return providers.ReadOpenAIUsage(v)
 }
 
-// streamRecorder returns the recorder of a streamed MISS, nil otherwise.
+// streamRecorder returns the recorder of a streamed chat MISS, nil
+// otherwise (nativeRecorder records a native door's).
 func (h *Inference) streamRecorder(c *call) *recorder {
 	if !c.cache.store || !c.in.stream {
 		return nil

@@ -9,7 +9,6 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/jsonstr"
 	"github.com/sluicehq/sluice/internal/llm"
-	"github.com/sluicehq/sluice/internal/rules"
 )
 
 // The native doors of CONTRACT §12: a client's body goes to a provider of
@@ -21,7 +20,9 @@ import (
 // (providers.NewNativeStream hands each event over framed as SSE, which
 // appendChunk writes as it is), reading only the usage. So the encoders
 // here are the identity; only the errors the gateway writes itself are in
-// the door's shape.
+// the door's shape. The response rules read the events too, and rewrite
+// those whose text they redact (proxy/rulestream_native.go); the cache
+// keeps an answer as it was sent (proxy/cache.go).
 
 // nativeResponsesDoor is the native OpenAI Responses door. Errors are in the
 // shape of CONTRACT §3, as OpenAI's own.
@@ -131,21 +132,4 @@ func forwardAnthropicHeaders(h *fasthttp.RequestHeader, up map[string][]string) 
 			up[http.CanonicalHeaderKey(name)] = []string{string(v)}
 		}
 	}
-}
-
-// nativeRulesCheck refuses a streamed request on a native door when
-// response rules apply to the gateway: the stream filter reads OpenAI
-// chat chunks, and a stream the rules cannot read must not go out
-// unchecked. Non-streamed answers are walked like any other (every
-// string of the body is scanned).
-func (h *Inference) nativeRulesCheck(c *call) *apierr.Error {
-	if c.in.wire == llm.WireOpenAIChat || !c.in.stream {
-		return nil
-	}
-	if set := h.ruleSet(c); set.Applies(rules.Response) {
-		return apierr.New(http.StatusBadRequest, apierr.CodeUnsupportedFeature,
-			"this gateway's response rules cannot be applied to a stream on the native %q door yet; send the request without stream",
-			c.route.op.String()).WithParam("stream")
-	}
-	return nil
 }

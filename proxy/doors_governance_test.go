@@ -1,14 +1,23 @@
 package proxy
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/budget"
+	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
@@ -27,8 +36,8 @@ type govDoor struct {
 	// anthropic: the door answers errors in Anthropic's shape
 	// ({"type":"error","error":{…}}); otherwise OpenAI's ({"error":{…}}).
 	anthropic bool
-	// native: the door passes the body through (no cache, by design:
-	// docs/inference.md "Native doors").
+	// native: the door passes the body through and relays the
+	// provider's answer as it came (docs/inference.md "Native doors").
 	native bool
 	// body is a request saying text.
 	body func(text string) string
@@ -237,8 +246,9 @@ func TestDoorsRequestRuleBlocks(t *testing.T) {
 
 // TestDoorsCacheKeyedPerDoor: the same prompt through two doors does not
 // hit the other door's entry (an answer is stored in its door's shape);
-// a repeat on the same door hits. The native doors bypass the cache by
-// design (the body is passed through: docs/inference.md).
+// a repeat on the same door hits, with no provider call, cost 0 and the
+// saved cost recorded. A native door's hit is the stored answer byte for
+// byte, with the same headers.
 func TestDoorsCacheKeyedPerDoor(t *testing.T) {
 	t.Parallel()
 	h := govHarness(t, harnessConfig{gateway: cacheOn(300)})
@@ -246,25 +256,307 @@ func TestDoorsCacheKeyedPerDoor(t *testing.T) {
 	for _, d := range govDoors {
 		t.Run(d.name, func(t *testing.T) {
 			before := h.mock.Count()
+			first, b1 := h.send(d, prompt)
+			wantStatus(t, first, b1, 200)
+			// Earlier doors stored the same prompt: a MISS here shows the
+			// key is per door.
+			wantCache(t, first, "MISS")
 			resp, b := h.send(d, prompt)
 			wantStatus(t, resp, b, 200)
-			if d.native {
-				wantCache(t, resp, "BYPASS")
-			} else {
-				// Earlier doors stored the same prompt: a MISS here
-				// shows the key is per door.
-				wantCache(t, resp, "MISS")
+			wantCache(t, resp, "HIT")
+			if n := h.mock.Count() - before; n != 1 {
+				t.Errorf("the provider saw %d requests, want 1", n)
 			}
-			resp, b = h.send(d, prompt)
-			wantStatus(t, resp, b, 200)
-			want, calls := "HIT", 1
+			wantHitRecord(t, h, resp)
 			if d.native {
-				want, calls = "BYPASS", 2
-			}
-			wantCache(t, resp, want)
-			if n := h.mock.Count() - before; n != calls {
-				t.Errorf("the provider saw %d requests, want %d", n, calls)
+				wantSameAnswer(t, first, b1, resp, b)
 			}
 		})
+	}
+}
+
+// TestDoorsStreamCache: a repeated streamed request is a HIT on every
+// door. A translated door replays the answer a plain request stored (the
+// key ignores stream); a native door stores its events as they went out
+// and replays them byte for byte, under a key of their own (its plain
+// answer cannot be replayed as events).
+func TestDoorsStreamCache(t *testing.T) {
+	t.Parallel()
+	h := govHarness(t, harnessConfig{gateway: cacheOn(300)})
+	const prompt = "cache this streamed prompt"
+	for _, d := range govDoors {
+		t.Run(d.name, func(t *testing.T) {
+			before := h.mock.Count()
+			resp, b := h.sendStream(d, prompt)
+			wantStatus(t, resp, b, 200)
+			wantCache(t, resp, "MISS")
+			resp, b = h.send(d, prompt)
+			wantStatus(t, resp, b, 200)
+			if want := map[bool]string{true: "MISS", false: "HIT"}[d.native]; resp.Header.Get("x-sluice-cache") != want {
+				t.Errorf("plain after streamed: x-sluice-cache %q, want %q", resp.Header.Get("x-sluice-cache"), want)
+			}
+			before2 := h.mock.Count()
+			first, b1 := h.sendStream(d, prompt)
+			wantStatus(t, first, b1, 200)
+			wantCache(t, first, "HIT")
+			if h.mock.Count() != before2 {
+				t.Errorf("a streamed hit called the provider")
+			}
+			wantHitRecord(t, h, first)
+			text, code := doorText(t, b1, true)
+			if code != "" || !strings.Contains(text, prompt) {
+				t.Errorf("replayed stream text %q error %q, want the answer", text, code)
+			}
+			if d.native {
+				again, b2 := h.sendStream(d, prompt)
+				wantSameAnswer(t, first, b1, again, b2)
+				if n := h.mock.Count() - before; n != 2 {
+					t.Errorf("the provider saw %d requests, want 2 (one streamed, one plain)", n)
+				}
+			}
+		})
+	}
+}
+
+// wantHitRecord checks a hit's record: cache HIT, cost 0, the saved cost.
+func wantHitRecord(t *testing.T, h *harness, resp *http.Response) {
+	t.Helper()
+	rec := h.record(resp.Header.Get(RequestIDHeader))
+	if rec.Cache != "HIT" || rec.CostUSD != 0 || rec.CacheSavedUSD <= 0 || rec.Provider == "" {
+		t.Errorf("hit record cache %q cost %v saved %v provider %q, want HIT, 0, the saved cost",
+			rec.Cache, rec.CostUSD, rec.CacheSavedUSD, rec.Provider)
+	}
+}
+
+// wantSameAnswer checks that a hit answered the stored answer as it was
+// first sent: the same body and the same answer headers.
+func wantSameAnswer(t *testing.T, first *http.Response, b1 []byte, hit *http.Response, b2 []byte) {
+	t.Helper()
+	if !bytes.Equal(b1, b2) {
+		t.Errorf("the hit answered\n%s\nwant the stored answer\n%s", b2, b1)
+	}
+	for _, k := range []string{"Content-Type", "x-sluice-provider", "x-sluice-model"} {
+		if first.Header.Get(k) != hit.Header.Get(k) {
+			t.Errorf("header %s: hit %q, first %q", k, hit.Header.Get(k), first.Header.Get(k))
+		}
+	}
+}
+
+// sendStream posts text through door d as a streamed request.
+func (h *harness) sendStream(d govDoor, text string) (*http.Response, []byte) {
+	h.tb.Helper()
+	return h.do("POST", d.path, d.hdr(h.token), `{"stream":true,`+strings.TrimPrefix(d.body(text), "{"))
+}
+
+// sender is send, or sendStream when stream.
+func (h *harness) sender(stream bool) func(govDoor, string) (*http.Response, []byte) {
+	if stream {
+		return h.sendStream
+	}
+	return h.send
+}
+
+// streamedName names a subtest plain or streamed.
+func streamedName(stream bool) string {
+	if stream {
+		return " streamed"
+	}
+	return " plain"
+}
+
+// doorText returns the answer's text, whatever the door, and the code of
+// the error that ended a stream ("" when none): chat choices, Anthropic
+// content blocks and deltas, Responses output items and
+// output_text deltas.
+func doorText(t *testing.T, body []byte, stream bool) (text, code string) {
+	t.Helper()
+	type part struct {
+		Text string `json:"text"`
+	}
+	type answer struct {
+		Type  string `json:"type"`
+		Code  string `json:"code"`
+		Delta json.RawMessage
+		Error *struct {
+			Code string `json:"code"`
+		} `json:"error"`
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+			Delta   struct{ Content string } `json:"delta"`
+		} `json:"choices"`
+		Content []part `json:"content"`
+		Output  []struct {
+			Content []part `json:"content"`
+		} `json:"output"`
+	}
+	var docs [][]byte
+	if stream {
+		_, data := sseEvents(t, body)
+		for _, x := range data {
+			if x != "[DONE]" {
+				docs = append(docs, []byte(x))
+			}
+		}
+	} else {
+		docs = [][]byte{body}
+	}
+	var b strings.Builder
+	for _, doc := range docs {
+		var a answer
+		if err := json.Unmarshal(doc, &a); err != nil {
+			t.Fatalf("answer %s: %v", doc, err)
+		}
+		switch {
+		case a.Type == "error" && a.Code != "":
+			code = a.Code
+		case a.Error != nil:
+			code = a.Error.Code
+		case a.Type == "content_block_delta":
+			var d part
+			_ = json.Unmarshal(a.Delta, &d)
+			b.WriteString(d.Text)
+		case a.Type == "response.output_text.delta":
+			var d string
+			_ = json.Unmarshal(a.Delta, &d)
+			b.WriteString(d)
+		case stream:
+			for _, c := range a.Choices {
+				b.WriteString(c.Delta.Content)
+			}
+		default:
+			for _, c := range a.Choices {
+				b.WriteString(c.Message.Content)
+			}
+			for _, c := range a.Content {
+				b.WriteString(c.Text)
+			}
+			for _, o := range a.Output {
+				for _, c := range o.Content {
+					b.WriteString(c.Text)
+				}
+			}
+		}
+	}
+	return b.String(), code
+}
+
+// TestDoorsResponseRules: response rules apply on every door, plain and
+// streamed, the answer split in many deltas. A block answers 400
+// content_blocked in the door's shape, or ends a stream that started
+// with the door's error event, and the blocked word never reaches the
+// client; a redaction gives the same text plain and streamed, with one
+// guardrail event.
+func TestDoorsResponseRules(t *testing.T) {
+	t.Parallel()
+	h := govHarness(t, harnessConfig{})
+	block := h.addRule(admin.RuleInput{Name: "rule one", Direction: "response", Kind: "keyword", Patterns: []string{"Project Bluebird"}, Action: "block"})
+	redact := h.addRule(admin.RuleInput{Name: "mask falcon", Direction: "response", Kind: "keyword", Patterns: []string{"peregrine falcon"}, Action: "redact"})
+	for _, d := range govDoors {
+		for _, stream := range []bool{false, true} {
+			send := h.sender(stream)
+			t.Run(d.name+streamedName(stream), func(t *testing.T) {
+				h.mock.Script(providertest.Step{Chunks: 24})
+				resp, b := send(d, "tell me about Project Bluebird, the plan")
+				id := resp.Header.Get(RequestIDHeader)
+				if strings.Contains(strings.ToLower(string(b)), "bluebird") {
+					t.Errorf("the blocked words reached the client: %s", b)
+				}
+				if stream {
+					wantStatus(t, resp, b, 200)
+					if _, code := doorText(t, b, true); code != "content_blocked" {
+						t.Errorf("stream ended with error %q, want content_blocked: %s", code, b)
+					}
+				} else {
+					wantDoorError(t, d, resp, b, 400, "invalid_request_error", "content_blocked")
+				}
+				if rec := h.record(id); rec.Status != 400 || rec.ErrorCode != "content_blocked" || !slices.Contains(rec.RuleHits, block.ID) || rec.TokensOut <= 0 {
+					t.Errorf("blocked record status %d code %q hits %v tokens out %d", rec.Status, rec.ErrorCode, rec.RuleHits, rec.TokensOut)
+				}
+
+				h.mock.Script(providertest.Step{Chunks: 24})
+				resp, b = send(d, "the peregrine falcon dives")
+				wantStatus(t, resp, b, 200)
+				text, code := doorText(t, b, stream)
+				if want := "Hello from mock: the [REDACTED:keyword] dives"; text != want || code != "" {
+					t.Errorf("text %q (error %q), want %q", text, code, want)
+				}
+				if strings.Contains(string(b), "falcon") {
+					t.Errorf("the redacted words reached the client: %s", b)
+				}
+				rec := h.record(resp.Header.Get(RequestIDHeader))
+				n := 0
+				for _, ev := range rec.Events {
+					if ev.RuleID == redact.ID {
+						n++
+					}
+				}
+				if n != 1 || rec.Status != 200 {
+					t.Errorf("record status %d with %d events of the redact rule, want 200 and 1: %+v", rec.Status, n, rec.Events)
+				}
+			})
+		}
+	}
+}
+
+// TestDoorsStreamLogged: each door's streamed request is one record with
+// its operation, tokens and a cost.
+func TestDoorsStreamLogged(t *testing.T) {
+	t.Parallel()
+	h := govHarness(t, harnessConfig{})
+	for _, d := range govDoors {
+		t.Run(d.name, func(t *testing.T) {
+			resp, b := h.sendStream(d, "log my stream")
+			wantStatus(t, resp, b, 200)
+			rec := h.record(resp.Header.Get(RequestIDHeader))
+			if rec.Operation != d.op || rec.Status != 200 || rec.TokensIn <= 0 || rec.TokensOut <= 0 || rec.CostUSD <= 0 {
+				t.Errorf("record operation %q status %d tokens %d/%d cost %v, want %q 200 with tokens and cost",
+					rec.Operation, rec.Status, rec.TokensIn, rec.TokensOut, rec.CostUSD, d.op)
+			}
+		})
+	}
+}
+
+// TestDoorsShareBudget: one gateway budget counts the spend of every door
+// together: after a request through each door, the budget's spend is the
+// sum of their records' costs.
+func TestDoorsShareBudget(t *testing.T) {
+	t.Parallel()
+	h := govHarness(t, harnessConfig{gateway: admin.GatewaySettings{Budget: graphql.OmittableOf(&store.Budget{AmountUSD: money.USD(1e12), Period: "total", Hard: true})}})
+	var sum money.USD
+	for _, d := range govDoors {
+		for _, stream := range []bool{false, true} {
+			send := h.sender(stream)
+			resp, b := send(d, "spend a little")
+			wantStatus(t, resp, b, 200)
+			rec := h.record(resp.Header.Get(RequestIDHeader))
+			if rec.CostUSD <= 0 {
+				t.Errorf("%s: cost %v", d.name, rec.CostUSD)
+			}
+			sum += rec.CostUSD
+		}
+	}
+	start, _ := budget.Window("total", time.Now())
+	if spent, _ := h.inf.cfg.Budgets.Spent(context.Background(), budget.GatewayScope(h.gw.ID), start); spent != sum {
+		t.Errorf("spent %s, want the sum of the records %s", spent, sum)
+	}
+}
+
+// TestDoorsAttemptSpans: a retried request is one span per attempt on
+// every door, plain and streamed.
+func TestDoorsAttemptSpans(t *testing.T) {
+	t.Parallel()
+	h := govHarness(t, harnessConfig{gateway: admin.GatewaySettings{Retry: retry(2, 0)}})
+	for _, d := range govDoors {
+		for _, stream := range []bool{false, true} {
+			send := h.sender(stream)
+			t.Run(d.name+streamedName(stream), func(t *testing.T) {
+				h.mock.Script(providertest.Step{Status: 500})
+				resp, b := send(d, "try twice")
+				wantStatus(t, resp, b, 200)
+				if diff := cmp.Diff([]string{"1:main:500", "2:main:200"}, attemptSpans(t, h, resp.Header.Get(RequestIDHeader))); diff != "" {
+					t.Errorf("attempt spans (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }

@@ -69,7 +69,8 @@ type limitScope struct {
 }
 
 // admit applies the rate limits (gateway, token, user) and reserves the
-// request's worst-case cost against its budgets (gateway, user) before
+// request's worst-case cost against its budgets (tenant, gateway, user,
+// token) before
 // any upstream call. It is the one choke point every provider-reaching
 // request passes. A refusal is a 429 (a 503 when a hard budget's spend
 // cannot be read).
@@ -140,13 +141,19 @@ func (h *Inference) admit(c *call) *apierr.Error {
 		nc++
 	}
 	if len(limits) > 0 {
+		// Reserve holds the worst case on every budget or on none: a
+		// refusal by one gives back what the others already held.
 		res, ref := h.cfg.Budgets.Reserve(ctx, now, limits, est.worstCost(c, p))
 		if ref != nil {
 			h.refund(ctx, counted[:nc], now)
 			h.takeBackTokens(ctx, c)
+			if !ref.Unknown {
+				c.lim.headers.budget = remainingOf(ref)
+			}
 			return budgetExceeded(c, ref)
 		}
 		c.lim.reservation = res
+		c.lim.headers.budget = budgetRemaining{set: true, usd: res.Remaining}
 		if res.SoftExceeded {
 			c.flagSoftBudget()
 		}
@@ -217,27 +224,39 @@ func (c *call) flagSoftBudget() {
 	}
 }
 
-// budgetLimits are the budgets the call is held to: its gateway's and,
-// for user and playground tokens, its user's. No credential is exempt.
+// budgetLimits are the budgets the call is held to (CONTRACT §14): its
+// gateway's tenant's, its gateway's, for user and playground tokens its
+// user's, and its token's — the widest first, so that an exhausted
+// tenant refuses before the narrower counters are touched. No credential
+// is exempt.
 func budgetLimits(c *call) []budget.Limit {
 	var out []budget.Limit
-	if b := c.gw.Budget; b != nil {
-		out = append(out, budget.Limit{Scope: budget.GatewayScope(c.gw.ID), Amount: b.AmountUSD, Period: b.Period, Hard: b.Hard})
+	if t := c.gw.Tenant; t != nil && t.Budget != nil {
+		out = appendLimit(out, budget.TenantScope(t.ID), t.Budget)
+	}
+	if c.gw.Budget != nil {
+		out = appendLimit(out, budget.GatewayScope(c.gw.ID), c.gw.Budget)
 	}
 	if u := c.tok.User; u != nil && u.Budget != nil {
-		b := u.Budget
-		out = append(out, budget.Limit{Scope: budget.UserScope(u.ID), Amount: b.AmountUSD, Period: b.Period, Hard: b.Hard})
+		out = appendLimit(out, budget.UserScope(u.ID), u.Budget)
+	}
+	if c.tok.Budget != nil {
+		out = appendLimit(out, budget.TokenScope(c.tok.ID), c.tok.Budget)
 	}
 	return out
+}
+
+func appendLimit(out []budget.Limit, scope string, b *store.Budget) []budget.Limit {
+	return append(out, budget.Limit{Scope: scope, Amount: b.AmountUSD, Period: b.Period, Hard: b.Hard})
 }
 
 // budgetExceeded is the 429 of a hard budget with not enough left, or
 // the 503 of one whose spend is not known (budget.Refusal.Unknown).
 func budgetExceeded(c *call, ref *budget.Refusal) *apierr.Error {
 	c.retryAfter = retryAfterSeconds(ref.RetryAfter)
-	what := "gateway"
-	if ref.Limit.Scope != budget.GatewayScope(c.gw.ID) {
-		what = "user"
+	what, _, _ := budget.SplitScope(ref.Limit.Scope)
+	if what == budget.KindToken {
+		what = "API token"
 	}
 	if ref.Unknown {
 		return apierr.Unavailable("the %s budget's spend cannot be read now (the analytics store does not answer); a hard budget refuses requests until it can; retry after %s s",
@@ -265,9 +284,30 @@ func periodName(p string) string {
 	return "total"
 }
 
-// limitHeaders are the OpenAI-style x-ratelimit-* headers of a call.
+// limitHeaders are the OpenAI-style x-ratelimit-* headers of a call and
+// its x-sluice-budget-remaining-usd.
 type limitHeaders struct {
 	requests, tokens headerTrio
+	budget           budgetRemaining
+}
+
+// BudgetRemainingHeader says, on an answer under a budget, the least left
+// among the budgets that applied once this request's worst case was
+// reserved (CONTRACT §14; docs/governance.md "The remaining-budget
+// header"). A refusal says what the refusing budget had left.
+const BudgetRemainingHeader = "x-sluice-budget-remaining-usd"
+
+// budgetRemaining is the value of BudgetRemainingHeader; unset when no
+// budget applied.
+type budgetRemaining struct {
+	set bool
+	usd money.USD
+}
+
+// remainingOf is what a refusing budget had left: its amount less its
+// spend and its open reservations, at least 0.
+func remainingOf(ref *budget.Refusal) budgetRemaining {
+	return budgetRemaining{set: true, usd: max(ref.Limit.Amount-ref.Spent-ref.Reserved, 0)}
 }
 
 // headerTrio is one limit-remaining-reset trio: of the scopes with a
@@ -297,6 +337,10 @@ var (
 func (h *limitHeaders) write(hd *fasthttp.ResponseHeader) {
 	h.requests.write(hd, &requestNames)
 	h.tokens.write(hd, &tokenNames)
+	if h.budget.set {
+		var buf [32]byte
+		hd.SetBytesV(BudgetRemainingHeader, strconv.AppendFloat(buf[:0], h.budget.usd.Float(), 'f', -1, 64))
+	}
 }
 
 func (t *headerTrio) write(hd *fasthttp.ResponseHeader, n *trioNames) {

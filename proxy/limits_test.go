@@ -451,9 +451,28 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 // limit of a gateway token set (requests and tokens per minute, a hard
 // budget), per-process counters.
 func BenchmarkAdmitSettle(b *testing.B) {
+	benchAdmitSettle(b, false)
+}
+
+// BenchmarkAdmitSettleThreeBudgets is BenchmarkAdmitSettle with hard
+// budgets on the tenant and the token too: three budgets reserve and
+// settle per request.
+func BenchmarkAdmitSettleThreeBudgets(b *testing.B) {
+	benchAdmitSettle(b, true)
+}
+
+func benchAdmitSettle(b *testing.B, threeBudgets bool) {
 	h := newHarness(b, harnessConfig{})
 	h.update(admin.GatewaySettings{RateLimit: &store.RateLimit{RequestsPerMinute: ptr(10_000_000), TokensPerMinute: ptr(1_000_000_000)},
 		Budget: graphql.OmittableOf(&store.Budget{AmountUSD: money.FromFloat(1e6), Period: "monthly", Hard: true})})
+	if threeBudgets {
+		big := graphql.OmittableOf(&store.Budget{AmountUSD: money.FromFloat(1e6), Period: "monthly", Hard: true})
+		_, err := h.svc.UpdateTenant(h.ctx, h.root, testTenant, admin.TenantPatch{Budget: big})
+		must(b, err)
+		_, err = h.svc.UpdateGatewayToken(h.ctx, h.root, h.gw.ID, h.tokenID, admin.TokenPatch{Budget: big})
+		must(b, err)
+		h.rebuild()
+	}
 	snap := h.snaps.Load()
 	gw, _ := snap.GatewayByID(h.gw.ID)
 	tok, ok := snap.Token(sha256.Sum256([]byte(h.token)))

@@ -347,32 +347,78 @@ func TestNativeHardBudgetCapsOutput(t *testing.T) {
 }
 
 // TestNativeContentRules: request rules and the rules of a complete
-// answer apply to native bodies (every string is scanned); a stream on a
-// gateway with response rules is refused, not relayed unchecked.
+// answer apply to native bodies (every string is scanned); response rules
+// apply to native streams too, the answer split in many deltas: text,
+// and tool input, whose redaction keeps it valid JSON.
 func TestNativeContentRules(t *testing.T) {
 	h := messagesHarness(t)
 	h.addRule(admin.RuleInput{Name: "bluebird", Direction: "both", Kind: "keyword", Patterns: []string{"Project Bluebird"}, Action: "redact"})
+	h.addRule(admin.RuleInput{Name: "falcon", Direction: "response", Kind: "keyword", Patterns: []string{"peregrine falcon"}, Action: "redact"})
 	resp, body := h.do("POST", responsesPath, bearer(h.token), `{"model":"gpt-4o-mini","input":"tell me about Project Bluebird"}`)
 	wantStatus(t, resp, body, http.StatusOK)
 	reqs := h.mock.Requests()
 	if len(reqs) != 1 || bytes.Contains(reqs[0].Body, []byte("Bluebird")) || bytes.Contains(body, []byte("Bluebird")) {
 		t.Errorf("upstream got %s, client got %s", reqs[0].Body, body)
 	}
+	// Token log probabilities would restate what the rules redact.
+	resp, body = h.do("POST", responsesPath, bearer(h.token), `{"model":"gpt-4o-mini","input":"hi","include":["message.output_text.logprobs"]}`)
+	wantAPIError(t, resp, body, http.StatusBadRequest, "invalid_request_error", "unsupported_feature", "include")
+	// The mock answers in many deltas, all held by the rules' window
+	// until the block ends (TestNativeStreamRulesWindow streams more).
+	prompt := "the peregrine falcon dives"
 	for _, tc := range []struct {
-		path, body string
-		hdr        http.Header
+		name, path, body string
+		hdr              http.Header
 	}{
-		{responsesPath, `{"model":"gpt-4o-mini","input":"hi","stream":true}`, bearer(h.token)},
-		{nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, anthropicHeaders(h.token)},
+		{"responses", responsesPath, `{"model":"gpt-4o-mini","input":` + quote(prompt) + `,"stream":true}`, bearer(h.token)},
+		{"messages", nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":1000,"stream":true,"messages":[{"role":"user","content":` + quote(prompt) + `}]}`, anthropicHeaders(h.token)},
+		{"messages tool", nativeMessagesPath, `{"model":"claude-sonnet-4-5","max_tokens":1000,"stream":true,"tools":[{"name":"note","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":` + quote(prompt) + `}]}`, anthropicHeaders(h.token)},
 	} {
-		resp, body := h.do("POST", tc.path, tc.hdr, tc.body)
-		wantStatus(t, resp, body, http.StatusBadRequest)
-		if !bytes.Contains(body, []byte(`"unsupported_feature"`)) {
-			t.Errorf("%s: %s", tc.path, body)
-		}
-	}
-	if n := len(h.mock.Requests()); n != 1 {
-		t.Errorf("the refused streams reached the upstream: %d requests", n)
+		t.Run(tc.name, func(t *testing.T) {
+			h.mock.Script(providertest.Step{Chunks: 30})
+			resp, body := h.do("POST", tc.path, tc.hdr, tc.body)
+			wantStatus(t, resp, body, http.StatusOK)
+			if bytes.Contains(body, []byte("falcon")) {
+				t.Errorf("the redacted words reached the client: %s", body)
+			}
+			names, data := sseEvents(t, body)
+			var text, input strings.Builder
+			for i, d := range data {
+				var ev struct {
+					Type  string
+					Delta json.RawMessage
+				}
+				must(t, json.Unmarshal([]byte(d), &ev))
+				if ev.Type != names[i] {
+					t.Errorf("event %q carries type %q", names[i], ev.Type)
+				}
+				var delta struct {
+					Text        string `json:"text"`
+					PartialJSON string `json:"partial_json"`
+				}
+				switch ev.Type {
+				case "response.output_text.delta":
+					var s string
+					must(t, json.Unmarshal(ev.Delta, &s))
+					text.WriteString(s)
+				case "content_block_delta":
+					must(t, json.Unmarshal(ev.Delta, &delta))
+					text.WriteString(delta.Text)
+					input.WriteString(delta.PartialJSON)
+				}
+			}
+			want := "Hello from mock: " + strings.Replace(prompt, "peregrine falcon", "[REDACTED:keyword]", 1)
+			if tc.name == "messages tool" {
+				var in struct{ Text string }
+				if err := json.Unmarshal([]byte(input.String()), &in); err != nil || !strings.Contains(in.Text, "[REDACTED:keyword]") {
+					t.Errorf("tool input %s (%v), want valid JSON with the redaction", input.String(), err)
+				}
+				return
+			}
+			if text.String() != want || names[len(names)-1] != map[string]string{"responses": "response.completed", "messages": "message_stop"}[tc.name] {
+				t.Errorf("text %q, events %v; want %q and the clean end", text.String(), names, want)
+			}
+		})
 	}
 }
 
@@ -397,6 +443,87 @@ func TestNativeUsageEstimated(t *testing.T) {
 			if rec.TokensIn < 4 || rec.TokensOut < 4 || !strings.Contains(strings.Join(rec.Flags, ","), "usage_estimated") {
 				t.Errorf("record tokens %d/%d flags %v", rec.TokensIn, rec.TokensOut, rec.Flags)
 			}
+		})
+	}
+}
+
+// nativeFrames are the events of a native stream answering text in
+// deltas of n bytes: Anthropic's (anthropic) or the Responses API's.
+func nativeFrames(text string, n int, anthropic bool) []string {
+	var f []string
+	ev := func(name, data string) { f = append(f, "event: "+name+"\ndata: "+data+"\n\n") }
+	if anthropic {
+		ev("message_start", `{"type":"message_start","message":{"id":"msg_w","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}`)
+		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+	} else {
+		ev("response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_w","object":"response","status":"in_progress","model":"gpt-4o-mini","output":[]}}`)
+	}
+	for i := 0; i < len(text); i += n {
+		p := quote(text[i:min(i+n, len(text))])
+		if anthropic {
+			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+p+`}}`)
+		} else {
+			ev("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_w","output_index":0,"content_index":0,"delta":`+p+`}`)
+		}
+	}
+	if anthropic {
+		ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":90}}`)
+		ev("message_stop", `{"type":"message_stop"}`)
+		return f
+	}
+	ev("response.output_text.done", `{"type":"response.output_text.done","sequence_number":2,"item_id":"msg_w","output_index":0,"content_index":0,"text":`+quote(text)+`}`)
+	ev("response.completed", `{"type":"response.completed","sequence_number":3,"response":{"id":"resp_w","object":"response","status":"completed","model":"gpt-4o-mini","output":[{"type":"message","id":"msg_w","role":"assistant","content":[{"type":"output_text","text":`+quote(text)+`}]}],"usage":{"input_tokens":5,"output_tokens":90,"total_tokens":95}}}`)
+	return f
+}
+
+// TestNativeStreamRulesWindow: on a native stream longer than the rules'
+// hold-back window, the text goes out delta by delta; a match split
+// across deltas is redacted whole, in the deltas and in the events that
+// restate the text; a block ends the stream with the door's error event
+// after the text before it, none of the match sent.
+func TestNativeStreamRulesWindow(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	must(t, h.svc.DeleteKey(h.ctx, h.root, h.gw.ID, "openai", "main"))
+	h.addRule(admin.RuleInput{Name: "falcon", Direction: "response", Kind: "keyword", Patterns: []string{"peregrine falcon"}, Action: "redact"})
+	h.addRule(admin.RuleInput{Name: "rule b", Direction: "response", Kind: "keyword", Patterns: []string{"Project Bluebird"}, Action: "block"})
+	text := strings.Repeat("wind ", 80) + "the peregrine falcon dives " + strings.Repeat("rain ", 80)
+	blocked := strings.Repeat("wind ", 80) + "about Project Bluebird " + strings.Repeat("rain ", 80)
+	for _, anthropic := range []bool{true, false} {
+		name, path, hdr, body := "responses", responsesPath, bearer(h.token), `{"model":"gpt-4o-mini","input":"hi","stream":true}`
+		provider := "openai"
+		if anthropic {
+			name, path, hdr, body = "messages", nativeMessagesPath, anthropicHeaders(h.token), `{"model":"claude-sonnet-4-5","max_tokens":500,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+			provider = "anthropic"
+		}
+		t.Run(name, func(t *testing.T) {
+			ok := newSSEUpstream(t, 0, nativeFrames(text, 7, anthropic)...)
+			h.addKeyAt(h.gw.ID, provider, "redact", "sk-upstream-native-01", ok.srv.URL+"/v1")
+			h.rebuild()
+			resp, b := h.do("POST", path, hdr, body)
+			wantStatus(t, resp, b, http.StatusOK)
+			if bytes.Contains(b, []byte("peregrine")) || bytes.Contains(b, []byte("falcon")) {
+				t.Errorf("the match reached the client: %s", b)
+			}
+			got, code := doorText(t, b, true)
+			if want := strings.Replace(text, "peregrine falcon", "[REDACTED:keyword]", 1); got != want || code != "" {
+				t.Errorf("text %q (error %q), want %q", got, code, want)
+			}
+			if names, _ := sseEvents(t, b); len(names) < len(text)/7/2 {
+				t.Errorf("%d events: the deltas were not relayed one by one", len(names))
+			}
+			must(t, h.svc.DeleteKey(h.ctx, h.root, h.gw.ID, provider, "redact"))
+
+			bad := newSSEUpstream(t, 0, nativeFrames(blocked, 7, anthropic)...)
+			h.addKeyAt(h.gw.ID, provider, "block", "sk-upstream-native-02", bad.srv.URL+"/v1")
+			h.rebuild()
+			resp, b = h.do("POST", path, hdr, body)
+			wantStatus(t, resp, b, http.StatusOK)
+			got, code = doorText(t, b, true)
+			if code != "content_blocked" || !strings.HasPrefix(got, "wind wind") || strings.Contains(string(b), "Bluebird") || strings.Contains(string(b), "rain") {
+				t.Errorf("text %q error %q, want the text before the match then content_blocked: %s", got, code, b)
+			}
+			must(t, h.svc.DeleteKey(h.ctx, h.root, h.gw.ID, provider, "block"))
 		})
 	}
 }

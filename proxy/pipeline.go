@@ -201,9 +201,6 @@ func (h *Inference) policies(c *call) *apierr.Error {
 	if e := h.requestRules(c); e != nil {
 		return e
 	}
-	if e := h.nativeRulesCheck(c); e != nil {
-		return e
-	}
 	if h.cacheLookup(c) {
 		return c.err
 	}

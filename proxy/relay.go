@@ -58,7 +58,7 @@ func (h *Inference) attempt(c *call, prov providers.Provider, req *providers.Req
 	c.ctx.SetStatusCode(http.StatusOK)
 	c.ctx.SetContentType("application/json")
 	c.ctx.SetBody(c.door.answer(body))
-	h.cacheStore(c, body)
+	h.cacheStore(c, body, resp.Usage)
 	c.rec.Status, c.out = http.StatusOK, outcome{usage: h.estimate(c, resp.Usage, resp.Body, nil), billed: true, answered: true, respBody: body}
 	return true, nil
 }
@@ -203,7 +203,7 @@ func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *str
 	}
 	status, code := http.StatusOK, ""
 	var upErr error // how the upstream broke off, for the attempt's span
-	filter := h.newStreamFilter(c)
+	filter := h.newStreamFilter(c, st)
 	var one [1][]byte
 	for {
 		chunk, err := st.Next()

@@ -159,6 +159,13 @@ func (h *Inference) logprobsAllowed(c *call, set *rules.Set) *apierr.Error {
 		return apierr.New(http.StatusBadRequest, apierr.CodeUnsupportedFeature,
 			"%s cannot be used on this gateway: its content rules redact or block answers, which token log probabilities would reveal", f).WithParam(f)
 	}
+	// The Responses API asks for them in "include" (the native door).
+	for _, x := range v.GetArray("include") {
+		if string(x.GetStringBytes()) == "message.output_text.logprobs" {
+			return apierr.New(http.StatusBadRequest, apierr.CodeUnsupportedFeature,
+				"include message.output_text.logprobs cannot be used on this gateway: its content rules redact or block answers, which token log probabilities would reveal").WithParam("include")
+		}
+	}
 	return nil
 }
 

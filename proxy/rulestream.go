@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/rules"
+	"github.com/sluicehq/sluice/proxy/providers"
 )
 
 // streamFilter applies the response rules to a stream, chunk by chunk.
@@ -22,7 +23,10 @@ type streamFilter interface {
 
 // newStreamFilter returns the stream filter of the call, or nil when no
 // response rule applies and the answer is not being cached.
-func (h *Inference) newStreamFilter(c *call) streamFilter {
+func (h *Inference) newStreamFilter(c *call, st providers.Stream) streamFilter {
+	if c.in.wire != llm.WireOpenAIChat {
+		return h.newNativeFilter(c, st)
+	}
 	var rs *ruleStream
 	if set := h.ruleSet(c); set.Applies(rules.Response) {
 		rs = &ruleStream{h: h, c: c, set: set, completions: c.route.op == llm.OpCompletions,
@@ -32,13 +36,28 @@ func (h *Inference) newStreamFilter(c *call) streamFilter {
 	if rs == nil && rec == nil {
 		return nil
 	}
-	return &chain{rules: rs, rec: rec}
+	f := &chain{}
+	if rs != nil {
+		f.rules = rs
+	}
+	if rec != nil {
+		f.rec = rec
+	}
+	return f
 }
 
-// chain runs the rule filter, then the cache recorder.
+// chain runs the rule filter, then the cache recorder (either may be
+// nil).
 type chain struct {
-	rules *ruleStream
-	rec   *recorder
+	rules streamFilter
+	rec   streamRecorder
+}
+
+// streamRecorder keeps a streamed answer for the cache: observe sees what
+// goes to the client, store keeps it after a clean end.
+type streamRecorder interface {
+	observe(outs [][]byte) [][]byte
+	store()
 }
 
 func (f *chain) Push(chunk []byte) ([][]byte, *apierr.Error) {
@@ -102,6 +121,9 @@ type ruleStream struct {
 	order       []streamKey
 	parser      fastjson.Parser
 	last        []byte // the latest chunk, the envelope of chunks made at Flush
+	// quiet: scanLocal applies the rules without recording their
+	// findings (a native event restating texts already scanned).
+	quiet bool
 }
 
 func (f *ruleStream) Push(chunk []byte) ([][]byte, *apierr.Error) {
@@ -247,7 +269,9 @@ func (f *ruleStream) scanLocal(doc *rules.Doc, local []int, repl []string) *apie
 				return f.found(nil, &b)
 			}
 		}
-		f.h.recordFindings(f.c, rules.Response, rules.Findings(texts[k], hs))
+		if !f.quiet {
+			f.h.recordFindings(f.c, rules.Response, rules.Findings(texts[k], hs))
+		}
 		repl[i] = rules.Redacted(texts[k], hs)
 	}
 	return f.h.unchecked(f.c, rules.Response, res.Unchecked, res.Truncated)

@@ -462,7 +462,8 @@ func (r *ref) spendSince(scope string, start time.Time) int64 {
 		if rec.TS.Before(start) {
 			continue
 		}
-		if (kind == "gateway" && rec.GatewayID == id) || (kind == "user" && rec.UserID == id) {
+		of := map[string]string{"tenant": rec.TenantID, "gateway": rec.GatewayID, "user": rec.UserID, "token": rec.TokenID}
+		if v, ok := of[kind]; ok && v == id {
 			sum += rec.CostUSD
 		}
 	}

@@ -481,6 +481,12 @@ func (s *suite) spendSince(t *testing.T) {
 		{"user:u-alpha-11", Base.Add(24 * time.Hour)},
 		{"gateway:gw-none", Base},
 		{"user:u-alpha-01", Base.Add(100 * time.Hour)},
+		{"tenant:t-alpha", Base.Add(30 * time.Hour)},
+		{"tenant:t-beta", time.Unix(0, 0).UTC()},
+		{"tenant:t-none", Base},
+		{"token:tok-u-beta-2", Base.Add(12*time.Hour + 17*time.Millisecond)},
+		{"token:tok-svc-gw-alpha-1", Base},
+		{"token:tok-none", Base},
 	}
 	for _, c := range cases {
 		t.Run(c.scope, func(t *testing.T) {
@@ -488,7 +494,7 @@ func (s *suite) spendSince(t *testing.T) {
 			check(t, "SpendSince", got, err, s.ref.spendSince(c.scope, c.start))
 		})
 	}
-	for _, scope := range []string{"tenant:t-alpha", "gw-alpha-1", ""} {
+	for _, scope := range []string{"team:t-alpha", "gw-alpha-1", "token:", ""} {
 		if _, err := s.b.SpendSince(t.Context(), scope, Base); err == nil {
 			t.Errorf("SpendSince(%q): no error, want one", scope)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
@@ -366,21 +365,16 @@ FROM request_logs `+c.sql()+` GROUP BY d ORDER BY d`, c.args...)
 	return sp, nil
 }
 
-// SpendSince sums cost_usd of a budget scope ("gateway:<id>" or
-// "user:<id>") from start on.
+// SpendSince sums cost_usd of a budget scope (analytics.SpendColumn)
+// from start on.
 func (s *Store) SpendSince(ctx context.Context, scope string, start time.Time) (int64, error) {
-	kind, id, ok := strings.Cut(scope, ":")
-	var q analytics.Query
-	switch {
-	case ok && kind == "gateway" && id != "":
-		q.GatewayID = id
-	case ok && kind == "user" && id != "":
-		q.UserID = id
-	default:
-		return 0, fmt.Errorf("budget scope %q is not gateway:<id> or user:<id>", scope)
+	col, id, err := analytics.SpendColumn(scope)
+	if err != nil {
+		return 0, err
 	}
-	q.From = start
-	c := logCond(q)
+	c := &cond{}
+	c.add(col+" = ?", id)
+	c.timeRange(logTime, start, time.Time{})
 	var total int64
 	if err := s.conn.QueryRow(ctx, "SELECT sum(cost_usd) FROM request_logs "+c.sql(), c.args...).Scan(&total); err != nil {
 		return 0, fmt.Errorf("spend of %s: %w", scope, err)

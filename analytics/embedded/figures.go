@@ -344,19 +344,12 @@ func (s *Store) Spend(ctx context.Context, q analytics.Query) (*analytics.Spend,
 	return sp, nil
 }
 
-// SpendSince sums the cost of a budget scope ("gateway:<id>" or
-// "user:<id>") since start, across tenants.
+// SpendSince sums the cost of a budget scope (analytics.SpendColumn)
+// since start, across tenants.
 func (s *Store) SpendSince(ctx context.Context, scope string, start time.Time) (int64, error) {
-	kind, id, _ := strings.Cut(scope, ":")
-	var col string
-	switch kind {
-	case "gateway":
-		col = "gateway_id"
-	case "user":
-		col = "user_id"
-	}
-	if col == "" || id == "" {
-		return 0, fmt.Errorf("budget scope %q is not gateway:<id> or user:<id>", scope)
+	col, id, err := analytics.SpendColumn(scope)
+	if err != nil {
+		return 0, err
 	}
 	var sum int64
 	// A "total" budget starts at the zero time, whose UnixNano overflows:
@@ -364,7 +357,7 @@ func (s *Store) SpendSince(ctx context.Context, scope string, start time.Time) (
 	if start.Before(time.Unix(0, 0)) {
 		start = time.Unix(0, 0)
 	}
-	err := s.r.QueryRowContext(ctx, "SELECT COALESCE(SUM(cost_usd), 0) FROM request_logs WHERE "+col+" = ? AND ts >= ?",
+	err = s.r.QueryRowContext(ctx, "SELECT COALESCE(SUM(cost_usd), 0) FROM request_logs WHERE "+col+" = ? AND ts >= ?",
 		id, start.UnixNano()).Scan(&sum)
 	if err != nil {
 		return 0, fmt.Errorf("read spend of %s: %w", scope, err)

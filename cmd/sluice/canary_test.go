@@ -55,12 +55,21 @@ func TestCanaryServeProcess(t *testing.T) {
 		return call(t, base, method, path, body, want)
 	}
 	admin("POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
-	gw := admin("POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod","log_bodies":true,"retry":{"max_attempts":2,"backoff_ms":1}}`, 201)
+	gw := admin("POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod","log_bodies":true,"retry":{"max_attempts":2,"backoff_ms":1},
+		"budget":{"amount_usd":0.0000001,"period":"daily","hard":false}}`, 201)
 	gwID := gw["id"].(string)
 	admin("POST", "/admin/v1/gateways/"+gwID+"/keys",
 		fmt.Sprintf(`{"provider":"openai","alias":"main","key":%q,"base_url":%q}`, key, mockURL+"/v1"), 201)
 	admin("POST", "/admin/v1/gateways/"+gwID+"/keys",
 		fmt.Sprintf(`{"provider":"openai-compatible","alias":"meta","key":%q,"base_url":"http://[64:ff9b::a9fe:a9fe]/"}`, key2), 400)
+	// The alerts' signing secret: refused with a metadata webhook, then
+	// stored with one whose deliveries fail (nothing listens on port 9):
+	// the tiny soft budget above makes the traffic below cross every
+	// threshold, and each failed POST is logged.
+	hookSecret := canary.New("whsec-")
+	hook := `{"settings":{"log_retention_days":30,"log_bodies_default":true,"allowed_providers":[],"alert_webhook_url":%q,"alert_webhook_secret":%q}}`
+	admin("PATCH", "/admin/v1/tenants/acme", fmt.Sprintf(hook, "http://169.254.169.254/hook", hookSecret), 400)
+	admin("PATCH", "/admin/v1/tenants/acme", fmt.Sprintf(hook, "http://127.0.0.1:9/hook", hookSecret), 200)
 	u := admin("POST", "/admin/v1/tenants/acme/users",
 		fmt.Sprintf(`{"email":"dev@acme.test","name":"Dev","role":"member","password":%q}`, password), 201)
 	if st := postJSON(t, base+"/admin/v1/users/"+u["id"].(string)+"/gateways/"+gwID, testAdminToken, ""); st != 204 {
@@ -180,6 +189,9 @@ func TestCanaryServeProcess(t *testing.T) {
 	}
 	if n := bytes.Count(out, []byte("\n")); n < 5 {
 		t.Fatalf("the process wrote %d log lines, want its debug log", n)
+	}
+	if !bytes.Contains(out, []byte("budget alert: delivery failed")) {
+		t.Error("no failed alert delivery was logged: the alert secret's path was not exercised")
 	}
 	canary.Check(t, "the process's output", string(out))
 }

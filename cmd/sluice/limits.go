@@ -44,20 +44,22 @@ func (c *config) openRedis(ctx context.Context, log *slog.Logger) (*redis.Client
 
 // limits returns the rate limiter and the budget manager: shared through
 // rc when it is set, else per process. spend initialises budget counters
-// from the persisted spend (the analytics backend).
-func (c *config) limits(rc *redis.Client, spend budget.SpendSource, log *slog.Logger) (ratelimit.Limiter, *budget.Manager, error) {
+// from the persisted spend (the analytics backend). onSettle (nil for
+// none) sees every budget after each settle: the alerts' hook.
+func (c *config) limits(rc *redis.Client, spend budget.SpendSource, log *slog.Logger, onSettle func(context.Context, budget.Settlement)) (ratelimit.Limiter, *budget.Manager, error) {
 	if c.RedisFallbackReplicas < 1 {
 		return nil, nil, fmt.Errorf("--redis-fallback-replicas must be at least 1, got %d", c.RedisFallbackReplicas)
 	}
 	if rc == nil {
-		b, err := budget.NewManager(budget.Config{Spend: spend, Logger: log})
+		b, err := budget.NewManager(budget.Config{Spend: spend, Logger: log, OnSettle: onSettle})
 		return ratelimit.NewLocal(), b, err
 	}
 	lim, err := ratelimit.NewRedis(ratelimit.RedisConfig{Client: rc, FallbackReplicas: c.RedisFallbackReplicas, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := budget.NewManager(budget.Config{Redis: rc, Spend: spend, FallbackReplicas: c.RedisFallbackReplicas, Logger: log})
+	b, err := budget.NewManager(budget.Config{Redis: rc, Spend: spend, FallbackReplicas: c.RedisFallbackReplicas, Logger: log,
+		OnSettle: onSettle})
 	if err != nil {
 		return nil, nil, err
 	}

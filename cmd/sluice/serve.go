@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/graph/rest"
 	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/alert"
 	"github.com/sluicehq/sluice/internal/budget"
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
@@ -67,9 +68,19 @@ func serve(ctx context.Context, c *config, which parts) error {
 	if rc != nil {
 		defer rc.Close()
 	}
+	// Budget alerts: where requests settle, a worker claims and delivers
+	// the thresholds crossed (docs/governance.md "Alerts").
+	var alerts *alert.Alerter
+	var onSettle func(context.Context, budget.Settlement)
+	if which.proxy {
+		if alerts, err = alert.New(alert.Config{DB: st.DB, Box: box, AllowPrivate: c.AllowPrivateUpstream, Logger: log}); err != nil {
+			return err
+		}
+		onSettle = alerts.OnSettle
+	}
 	// Rate limits and budgets: shared through Redis when it is set; budget
 	// counters start from the persisted spend (docs/governance.md).
-	limiter, budgets, err := c.limits(rc, backend, log)
+	limiter, budgets, err := c.limits(rc, backend, log, onSettle)
 	if err != nil {
 		return err
 	}
@@ -145,6 +156,7 @@ func serve(ctx context.Context, c *config, which parts) error {
 		g.Go(func() error { dp.tok.Warm(); return nil })
 		g.Go(func() error { return dp.pipe.Run(pctx) })
 		g.Go(func() error { return dp.lastUse.Run(pctx) })
+		g.Go(func() error { return alerts.Run(gctx) })
 	}
 	if which.admin || c.ClickHouseURL == "" {
 		// Where the admin API runs, or on this process's own embedded

@@ -29,12 +29,22 @@ type adminServer struct {
 }
 
 func newAdminServer(t *testing.T, b testenv.Backend) *adminServer {
+	return newAdminServerWith(t, b, nil)
+}
+
+// newAdminServerWith is newAdminServer with the admin configuration
+// changed by set (nil: as it is).
+func newAdminServerWith(t *testing.T, b testenv.Backend, set func(*admin.Config)) *adminServer {
 	t.Helper()
 	box, err := secret.NewBox(make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := admin.New(admin.Config{Store: testenv.Store(t, b), Box: box, AllowPrivateBaseURLs: true})
+	cfg := admin.Config{Store: testenv.Store(t, b), Box: box, AllowPrivateBaseURLs: true}
+	if set != nil {
+		set(&cfg)
+	}
+	svc, err := admin.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ func (a *adminAPI) figureRoutes(rt *Router) {
 	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/spend", a.gatewaySpend)
 	rt.Handle(http.MethodGet, "/admin/v1/tenants/{id}/spend", a.tenantSpend)
 	rt.Handle(http.MethodGet, "/admin/v1/tenants/{id}/analytics", a.tenantAnalysis)
+	rt.Handle(http.MethodGet, "/admin/v1/tenants/{id}/alerts", a.tenantAlerts)
 
 	rt.Handle(http.MethodGet, "/admin/v1/logs", a.logs)
 	rt.Handle(http.MethodGet, "/admin/v1/logs/{id}", a.log)
@@ -122,6 +123,19 @@ func (a *adminAPI) tenantAnalysis(w http.ResponseWriter, r *http.Request, ps Par
 	}
 	an, err := a.svc.TenantAnalysis(ctx, p, id, rg)
 	return writeObject(w, http.StatusOK, an, err)
+}
+
+// tenantAlerts lists the budget alerts of a tenant, newest first
+// (CONTRACT §14).
+func (a *adminAPI) tenantAlerts(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p := r.Context(), auth.From(r.Context())
+	pg, err := pageOf(r)
+	if err != nil {
+		return a.refuse(r, auth.OpTenantAlerts, refTenant, id, err)
+	}
+	l, err := a.svc.ListAlerts(ctx, p, id, pg)
+	return writeList(w, l, err)
 }
 
 // logs lists request logs, filtered by the query parameters of CONTRACT §8.

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -16,7 +17,8 @@ type ResealReport struct {
 	// KeyID is the id of the current master key, which every sealed value
 	// is under afterwards.
 	KeyID string `json:"key_id"`
-	// Total is the number of sealed values (provider keys).
+	// Total is the number of sealed values (provider keys and tenants'
+	// alert signing secrets).
 	Total int `json:"total"`
 	// Resealed were sealed with another (previous) master key and are now
 	// sealed with the current one.
@@ -25,7 +27,8 @@ type ResealReport struct {
 	Current int `json:"current"`
 }
 
-// Reseal seals every sealed value of the store — the provider keys — with
+// Reseal seals every sealed value of the store — the provider keys and
+// the tenants' alert signing secrets — with
 // the current master key (`sluice keys reseal`, the last step of a master
 // key rotation, docs/security.md). Values sealed with a previous key are
 // opened with the keys the box was given (Config.Box and its previous
@@ -69,8 +72,13 @@ func (s *Service) Reseal(ctx context.Context) (*ResealReport, error) {
 			}
 			rep.Resealed++
 		}
+		brokenTenants, err := resealTenants(ctx, tx, box, rep)
+		if err != nil {
+			return err
+		}
+		broken = append(broken, brokenTenants...)
 		if len(broken) > 0 {
-			return fmt.Errorf("%d provider keys open with neither the current nor the previous master key (%s); nothing was changed",
+			return fmt.Errorf("%d sealed values (provider keys, tenant alert secrets) open with neither the current nor the previous master key (%s); nothing was changed",
 				len(broken), strings.Join(broken, ", "))
 		}
 		c.Changes = store.Changes{"key_id": rep.KeyID, "total": rep.Total, "resealed": rep.Resealed, "current": rep.Current}
@@ -90,4 +98,41 @@ func sealedKeyID(sealed string) string {
 		return ""
 	}
 	return parts[1]
+}
+
+// resealTenants reseals the tenants' alert signing secrets as Reseal does
+// provider keys, counting them in rep; it returns the tenants whose secret
+// opens with no key the box has ("tenant <id>").
+func resealTenants(ctx context.Context, tx bun.Tx, box *secret.Box, rep *ResealReport) ([]string, error) {
+	tenants, err := store.All[store.Tenant](ctx, tx, "id", store.Ne("alert_webhook_secret", ""))
+	if err != nil {
+		return nil, fmt.Errorf("read tenants: %w", err)
+	}
+	var broken []string
+	for i := range tenants {
+		t := &tenants[i]
+		if t.WebhookSecret == nil {
+			continue
+		}
+		rep.Total++
+		if sealedKeyID(*t.WebhookSecret) == box.KeyID() {
+			rep.Current++
+			continue
+		}
+		v, err := box.Open(*t.WebhookSecret)
+		if err != nil {
+			broken = append(broken, "tenant "+t.ID)
+			continue
+		}
+		sealed, err := box.Seal(v.Reveal())
+		if err != nil {
+			return nil, fmt.Errorf("seal the alert secret of tenant %s: %w", t.ID, err)
+		}
+		t.WebhookSecret = &sealed
+		if err := store.Update(ctx, tx, t, "alert_webhook_secret"); err != nil {
+			return nil, fmt.Errorf("write the alert secret of tenant %s: %w", t.ID, err)
+		}
+		rep.Resealed++
+	}
+	return broken, nil
 }

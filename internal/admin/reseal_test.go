@@ -212,3 +212,52 @@ func TestMasterKeyRotation(t *testing.T) {
 		})
 	}
 }
+
+// TestResealAlertSecret: a tenant's alert signing secret is sealed with
+// the master key (no database dump holds it), and Reseal moves it to the
+// new key with the provider keys; it then opens with the new key alone.
+func TestResealAlertSecret(t *testing.T) {
+	for _, b := range testenv.Backends {
+		t.Run(string(b), func(t *testing.T) {
+			const canary = "whsec-CANARY-reseal-5e0c1b7d"
+			ctx := context.Background()
+			st := testenv.Store(t, b)
+			svc := func(box *secret.Box) *Service {
+				s, err := New(Config{Store: st, Box: box, AllowPrivateBaseURLs: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			before := svc(mustBox(t, 1))
+			admin := platformAdmin(t, before)
+			mkGateway(t, before, admin, "acme")
+			ts := DefaultTenantSettings()
+			ts.AlertWebhookURL = "http://127.0.0.1:9/hook"
+			ts.AlertWebhookSecret = ptrTo(canary)
+			if _, err := before.UpdateTenant(ctx, admin, "acme", TenantPatch{Settings: &ts}); err != nil {
+				t.Fatal(err)
+			}
+			if dump := dumpStore(t, st); strings.Contains(dump, canary) || strings.Contains(dump, "CANARY-reseal") {
+				t.Fatal("the database dump holds the alert secret")
+			}
+			rep, err := svc(mustBox(t, 2).WithPrevious(mustBox(t, 1))).Reseal(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *rep != (ResealReport{KeyID: mustBox(t, 2).KeyID(), Total: 1, Resealed: 1}) {
+				t.Fatalf("report %+v", rep)
+			}
+			tn, err := store.Get[store.Tenant](ctx, st.DB, store.Eq("id", "acme"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := mustBox(t, 2).Open(*tn.WebhookSecret)
+			if err != nil || v.Reveal() != canary {
+				t.Fatalf("the resealed secret does not open with the new key alone: %v", err)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/uptrace/bun"
 
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/budget"
 	"github.com/sluicehq/sluice/internal/catalog"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -25,6 +27,9 @@ type TenantPatch struct {
 	Name     *string               `json:"name"`
 	Status   *string               `json:"status"`
 	Settings *store.TenantSettings `json:"settings"`
+	// Budget caps the spend of the whole tenant (CONTRACT §14): set with
+	// an object, removed with null.
+	Budget graphql.Omittable[*store.Budget] `json:"budget"`
 }
 
 // DefaultTenantSettings are the settings of a new tenant.
@@ -80,6 +85,9 @@ func (s *Service) ListTenants(ctx context.Context, p *auth.Principal, pg Page) (
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
 	}
+	for i := range rows {
+		s.fillTenantBudget(ctx, &rows[i])
+	}
 	return &List[store.Tenant]{Data: rows, NextCursor: next}, nil
 }
 
@@ -88,7 +96,17 @@ func (s *Service) GetTenant(ctx context.Context, p *auth.Principal, id string) (
 	if err := s.can(ctx, p, auth.OpTenantRead); err != nil {
 		return nil, err
 	}
-	return s.tenant(ctx, s.db, p, id)
+	t, err := s.tenant(ctx, s.db, p, id)
+	if err != nil {
+		return nil, err
+	}
+	s.fillTenantBudget(ctx, t)
+	return t, nil
+}
+
+// fillTenantBudget computes the state fields of t's budget.
+func (s *Service) fillTenantBudget(ctx context.Context, t *store.Tenant) {
+	s.fillBudget(ctx, t.Budget, budget.TenantScope(t.ID))
 }
 
 // CreateTenant creates a tenant.
@@ -112,11 +130,16 @@ func (s *Service) CreateTenant(ctx context.Context, p *auth.Principal, in Tenant
 	if err := checkTenantSettings(&settings); err != nil {
 		return nil, err
 	}
+	sealed, err := s.alertWebhook(ctx, &settings, nil)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
-	t := &store.Tenant{ID: in.ID, Name: in.Name, Status: store.TenantActive, Settings: settings, CreatedAt: now, UpdatedAt: now}
+	t := &store.Tenant{ID: in.ID, Name: in.Name, Status: store.TenantActive, Settings: settings, CreatedAt: now, UpdatedAt: now,
+		WebhookSecret: sealed}
 	c := &change{Action: "tenant.create", ResourceType: "tenant", ResourceID: t.ID, TenantID: t.ID, Config: true,
 		Changes: store.Changes{"id": t.ID, "name": t.Name, "settings": t.Settings}}
-	err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, t) })
+	err = s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, t) })
 	if err != nil {
 		if ae, ok := apierr.From(err); ok && ae.Code == apierr.CodeConflict {
 			return nil, apierr.Conflict("id", "tenant %q already exists", in.ID)
@@ -164,9 +187,22 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 		if p.Role != auth.Administrator && !sameInt(in.Settings.MaxInFlight, t.Settings.MaxInFlight) {
 			return nil, apierr.New(http.StatusForbidden, apierr.CodeForbidden, "only the Administrator may change a tenant's settings.max_in_flight")
 		}
+		sealed, err := s.alertWebhook(ctx, in.Settings, t.WebhookSecret)
+		if err != nil {
+			return nil, err
+		}
+		if sealed != t.WebhookSecret {
+			t.WebhookSecret, changes["alert_webhook_secret"], cols = sealed, secretChange(sealed), append(cols, "alert_webhook_secret")
+		}
 		t.Settings, changes["settings"], cols = *in.Settings, *in.Settings, append(cols, "settings")
 	}
+	if b, ok, err := budgetPatch(in.Budget); err != nil {
+		return nil, err
+	} else if ok {
+		t.Budget, changes["budget"], cols = b, b, append(cols, "budget")
+	}
 	if len(cols) == 0 {
+		s.fillTenantBudget(ctx, t)
 		return t, nil
 	}
 	t.UpdatedAt = s.now()
@@ -175,6 +211,7 @@ func (s *Service) UpdateTenant(ctx context.Context, p *auth.Principal, id string
 	if err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Update(ctx, tx, t, cols...) }); err != nil {
 		return nil, err
 	}
+	s.fillTenantBudget(ctx, t)
 	return t, nil
 }
 

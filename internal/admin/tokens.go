@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/budget"
 	"github.com/sluicehq/sluice/internal/ids"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -21,6 +22,8 @@ type TokenInput struct {
 	ExpiresAt     *time.Time       `json:"expires_at"`
 	RateLimit     *store.RateLimit `json:"rate_limit"`
 	AllowedModels []string         `json:"allowed_models"`
+	// Budget caps the token's spend (CONTRACT §14); nil means none.
+	Budget *store.Budget `json:"budget"`
 }
 
 // TokenPatch changes a token; absent fields stay as they are. ExpiresAt is
@@ -32,6 +35,8 @@ type TokenPatch struct {
 	RateLimit     *store.RateLimit              `json:"rate_limit"`
 	AllowedModels *[]string                     `json:"allowed_models"`
 	Revoked       *bool                         `json:"revoked"`
+	// Budget is set with an object and removed with null.
+	Budget graphql.Omittable[*store.Budget] `json:"budget"`
 }
 
 // CreatedToken is a new token with its secret, shown once.
@@ -134,6 +139,12 @@ func (in *TokenInput) apply(t *store.Token, now time.Time, owner *store.RateLimi
 		}
 		t.AllowedModels, ch["allowed_models"] = ms, ms
 	}
+	if in.Budget != nil {
+		if err := checkBudget(in.Budget); err != nil {
+			return nil, err
+		}
+		t.Budget, ch["budget"] = in.Budget, in.Budget
+	}
 	ch["prefix"], ch["last4"] = t.Prefix, t.Last4
 	return ch, nil
 }
@@ -186,7 +197,28 @@ func (in *TokenPatch) apply(t *store.Token, now time.Time, owner *store.RateLimi
 		t.Revoked = true
 		set("revoked", true)
 	}
+	if b, ok, err := budgetPatch(in.Budget); err != nil {
+		return nil, nil, err
+	} else if ok {
+		t.Budget = b
+		set("budget", b)
+	}
 	return cols, ch, nil
+}
+
+// budgetPatch validates the budget of a patch: set is false when the
+// field is absent; b is nil when it is null (the budget is removed).
+func budgetPatch(in graphql.Omittable[*store.Budget]) (b *store.Budget, set bool, err error) {
+	b, set = in.ValueOK()
+	if b != nil {
+		err = checkBudget(b)
+	}
+	return b, set, err
+}
+
+// fillTokenBudget computes the state fields of t's budget.
+func (s *Service) fillTokenBudget(ctx context.Context, t *store.Token) {
+	s.fillBudget(ctx, t.Budget, budget.TokenScope(t.ID))
 }
 
 func roleCannotHoldTokens(r auth.Role) error {
@@ -203,6 +235,9 @@ func (s *Service) listTokens(ctx context.Context, pg Page, conds ...store.Cond) 
 	rows, next, err := store.List(ctx, s.db, "id", func(t *store.Token) string { return t.ID }, pg, conds...)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	for i := range rows {
+		s.fillTokenBudget(ctx, &rows[i])
 	}
 	return &List[store.Token]{Data: rows, NextCursor: next}, nil
 }
@@ -240,6 +275,7 @@ func (s *Service) CreateGatewayToken(ctx context.Context, p *auth.Principal, gat
 	if err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Insert(ctx, tx, t) }); err != nil {
 		return nil, err
 	}
+	s.fillTokenBudget(ctx, t)
 	return &CreatedToken{Token: *t, Secret: secret}, nil
 }
 
@@ -272,6 +308,7 @@ func (s *Service) UpdateGatewayToken(ctx context.Context, p *auth.Principal, gat
 		return nil, err
 	}
 	if len(cols) == 0 {
+		s.fillTokenBudget(ctx, t)
 		return t, nil
 	}
 	t.UpdatedAt = now
@@ -280,6 +317,7 @@ func (s *Service) UpdateGatewayToken(ctx context.Context, p *auth.Principal, gat
 	if err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Update(ctx, tx, t, cols...) }); err != nil {
 		return nil, err
 	}
+	s.fillTokenBudget(ctx, t)
 	return t, nil
 }
 
@@ -361,6 +399,7 @@ func (s *Service) createUserToken(ctx context.Context, p *auth.Principal, u *sto
 	if err != nil {
 		return nil, err
 	}
+	s.fillTokenBudget(ctx, t)
 	return &CreatedToken{Token: *t, Secret: secret}, nil
 }
 
@@ -468,8 +507,12 @@ func (s *Service) UpdateUserToken(ctx context.Context, p *auth.Principal, userID
 	}
 	now := s.now()
 	cols, changes, err := in.apply(t, now, &u.RateLimit)
-	if err != nil || len(cols) == 0 {
-		return t, err
+	if err != nil {
+		return nil, err
+	}
+	if len(cols) == 0 {
+		s.fillTokenBudget(ctx, t)
+		return t, nil
 	}
 	t.UpdatedAt = now
 	cols = append(cols, "updated_at")
@@ -477,6 +520,7 @@ func (s *Service) UpdateUserToken(ctx context.Context, p *auth.Principal, userID
 	if err := s.write(ctx, p, c, func(tx bun.Tx) error { return store.Update(ctx, tx, t, cols...) }); err != nil {
 		return nil, err
 	}
+	s.fillTokenBudget(ctx, t)
 	return t, nil
 }
 

@@ -55,25 +55,31 @@ type Resolver interface {
 // private ranges are refused too. Hostnames are resolved and every address
 // checked (the dialer checks again at connect time, against rebinding).
 func checkBaseURL(ctx context.Context, r Resolver, raw string, allowPrivate bool) error {
-	const param = "base_url"
+	return checkOutboundURL(ctx, r, "base_url", raw, allowPrivate)
+}
+
+// checkOutboundURL applies the rule of checkBaseURL to any URL Sluice
+// connects to on an admin's word (provider base URLs, alert webhooks);
+// param names the field in errors.
+func checkOutboundURL(ctx context.Context, r Resolver, param, raw string, allowPrivate bool) error {
 	if raw == "" {
 		return nil
 	}
 	if len(raw) > 2048 {
-		return apierr.Invalid(param, "base_url is too long")
+		return apierr.Invalid(param, "%s is too long", param)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return apierr.Invalid(param, "base_url must be an absolute http or https URL")
+		return apierr.Invalid(param, "%s must be an absolute http or https URL", param)
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return apierr.Invalid(param, "base_url may not contain user info, a query or a fragment")
+		return apierr.Invalid(param, "%s may not contain user info, a query or a fragment", param)
 	}
 	host := u.Hostname()
 	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "metadata.google.internal" || h == "metadata" {
-		return apierr.Invalid(param, "base_url may not point at a metadata host")
+		return apierr.Invalid(param, "%s may not point at a metadata host", param)
 	} else if strings.HasSuffix(h, ".internal") && !allowPrivate {
-		return apierr.Invalid(param, "base_url may not point at an internal host unless Sluice runs with %s", privateUpstreamsSwitch)
+		return apierr.Invalid(param, "%s may not point at an internal host unless Sluice runs with %s", param, privateUpstreamsSwitch)
 	}
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
@@ -81,14 +87,14 @@ func checkBaseURL(ctx context.Context, r Resolver, raw string, allowPrivate bool
 	} else if looksNumeric(host) {
 		// Decimal, octal or hex IPv4 forms (http://2852039166/) that some
 		// clients accept but ParseAddr does not.
-		return apierr.Invalid(param, "base_url uses a numeric host form that is not allowed; write the address in dotted form")
+		return apierr.Invalid(param, "%s uses a numeric host form that is not allowed; write the address in dotted form", param)
 	} else {
 		if r == nil {
 			r = net.DefaultResolver
 		}
 		addrs, err = r.LookupNetIP(ctx, "ip", host)
 		if err != nil || len(addrs) == 0 {
-			return apierr.Invalid(param, "base_url host %q does not resolve", host)
+			return apierr.Invalid(param, "%s host %q does not resolve", param, host)
 		}
 	}
 	for _, a := range addrs {
@@ -98,9 +104,9 @@ func checkBaseURL(ctx context.Context, r Resolver, raw string, allowPrivate bool
 		case ForbiddenAddr(a, true) == "":
 			// Refused only because private upstreams are off: name the
 			// switch that allows them.
-			return apierr.Invalid(param, "base_url resolves to a %s address, which is allowed only when Sluice runs with %s (self-hosted models)", why, privateUpstreamsSwitch)
+			return apierr.Invalid(param, "%s resolves to a %s address, which is allowed only when Sluice runs with %s (self-hosted models)", param, why, privateUpstreamsSwitch)
 		default:
-			return apierr.Invalid(param, "base_url resolves to a %s address, which is not allowed", why)
+			return apierr.Invalid(param, "%s resolves to a %s address, which is not allowed", param, why)
 		}
 	}
 	return nil

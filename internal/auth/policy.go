@@ -54,6 +54,7 @@ const (
 	OpGatewaySpend        Op = "gateway.spend"
 	OpTenantSpend         Op = "tenant.spend"
 	OpTenantAnalytics     Op = "tenant.analytics"
+	OpTenantAlerts        Op = "tenant.alerts"
 	OpLogList             Op = "log.list"
 	OpLogRead             Op = "log.read"
 	OpTraceList           Op = "trace.list"
@@ -139,6 +140,7 @@ var policy = map[Op]rule{
 	OpGatewaySpend:        {perm: ViewCost},
 	OpTenantSpend:         {perm: ViewCost},
 	OpTenantAnalytics:     {perm: ManageTenantSettings},
+	OpTenantAlerts:        {perm: ManageTenantSettings},
 	OpLogList:             {perm: ViewLogs},
 	OpLogRead:             {perm: ViewLogs},
 	OpTraceList:           {perm: ViewLogs},
@@ -172,7 +174,7 @@ var reads = map[Op]bool{
 	OpKeyList: true, OpRuleList: true, OpGatewayTokenList: true,
 	OpUserList: true, OpUserRead: true, OpUserTokenList: true, OpUserGatewayList: true,
 	OpStats: true, OpStatsTimeseries: true, OpStatsAnalytics: true, OpGatewaySpend: true,
-	OpTenantSpend: true, OpTenantAnalytics: true, OpLogList: true, OpLogRead: true,
+	OpTenantSpend: true, OpTenantAnalytics: true, OpTenantAlerts: true, OpLogList: true, OpLogRead: true,
 	OpTraceList: true, OpTraceRead: true, OpPlaygroundSearch: true, OpPlaygroundTrace: true,
 	OpModelPriceList: true, OpProviderList: true, OpModelList: true, OpGuardrailStats: true,
 	OpGuardrailEvents: true, OpCircuitBreaker: true, OpAuditLog: true, OpClientErrorList: true,

@@ -80,6 +80,8 @@ var contractEndpoints = map[auth.Op][7]bool{
 	auth.OpTenantSpend:  {y, y, n, y, n, n, n},
 	// GET /tenants/{id}/analytics
 	auth.OpTenantAnalytics: {y, y, n, n, n, n, n},
+	// GET /tenants/{id}/alerts
+	auth.OpTenantAlerts: {y, y, n, n, n, n, n},
 	// GET /logs, /logs/{id}, /gateways/{id}/traces, /traces/{id}
 	auth.OpLogList:   {y, y, n, n, n, n, n},
 	auth.OpLogRead:   {y, y, n, n, n, n, n},

@@ -15,7 +15,7 @@ func TestWrites(t *testing.T) {
 		auth.OpKeyList: true, auth.OpRuleList: true, auth.OpGatewayTokenList: true, auth.OpUserList: true,
 		auth.OpUserRead: true, auth.OpUserTokenList: true, auth.OpUserGatewayList: true, auth.OpStats: true,
 		auth.OpStatsTimeseries: true, auth.OpStatsAnalytics: true, auth.OpGatewaySpend: true, auth.OpTenantSpend: true,
-		auth.OpTenantAnalytics: true, auth.OpLogList: true, auth.OpLogRead: true, auth.OpTraceList: true,
+		auth.OpTenantAnalytics: true, auth.OpTenantAlerts: true, auth.OpLogList: true, auth.OpLogRead: true, auth.OpTraceList: true,
 		auth.OpTraceRead: true, auth.OpPlaygroundSearch: true, auth.OpPlaygroundTrace: true, auth.OpModelPriceList: true,
 		auth.OpProviderList: true, auth.OpModelList: true, auth.OpGuardrailStats: true, auth.OpGuardrailEvents: true,
 		auth.OpCircuitBreaker: true, auth.OpAuditLog: true, auth.OpClientErrorList: true, auth.OpMeRead: true,

@@ -9,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/internal/redisguard"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,49 @@ func GatewayScope(id string) string { return "gateway:" + id }
 // UserScope is the budget scope of a user: "user:<id>".
 func UserScope(id string) string { return "user:" + id }
 
+// TokenScope is the budget scope of an API token: "token:<id>".
+func TokenScope(id string) string { return "token:" + id }
+
+// TenantScope is the budget scope of a tenant: "tenant:<id>".
+func TenantScope(id string) string { return "tenant:" + id }
+
+// Scope kinds: the part of a scope before the colon.
+const (
+	KindTenant  = "tenant"
+	KindGateway = "gateway"
+	KindUser    = "user"
+	KindToken   = "token"
+)
+
+// SplitScope returns the kind (KindTenant, KindGateway, KindUser or
+// KindToken) and the object id of a scope; ok is false for anything else.
+func SplitScope(scope string) (kind, id string, ok bool) {
+	kind, id, ok = strings.Cut(scope, ":")
+	switch {
+	case !ok || id == "":
+		return "", "", false
+	case kind == KindTenant, kind == KindGateway, kind == KindUser, kind == KindToken:
+		return kind, id, true
+	}
+	return "", "", false
+}
+
+// Settlement is the state of one budget right after a request was settled
+// against it: what threshold alerts compare (Config.OnSettle).
+type Settlement struct {
+	// Kind is KindTenant, KindGateway, KindUser or KindToken; ID is that
+	// object's id.
+	Kind, ID string
+	Period   string
+	// PeriodStart is the start of the period settled (the zero time for a
+	// total budget).
+	PeriodStart time.Time
+	Hard        bool
+	// Spent is the settled spend of the period after this request;
+	// Amount is the budget's.
+	Spent, Amount money.USD
+}
+
 // Config configures a Manager. The zero value is valid: process-local
 // counters that start from zero.
 type Config struct {
@@ -91,6 +135,12 @@ type Config struct {
 	// Now is the clock of State and of lease expiry in State; default
 	// time.Now.
 	Now func() time.Time
+	// OnSettle, when set, is called once for every budget a request was
+	// settled against, with the budget's spend after the request (soft
+	// and hard budgets alike; not for a settle that Redis did not take
+	// and that waits for replay). It runs on the settling goroutine, after
+	// the request's answer: it must not block (hand work to a queue).
+	OnSettle func(ctx context.Context, s Settlement)
 }
 
 // Validate fills the defaults of unset fields and reports an invalid one.
@@ -133,7 +183,7 @@ func (c *Config) Validate() error {
 
 // Limit is one budget a request is held to.
 type Limit struct {
-	// Scope is GatewayScope or UserScope.
+	// Scope is TenantScope, GatewayScope, UserScope or TokenScope.
 	Scope  string
 	Amount money.USD
 	// Period is daily, weekly, monthly or total (Window).
@@ -165,7 +215,12 @@ type Reservation struct {
 	// SoftExceeded reports that a soft budget was exceeded, or would be if
 	// the request cost its worst case.
 	SoftExceeded bool
-	held         []held
+	// Remaining is the least left among the reservation's budgets once
+	// this request's worst case is held: amount − spent − reserved (open
+	// reservations, this one included), at least 0. It is what the
+	// x-sluice-budget-remaining-usd header says.
+	Remaining money.USD
+	held      []held
 }
 
 type held struct {
@@ -260,6 +315,10 @@ func (m *Manager) Reserve(ctx context.Context, now time.Time, limits []Limit, co
 		if !out.fits {
 			r.SoftExceeded = true
 		}
+		left := max(l.Amount-money.USD(out.spent)-money.USD(out.reserved), 0)
+		if len(r.held) == 0 || left < r.Remaining {
+			r.Remaining = left
+		}
 		r.held = append(r.held, held{limit: l, key: k, lease: req.lease, cost: req.cost, onRedis: onRedis})
 	}
 	return r, nil
@@ -298,9 +357,22 @@ func (m *Manager) Settle(ctx context.Context, r *Reservation, actual money.USD) 
 		if !h.limit.Hard && out.found && out.spent > int64(h.limit.Amount) {
 			softExceeded = true
 		}
+		if out.found && m.cfg.OnSettle != nil {
+			m.settled(ctx, h, money.USD(out.spent))
+		}
 	}
 	r.held = nil
 	return softExceeded
+}
+
+// settled reports the state of h's budget after a settle to OnSettle.
+func (m *Manager) settled(ctx context.Context, h held, spent money.USD) {
+	kind, id, ok := SplitScope(h.limit.Scope)
+	if !ok {
+		return
+	}
+	m.cfg.OnSettle(ctx, Settlement{Kind: kind, ID: id, Period: h.limit.Period, PeriodStart: h.key.start,
+		Hard: h.limit.Hard, Spent: spent, Amount: h.limit.Amount})
 }
 
 // Spent implements admin.BudgetSpend: the settled spend of scope in the

@@ -527,3 +527,42 @@ func TestBudgetValue(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimAlert: the second claim of the same tenant, scope, scope id,
+// period start and threshold adds nothing, on both backends; another
+// threshold or period is a new claim.
+func TestClaimAlert(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		insertTenant(t, st, "acme")
+		claim := func(id string, start int64, threshold int) bool {
+			t.Helper()
+			ok, err := store.ClaimAlert(ctx, st.DB, &store.Alert{ID: id, TenantID: "acme", Scope: "gateway", ScopeID: "gw_1",
+				Period: "daily", PeriodStart: start, Threshold: threshold, At: now, Status: store.AlertPending})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		for _, c := range []struct {
+			id        string
+			start     int64
+			threshold int
+			want      bool
+		}{
+			{"alert_1", 1000, 50, true}, {"alert_2", 1000, 50, false}, {"alert_3", 1000, 80, true}, {"alert_4", 2000, 50, true},
+		} {
+			if got := claim(c.id, c.start, c.threshold); got != c.want {
+				t.Errorf("claim %s (start %d, %d %%) = %v, want %v", c.id, c.start, c.threshold, got, c.want)
+			}
+		}
+		rows, next, err := store.ListAlerts(ctx, st.DB, "acme", store.Page{Limit: 2})
+		if err != nil || next == nil || len(rows) != 2 || rows[0].ID != "alert_4" || rows[1].ID != "alert_3" {
+			t.Fatalf("first page = %v, next %v, err %v; want alert_4, alert_3 and a cursor", rows, next, err)
+		}
+		rows, next, err = store.ListAlerts(ctx, st.DB, "acme", store.Page{Limit: 2, Cursor: *next})
+		if err != nil || next != nil || len(rows) != 1 || rows[0].ID != "alert_1" {
+			t.Fatalf("second page = %v, next %v, err %v; want alert_1 alone", rows, next, err)
+		}
+	})
+}

@@ -20,12 +20,18 @@ const (
 // Tenant is the top-level owner of gateways and users. Its id is a slug.
 type Tenant struct {
 	bun.BaseModel `bun:"table:tenants"`
-	ID            string         `bun:"id,pk" json:"id"`
+	ID            string `bun:"id,pk" json:"id"`
+	// WebhookSecret is the budget alerts' signing secret sealed with the
+	// master key (secret.Box); nil for none. Never in a response.
+	WebhookSecret *string        `bun:"alert_webhook_secret" json:"-"`
 	Name          string         `bun:"name" json:"name"`
 	Status        string         `bun:"status" json:"status"`
 	Settings      TenantSettings `bun:"settings" json:"settings"`
-	CreatedAt     time.Time      `bun:"created_at" json:"created_at"`
-	UpdatedAt     time.Time      `bun:"updated_at" json:"updated_at"`
+	// Budget caps the spend of every gateway of the tenant together
+	// (CONTRACT §14); nil means none.
+	Budget    *Budget   `bun:"budget" json:"budget"`
+	CreatedAt time.Time `bun:"created_at" json:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at" json:"updated_at"`
 }
 
 // TenantSettings are a tenant's defaults and limits.
@@ -36,6 +42,16 @@ type TenantSettings struct {
 	// MaxInFlight caps the tenant's inference requests in flight in one
 	// proxy process; nil means the process's default (docs/security.md).
 	MaxInFlight *int `json:"max_in_flight"`
+	// AlertWebhookURL receives the budget alerts (CONTRACT §14); "" for
+	// none.
+	AlertWebhookURL string `json:"alert_webhook_url"`
+	// AlertWebhookSecret is write-only: a PATCH that sets it has it sealed
+	// into Tenant.WebhookSecret ("" removes it, absent keeps it). It is never
+	// stored in the settings nor returned.
+	AlertWebhookSecret *string `json:"alert_webhook_secret,omitempty"`
+	// AlertWebhookSecretSet says on reads whether a signing secret is set;
+	// ignored on writes.
+	AlertWebhookSecretSet bool `json:"alert_webhook_secret_set"`
 }
 
 // UnmarshalJSON decodes strictly.
@@ -44,8 +60,12 @@ func (s *TenantSettings) UnmarshalJSON(b []byte) error {
 	return StrictUnmarshal(b, (*plain)(s))
 }
 
-// Value stores the settings as JSON.
-func (s TenantSettings) Value() (driver.Value, error) { return jsonValue(s) }
+// Value stores the settings as JSON, without the write-only signing
+// secret and the derived AlertWebhookSecretSet.
+func (s TenantSettings) Value() (driver.Value, error) {
+	s.AlertWebhookSecret, s.AlertWebhookSecretSet = nil, false
+	return jsonValue(s)
+}
 
 // Scan reads the settings from JSON.
 func (s *TenantSettings) Scan(src any) error {
@@ -216,7 +236,7 @@ const (
 	PeriodTotal   = "total"
 )
 
-// Budget is a spending limit of a gateway or user. AmountUSD, Period and
+// Budget is a spending limit of a tenant, gateway, user or API token. AmountUSD, Period and
 // Hard are configuration; SpentUSD, RemainingUSD and ResetsAt are the
 // current state, filled when the resource is read and never stored.
 type Budget struct {
@@ -408,9 +428,12 @@ type Token struct {
 	Revoked       bool       `bun:"revoked" json:"revoked"`
 	RateLimit     RateLimit  `bun:"rate_limit" json:"rate_limit"`
 	AllowedModels StringList `bun:"allowed_models" json:"allowed_models"`
-	LastUsedAt    *time.Time `bun:"last_used_at" json:"last_used_at"`
-	CreatedAt     time.Time  `bun:"created_at" json:"created_at"`
-	UpdatedAt     time.Time  `bun:"updated_at" json:"-"`
+	// Budget caps the spend of the requests made with this token
+	// (CONTRACT §14); nil means none.
+	Budget     *Budget    `bun:"budget" json:"budget"`
+	LastUsedAt *time.Time `bun:"last_used_at" json:"last_used_at"`
+	CreatedAt  time.Time  `bun:"created_at" json:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at" json:"-"`
 }
 
 // UserGateway assigns a gateway to a user.

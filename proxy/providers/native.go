@@ -155,14 +155,15 @@ func (s *nativeStream) Next() ([]byte, error) {
 			}
 		}
 		s.ended = s.ended || s.w.Terminal(name)
-		s.buf = appendNativeEvent(s.buf[:0], ev.Name, data) // as it came: no name added
+		s.buf = AppendNativeEvent(s.buf[:0], ev.Name, data) // as it came: no name added
 		return s.buf, nil
 	}
 }
 
-// appendNativeEvent frames one event as SSE: its name, then its data,
-// one "data:" line per line of it.
-func appendNativeEvent(dst, name, data []byte) []byte {
+// AppendNativeEvent frames one event as SSE: its name, then its data,
+// one "data:" line per line of it. The proxy frames the events it
+// rewrites (content rules) the same way.
+func AppendNativeEvent(dst, name, data []byte) []byte {
 	if len(name) > 0 {
 		dst = append(dst, "event: "...)
 		dst = append(dst, name...)

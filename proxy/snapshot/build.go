@@ -171,7 +171,7 @@ func assemble(r *rows, keys map[string][]openedKey, now time.Time, counters *Cou
 		prices:   make(map[priceKey]*Price, len(r.prices)),
 	}
 	for _, t := range r.tenants {
-		s.tenants[t.ID] = &Tenant{ID: t.ID, Status: t.Status, Settings: t.Settings, InFlight: cb.get("tenant", t.ID)}
+		s.tenants[t.ID] = &Tenant{ID: t.ID, Status: t.Status, Settings: t.Settings, Budget: t.Budget, InFlight: cb.get("tenant", t.ID)}
 	}
 	for _, g := range r.gateways {
 		t := s.tenants[g.TenantID]
@@ -247,7 +247,7 @@ func token(t *store.Token, s *Snapshot, users map[string]*User, now time.Time) *
 	}
 	out := &Token{
 		ID: t.ID, Kind: t.Kind, TenantID: t.TenantID, ExpiresAt: t.ExpiresAt,
-		RateLimit: t.RateLimit, AllowedModels: []string(t.AllowedModels),
+		RateLimit: t.RateLimit, AllowedModels: []string(t.AllowedModels), Budget: t.Budget,
 	}
 	if t.GatewayID != nil {
 		out.GatewayID = *t.GatewayID

@@ -55,6 +55,7 @@ type Tenant struct {
 	ID       string
 	Status   string // store.TenantActive, TenantSuspended or TenantDeleted
 	Settings store.TenantSettings
+	Budget   *store.Budget // configuration only; nil means none
 	// InFlight counts the tenant's requests in flight.
 	InFlight *InFlight
 }
@@ -111,7 +112,8 @@ type Token struct {
 	// it is kept so that the type reads like the stored token.
 	Revoked       bool
 	RateLimit     store.RateLimit
-	AllowedModels []string // empty means every model
+	AllowedModels []string      // empty means every model
+	Budget        *store.Budget // configuration only; nil means none
 	// User is the owner of a user or playground token; nil for gateway
 	// tokens.
 	User *User

@@ -9,7 +9,7 @@ const GATEWAY = `id tenantId slug name createdAt updatedAt logBodies bodyLogLimi
   retry { maxAttempts backoffMs } routes { name strategy targets { provider model keyAlias weight } }
   circuitBreaker { failureThreshold cooldownSeconds } budget { ${BUDGET} }`;
 const USER = `id tenantId email name role status createdAt lastSeenAt rateLimit { requestsPerMinute tokensPerMinute } budget { ${BUDGET} }`;
-const TENANT = 'id name status createdAt updatedAt settings { logRetentionDays logBodiesDefault allowedProviders }';
+const TENANT = 'id name status createdAt updatedAt settings { logRetentionDays logBodiesDefault allowedProviders alertWebhookUrl }';
 const SPAN = 'spanId parentId name start durationMs status attributes';
 const LATENCY = 'latencyMs { p50 p95 p99 }';
 const GROUP = `key requests errors tokensIn tokensOut costUsd ${LATENCY}`;

@@ -49,7 +49,7 @@ export interface Tenant {
   status: string;
   createdAt: string;
   updatedAt?: string;
-  settings: { logRetentionDays: number; logBodiesDefault: boolean; allowedProviders: string[] };
+  settings: { logRetentionDays: number; logBodiesDefault: boolean; allowedProviders: string[]; alertWebhookUrl: string };
 }
 export interface Provider {
   id: string;

@@ -155,7 +155,17 @@ function ManageTenant({ tenant: t, onChanged, onGone }: { tenant: Tenant; onChan
     e.preventDefault();
     if (retErr || !f.name.trim()) return;
     patch(
-      { name: f.name.trim(), settings: { logRetentionDays: Number(f.retention), logBodiesDefault: f.bodies, allowedProviders: f.allowed } },
+      {
+        name: f.name.trim(),
+        // Settings are replaced whole: the webhook (set through the API)
+        // goes back as it is; its secret, absent, is kept.
+        settings: {
+          logRetentionDays: Number(f.retention),
+          logBodiesDefault: f.bodies,
+          allowedProviders: f.allowed,
+          alertWebhookUrl: t.settings.alertWebhookUrl,
+        },
+      },
       'Settings saved.',
     );
   };
