@@ -542,6 +542,14 @@ type ComplexityRoot struct {
 		RuleName func(childComplexity int) int
 	}
 
+	ScopeSpend struct {
+		Budget   func(childComplexity int) int
+		CostUSD  func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Name     func(childComplexity int) int
+		Requests func(childComplexity int) int
+	}
+
 	Span struct {
 		Attributes func(childComplexity int) int
 		Children   func(childComplexity int) int
@@ -555,12 +563,15 @@ type ComplexityRoot struct {
 	}
 
 	Spend struct {
-		Budget   func(childComplexity int) int
-		ByDay    func(childComplexity int) int
-		ByModel  func(childComplexity int) int
-		From     func(childComplexity int) int
-		To       func(childComplexity int) int
-		TotalUSD func(childComplexity int) int
+		Budget    func(childComplexity int) int
+		ByDay     func(childComplexity int) int
+		ByGateway func(childComplexity int) int
+		ByModel   func(childComplexity int) int
+		ByToken   func(childComplexity int) int
+		ByUser    func(childComplexity int) int
+		From      func(childComplexity int) int
+		To        func(childComplexity int) int
+		TotalUSD  func(childComplexity int) int
 	}
 
 	Stats struct {
@@ -3241,6 +3252,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RuleHits.RuleName(childComplexity), true
 
+	case "ScopeSpend.budget":
+		if e.ComplexityRoot.ScopeSpend.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.Budget(childComplexity), true
+	case "ScopeSpend.costUsd":
+		if e.ComplexityRoot.ScopeSpend.CostUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.CostUSD(childComplexity), true
+	case "ScopeSpend.id":
+		if e.ComplexityRoot.ScopeSpend.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.ID(childComplexity), true
+	case "ScopeSpend.name":
+		if e.ComplexityRoot.ScopeSpend.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.Name(childComplexity), true
+	case "ScopeSpend.requests":
+		if e.ComplexityRoot.ScopeSpend.Requests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.Requests(childComplexity), true
+
 	case "Span.attributes":
 		if e.ComplexityRoot.Span.Attributes == nil {
 			break
@@ -3308,12 +3350,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Spend.ByDay(childComplexity), true
+	case "Spend.byGateway":
+		if e.ComplexityRoot.Spend.ByGateway == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Spend.ByGateway(childComplexity), true
 	case "Spend.byModel":
 		if e.ComplexityRoot.Spend.ByModel == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Spend.ByModel(childComplexity), true
+	case "Spend.byToken":
+		if e.ComplexityRoot.Spend.ByToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Spend.ByToken(childComplexity), true
+	case "Spend.byUser":
+		if e.ComplexityRoot.Spend.ByUser == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Spend.ByUser(childComplexity), true
 	case "Spend.from":
 		if e.ComplexityRoot.Spend.From == nil {
 			break
@@ -4767,6 +4827,24 @@ type Spend {
   totalUsd: USD!
   byModel: [ModelSpend!]!
   byDay: [DaySpend!]!
+  "The tenant's budget (tenantSpend) or the gateway's (gatewaySpend); null without one."
+  budget: Budget
+  "tenantSpend only, costliest first: per gateway, per user and per API token, each with its budget."
+  byGateway: [ScopeSpend!]
+  byUser: [ScopeSpend!]
+  byToken: [ScopeSpend!]
+}
+
+"""
+The cost of one gateway, user or API token of a tenant. id is empty for
+requests without one (a gateway token has no user); name (a user's email) is
+empty when the object has been deleted since or belongs to another tenant (an Administrator of the platform using this tenant).
+"""
+type ScopeSpend {
+  id: String!
+  name: String!
+  requests: Int!
+  costUsd: USD!
   budget: Budget
 }
 
@@ -5785,6 +5863,22 @@ func (ec *executionContext) childFields_RuleHits(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type RuleHits", field.Name)
 }
 
+func (ec *executionContext) childFields_ScopeSpend(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ScopeSpend_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ScopeSpend_name(ctx, field)
+	case "requests":
+		return ec.fieldContext_ScopeSpend_requests(ctx, field)
+	case "costUsd":
+		return ec.fieldContext_ScopeSpend_costUsd(ctx, field)
+	case "budget":
+		return ec.fieldContext_ScopeSpend_budget(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScopeSpend", field.Name)
+}
+
 func (ec *executionContext) childFields_Span(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "traceId":
@@ -5823,6 +5917,12 @@ func (ec *executionContext) childFields_Spend(ctx context.Context, field graphql
 		return ec.fieldContext_Spend_byDay(ctx, field)
 	case "budget":
 		return ec.fieldContext_Spend_budget(ctx, field)
+	case "byGateway":
+		return ec.fieldContext_Spend_byGateway(ctx, field)
+	case "byUser":
+		return ec.fieldContext_Spend_byUser(ctx, field)
+	case "byToken":
+		return ec.fieldContext_Spend_byToken(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Spend", field.Name)
 }
@@ -17367,6 +17467,130 @@ func (ec *executionContext) fieldContext_RuleHits_hits(_ context.Context, field 
 	return graphql.NewScalarFieldContext("RuleHits", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ScopeSpend_id(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScopeSpend_name(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScopeSpend_requests(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_requests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_requests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScopeSpend_costUsd(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_costUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_costUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _ScopeSpend_budget(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_budget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Budget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_budget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScopeSpend",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Budget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Span_traceId(ctx context.Context, field graphql.CollectedField, obj *analytics.Span) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17743,6 +17967,102 @@ func (ec *executionContext) fieldContext_Spend_budget(_ context.Context, field g
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Budget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Spend_byGateway(ctx context.Context, field graphql.CollectedField, obj *admin.Spend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Spend_byGateway(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByGateway, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []admin.ScopeSpend) graphql.Marshaler {
+			return ec.marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpendᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Spend_byGateway(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Spend",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScopeSpend(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Spend_byUser(ctx context.Context, field graphql.CollectedField, obj *admin.Spend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Spend_byUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByUser, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []admin.ScopeSpend) graphql.Marshaler {
+			return ec.marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpendᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Spend_byUser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Spend",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScopeSpend(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Spend_byToken(ctx context.Context, field graphql.CollectedField, obj *admin.Spend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Spend_byToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []admin.ScopeSpend) graphql.Marshaler {
+			return ec.marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpendᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Spend_byToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Spend",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScopeSpend(ctx, field)
 		},
 	}
 	return fc, nil
@@ -26915,6 +27235,64 @@ func (ec *executionContext) _RuleHits(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var scopeSpendImplementors = []string{"ScopeSpend"}
+
+func (ec *executionContext) _ScopeSpend(ctx context.Context, sel ast.SelectionSet, obj *admin.ScopeSpend) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scopeSpendImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScopeSpend")
+		case "id":
+			out.Values[i] = ec._ScopeSpend_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ScopeSpend_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requests":
+			out.Values[i] = ec._ScopeSpend_requests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costUsd":
+			out.Values[i] = ec._ScopeSpend_costUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "budget":
+			out.Values[i] = ec._ScopeSpend_budget(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var spanImplementors = []string{"Span"}
 
 func (ec *executionContext) _Span(ctx context.Context, sel ast.SelectionSet, obj *analytics.Span) graphql.Marshaler {
@@ -27032,6 +27410,21 @@ func (ec *executionContext) _Spend(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "budget":
 			out.Values[i] = ec._Spend_budget(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "byGateway":
+			out.Values[i] = ec._Spend_byGateway(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "byUser":
+			out.Values[i] = ec._Spend_byUser(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "byToken":
+			out.Values[i] = ec._Spend_byToken(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -29106,6 +29499,10 @@ func (ec *executionContext) unmarshalNRulePatch2githubᚗcomᚋsluicehqᚋsluice
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNScopeSpend2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpend(ctx context.Context, sel ast.SelectionSet, v admin.ScopeSpend) graphql.Marshaler {
+	return ec._ScopeSpend(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNSpan2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSpan(ctx context.Context, sel ast.SelectionSet, v *analytics.Span) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -29844,6 +30241,25 @@ func (ec *executionContext) marshalORuleConnection2ᚖgithubᚗcomᚋsluicehqᚋ
 		return graphql.Null
 	}
 	return ec._RuleConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpendᚄ(ctx context.Context, sel ast.SelectionSet, v []admin.ScopeSpend) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScopeSpend2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpend(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOSpan2ᚕᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSpanᚄ(ctx context.Context, sel ast.SelectionSet, v []*analytics.Span) graphql.Marshaler {

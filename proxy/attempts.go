@@ -192,6 +192,12 @@ type keyring struct {
 	c    *call
 	bs   breaker.Settings
 	seen []seenKey
+	// keys holds the routing keys last handed to the plan, which copies
+	// them before it asks again (routing.NewPlan); seenBuf and keysBuf
+	// back the two slices, so a request with a few keys allocates neither.
+	keys    []routing.Key
+	seenBuf [4]seenKey
+	keysBuf [4]routing.Key
 }
 
 // find returns the key with id, nil when the plan was not given it.
@@ -206,15 +212,17 @@ func (r *keyring) find(id string) *seenKey {
 
 // routingKeys gives the plan the gateway's keys of provider.
 func (r *keyring) routingKeys(provider string) []routing.Key {
-	ks := r.c.gw.Keys[provider]
-	out := make([]routing.Key, len(ks))
-	for i, k := range ks {
+	if r.keys == nil {
+		r.seen, r.keys = r.seenBuf[:0], r.keysBuf[:0]
+	}
+	r.keys = r.keys[:0]
+	for _, k := range r.c.gw.Keys[provider] {
 		if r.find(k.ID) == nil {
 			r.seen = append(r.seen, seenKey{key: k})
 		}
-		out[i] = routing.Key{ID: k.ID, Alias: k.Alias, Weight: k.Weight}
+		r.keys = append(r.keys, routing.Key{ID: k.ID, Alias: k.Alias, Weight: k.Weight})
 	}
-	return out
+	return r.keys
 }
 
 // skip reports whether the plan passes cand over, counting no attempt:
@@ -420,7 +428,9 @@ func (c *call) closeRootSpan(end time.Time) {
 func newSpanID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var h [16]byte
+	hex.Encode(h[:], b[:])
+	return string(h[:])
 }
 
 // traceHeader propagates a valid W3C traceparent and returns the trace id,
@@ -431,10 +441,17 @@ func traceHeader(tp []byte) (http.Header, string) {
 		s[3:35] != "00000000000000000000000000000000" {
 		return http.Header{"Traceparent": {s}}, s[3:35]
 	}
+	// One string holds the header and, as its substring, the trace id.
 	var b [24]byte
 	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:16])
-	return http.Header{"Traceparent": {"00-" + id + "-" + hex.EncodeToString(b[16:]) + "-01"}}, id
+	var h [55]byte
+	copy(h[:], "00-")
+	hex.Encode(h[3:35], b[:16])
+	h[35] = '-'
+	hex.Encode(h[36:52], b[16:])
+	copy(h[52:], "-01")
+	v := string(h[:])
+	return http.Header{"Traceparent": {v}}, v[3:35]
 }
 
 func isHex(s string) bool {

@@ -19,6 +19,9 @@ import (
 type plan struct {
 	strategy string
 	targets  []routing.Target
+	// one backs targets when there is a single target (a provider/model
+	// or a bare model): the common request allocates no slice.
+	one [1]routing.Target
 	// The gateway route's name ("" for a direct provider/model) is the
 	// record's: c.rec.Route.
 }
@@ -35,10 +38,10 @@ func (h *Inference) planTargets(c *call) *apierr.Error {
 	var route string
 	if c.route.provider != nil {
 		p.strategy = store.StrategyFallback
-		p.targets = []routing.Target{{Provider: string(c.route.provider), Model: model, Weight: 1}}
+		p.single(routing.Target{Provider: string(c.route.provider), Model: model, Weight: 1})
 	} else if prov, m, ok := strings.Cut(model, "/"); ok && m != "" {
 		p.strategy = store.StrategyFallback
-		p.targets = []routing.Target{{Provider: prov, Model: m, Weight: 1}}
+		p.single(routing.Target{Provider: prov, Model: m, Weight: 1})
 	} else {
 		for _, r := range c.gw.Routes {
 			if r.Name == model {
@@ -56,7 +59,7 @@ func (h *Inference) planTargets(c *call) *apierr.Error {
 		if p.targets == nil {
 			if prov, ok := bareModelProvider(c.gw, model); ok {
 				p.strategy = store.StrategyFallback
-				p.targets = []routing.Target{{Provider: prov, Model: model, Weight: 1}}
+				p.single(routing.Target{Provider: prov, Model: model, Weight: 1})
 			}
 		}
 		if p.targets == nil {
@@ -190,4 +193,10 @@ func baseURL(k *snapshot.Key) string {
 	}
 	p, _ := catalog.LookupProvider(k.Provider)
 	return strings.TrimSuffix(p.DefaultBaseURL, "/")
+}
+
+// single makes t the plan's only target.
+func (p *plan) single(t routing.Target) {
+	p.one[0] = t
+	p.targets = p.one[:]
 }

@@ -195,6 +195,8 @@ func groupKey(rec *analytics.Record, by string) string {
 		return rec.GatewayID
 	case "user":
 		return rec.UserID
+	case "token":
+		return rec.TokenID
 	case "status":
 		return strconv.Itoa(rec.Status)
 	case "error_code":

@@ -193,7 +193,7 @@ func (s *suite) timeseries(t *testing.T) {
 	}
 }
 
-var groupBys = []string{"model", "provider", "gateway", "user", "status", "error_code"}
+var groupBys = []string{"model", "provider", "gateway", "user", "token", "status", "error_code"}
 
 func (s *suite) analysis(t *testing.T) {
 	for _, by := range groupBys {

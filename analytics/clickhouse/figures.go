@@ -247,6 +247,7 @@ var groupKeys = map[string]string{
 	"provider":   "provider",
 	"gateway":    "gateway_id",
 	"user":       "user_id",
+	"token":      "token_id",
 	"status":     "toString(status)",
 	"error_code": "error_code",
 }
@@ -261,7 +262,7 @@ func group(r aggRow) analytics.Group {
 func (s *Store) Analysis(ctx context.Context, q analytics.Query, groupBy string) (*analytics.Analysis, error) {
 	key, ok := groupKeys[groupBy]
 	if !ok {
-		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be one of model, provider, gateway, user, status, error_code"}
+		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be one of model, provider, gateway, user, token, status, error_code"}
 	}
 	rows, err := s.aggregate(ctx, logCond(q), key, "ORDER BY requests DESC, k ASC", false)
 	if err != nil {

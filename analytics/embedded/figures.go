@@ -55,6 +55,7 @@ var groupColumns = map[string]string{
 	"provider":   "provider",
 	"gateway":    "gateway_id",
 	"user":       "user_id",
+	"token":      "token_id",
 	"status":     "CAST(status AS TEXT)",
 	"error_code": "error_code",
 }
@@ -241,7 +242,7 @@ func (s *Store) Timeseries(ctx context.Context, q analytics.Query, interval stri
 func (s *Store) Analysis(ctx context.Context, q analytics.Query, groupBy string) (*analytics.Analysis, error) {
 	col, ok := groupColumns[groupBy]
 	if !ok {
-		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be model, provider, gateway, user, status or error_code"}
+		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be model, provider, gateway, user, token, status or error_code"}
 	}
 	as, err := aggregates(ctx, s.r, q, col, "COUNT(*) DESC, k", 0)
 	if err != nil {

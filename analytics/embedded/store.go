@@ -22,7 +22,7 @@ import (
 
 // schemaVersion is the PRAGMA user_version of the schema below with every
 // upgrade applied.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // upgrades[v] brings a file of schema version v+1 to v+2: a fresh file
 // gets schema (version 1), then every upgrade in turn.
@@ -33,7 +33,11 @@ var upgrades = [][]string{
 	{`ALTER TABLE request_logs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE request_logs ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE request_logs ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0`},
-	// 4: the error message the client got; '' on older rows.
+	// 4: the batch id indexes go (no query reads by batch; each cost a
+	// B-tree insert per row); a fresh file never had them.
+	{`DROP INDEX IF EXISTS request_logs_batch`, `DROP INDEX IF EXISTS trace_spans_batch`,
+		`DROP INDEX IF EXISTS guardrail_events_batch`},
+	// 5: the error message the client got; '' on older rows.
 	{`ALTER TABLE request_logs ADD COLUMN error_message TEXT NOT NULL DEFAULT ''`},
 }
 
@@ -79,7 +83,6 @@ var schema = []string{
 	`CREATE INDEX request_logs_gateway_ts ON request_logs (gateway_id, ts)`,
 	`CREATE INDEX request_logs_user_ts ON request_logs (user_id, ts)`,
 	`CREATE INDEX request_logs_trace ON request_logs (trace_id)`,
-	`CREATE INDEX request_logs_batch ON request_logs (batch_id)`,
 	`CREATE TABLE trace_spans (
 		trace_id TEXT NOT NULL,
 		span_id TEXT NOT NULL,
@@ -97,7 +100,6 @@ var schema = []string{
 		UNIQUE (trace_id, span_id)
 	)`,
 	`CREATE INDEX trace_spans_tenant_ts ON trace_spans (tenant_id, ts)`,
-	`CREATE INDEX trace_spans_batch ON trace_spans (batch_id)`,
 	`CREATE TABLE guardrail_events (
 		id TEXT PRIMARY KEY,
 		ts INTEGER NOT NULL,
@@ -116,7 +118,6 @@ var schema = []string{
 	`CREATE INDEX guardrail_events_ts ON guardrail_events (ts)`,
 	`CREATE INDEX guardrail_events_tenant_ts ON guardrail_events (tenant_id, ts)`,
 	`CREATE INDEX guardrail_events_gateway_ts ON guardrail_events (gateway_id, ts)`,
-	`CREATE INDEX guardrail_events_batch ON guardrail_events (batch_id)`,
 }
 
 // Store is an open embedded analytics store. It is safe for concurrent use.
@@ -126,6 +127,11 @@ type Store struct {
 	w *sql.DB
 	// r serves reads; WAL lets them go on while w writes.
 	r *sql.DB
+	// inserts are the batch inserts, prepared once on w: insertLog,
+	// insertSpan, insertEvent.
+	inserts [3]*sql.Stmt
+	// wr runs Write on its own low-priority thread.
+	wr *writer
 }
 
 var _ analytics.Backend = (*Store)(nil)
@@ -144,7 +150,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	_ = f.Close()
 	base := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)"
-	w, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=cache_size(-32768)")
+	// The writer takes its checkpoints itself, off the commit (writer.go).
+	w, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=cache_size(-32768)&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("open analytics file %s: %w", path, err)
 	}
@@ -162,6 +169,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("open analytics file %s: %w", path, err)
 	}
+	for i, q := range []string{insertLog, insertSpan, insertEvent} {
+		if s.inserts[i], err = w.PrepareContext(ctx, q); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("prepare analytics inserts: %w", err)
+		}
+	}
+	s.wr = startWriter(func(ctx context.Context) error {
+		_, err := s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		return err
+	})
 	return s, nil
 }
 
@@ -206,6 +223,14 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Close closes the store.
 func (s *Store) Close() error {
+	if s.wr != nil {
+		s.wr.stop()
+	}
+	for _, st := range s.inserts {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
 	// optimize refreshes the planner's statistics where they are stale.
 	_, _ = s.w.Exec("PRAGMA optimize")
 	return errors.Join(s.r.Close(), s.w.Close())
@@ -237,22 +262,24 @@ const (
 
 // Write stores a batch in one transaction. Rows are keyed by record id,
 // (trace id, span id) and event id and inserted with OR IGNORE, so that a
-// batch written again stores nothing twice.
+// batch written again stores nothing twice. The write runs on the store's
+// writer thread (writer.go).
 func (s *Store) Write(ctx context.Context, b *analytics.Batch) error {
 	if b == nil || len(b.Records) == 0 {
 		return nil
 	}
+	return s.wr.do(ctx, func(ctx context.Context) error { return s.write(ctx, b) })
+}
+
+func (s *Store) write(ctx context.Context, b *analytics.Batch) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin batch %s: %w", b.ID, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	var stmts [3]*sql.Stmt
-	for i, q := range []string{insertLog, insertSpan, insertEvent} {
-		if stmts[i], err = tx.PrepareContext(ctx, q); err != nil {
-			return fmt.Errorf("prepare batch insert: %w", err)
-		}
-		defer stmts[i].Close()
+	for i, st := range s.inserts {
+		stmts[i] = tx.StmtContext(ctx, st)
 	}
 	for _, rec := range b.Records {
 		if rec == nil {

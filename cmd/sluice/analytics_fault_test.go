@@ -273,6 +273,13 @@ type sluiceChild struct {
 // configuration is loaded; analytics may be degraded).
 func startSluice(t *testing.T, dataDir, addr, chURL, logPath string, flags ...string) *sluiceChild {
 	t.Helper()
+	return startSluiceEnv(t, nil, dataDir, addr, chURL, logPath, flags...)
+}
+
+// startSluiceEnv is startSluice with more SLUICE_ variables in the child's
+// environment (env: "NAME=value"), such as a master key.
+func startSluiceEnv(t *testing.T, env []string, dataDir, addr, chURL, logPath string, flags ...string) *sluiceChild {
+	t.Helper()
 	cmd := exec.Command(buildSluice(t), append([]string{"serve", "--listen", addr, "--data-dir", dataDir,
 		"--clickhouse-url", chURL, "--shutdown-grace", "2s"}, flags...)...)
 	for _, kv := range os.Environ() {
@@ -281,6 +288,7 @@ func startSluice(t *testing.T, dataDir, addr, chURL, logPath string, flags ...st
 		}
 	}
 	cmd.Env = append(cmd.Env, "SLUICE_ADMIN_TOKEN="+testAdminToken, "SLUICE_ALLOW_PRIVATE_UPSTREAMS=true")
+	cmd.Env = append(cmd.Env, env...)
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)

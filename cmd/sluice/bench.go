@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,6 +52,11 @@ measures, each phase for --duration after a short warm-up:
      door (/compat/responses), one phase each, against the direct call and
      the chat door.
 
+With --clickhouse-url the same chat phases run again through a second
+gateway logging to that ClickHouse; with --baseline through a bare fasthttp
+pass-through on the gateway's CPU (no parsing, no auth, no logging), the
+floor each setup's CPU per request is set against.
+
 The figures are printed next to the project's targets (docs/performance.md).
 All traffic stays on loopback; a run takes about nine times --duration.`,
 		Args: cobra.NoArgs,
@@ -65,6 +72,8 @@ All traffic stays on loopback; a run takes about nine times --duration.`,
 	f.BoolVar(&o.observability, "observability", false, "measure instead the cost of observability: two gateways, one exporting every span over OTLP to a local receiver with /metrics scraped every second, one with both off; their CPU per request and latency, alternating rounds")
 	f.BoolVar(&o.cfg.NoPin, "no-pin", false, "do not pin the gateway and the load generator to separate CPUs")
 	f.StringArrayVar(&o.cfg.GatewayEnv, "gateway-env", nil, "KEY=VALUE added to the gateway's environment, e.g. SLUICE_CLICKHOUSE_URL=clickhouse://127.0.0.1:9000/default to log to ClickHouse (repeatable)")
+	f.BoolVar(&o.cfg.Baseline, "baseline", false, "also measure a bare fasthttp pass-through on the gateway's CPU: the floor the figures are set against")
+	f.StringVar(&o.cfg.ClickHouseURL, "clickhouse-url", "", "also measure a second gateway logging to this ClickHouse, after the embedded default")
 	f.StringVar(&o.gatewayBinary, "gateway-binary", "", "sluice binary to run as the gateway (default: this one)")
 	_ = f.MarkHidden("gateway-binary")
 	return cmd
@@ -107,4 +116,24 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 		return r.WriteJSON(stdout)
 	}
 	return r.WriteText(stdout)
+}
+
+// benchPassthroughCmd serves the floor of `sluice bench --baseline`: a bare
+// fasthttp pass-through to --upstream (hidden: started by bench).
+func benchPassthroughCmd() *cobra.Command {
+	var listen, upstream string
+	cmd := &cobra.Command{
+		Use:    "bench-passthrough",
+		Short:  "Serve a bare fasthttp pass-through to an upstream (the floor of sluice bench --baseline)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return bench.ServePassthrough(ctx, listen, upstream)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "address to serve on")
+	cmd.Flags().StringVar(&upstream, "upstream", "", "base URL of the upstream, e.g. http://127.0.0.1:8081")
+	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/bench"
+	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // benchGatewayEnv makes this test binary, started by TestBench, run
@@ -145,4 +147,96 @@ func TestBenchGateway(t *testing.T) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// TestBenchSetups runs `sluice bench --baseline --clickhouse-url` briefly
+// and checks that the pass-through and the ClickHouse-logging gateway were
+// measured in the same run, each with its figures and issue 17's targets.
+// It asserts no speed.
+func TestBenchSetups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the benchmark for about 12 s")
+	}
+	chURL := testenv.ClickHouseDatabase(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := benchOptions{json: true, cfg: bench.Config{
+		Duration: 300 * time.Millisecond, Rate: 100, Concurrency: 8,
+		Gateway:    []string{exe, "-test.run=^TestBenchGateway$", "--"},
+		GatewayEnv: []string{benchGatewayEnv},
+		Baseline:   true, ClickHouseURL: chURL,
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if err := runBench(ctx, o, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	var r bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("--json printed something that is not a report: %v\n%s", err, stdout.String())
+	}
+	if r.Baseline == nil {
+		t.Fatal("no baseline in the report")
+	}
+	var names []string
+	for _, s := range append([]bench.Setup{*r.Baseline}, r.Setups...) {
+		names = append(names, s.Name)
+		for what, v := range map[string]float64{
+			"requests/s": s.Throughput.PerSecond, "CPU per request": s.CPUPerRequestMS,
+			"latency p50": s.Latency.P50MS, "first chunk p50": s.Streaming.P50MS, "peak RSS": float64(s.PeakRSSBytes),
+		} {
+			if !(v > 0) {
+				t.Errorf("%s: %s = %v, want > 0", s.Name, what, v)
+			}
+		}
+		if n := s.Throughput.Errors + s.Latency.Errors + s.Streaming.Errors; n != 0 {
+			t.Errorf("%s: %d failed requests, first: %s %s %s", s.Name, n,
+				s.Throughput.FirstError, s.Latency.FirstError, s.Streaming.FirstError)
+		}
+		if s.Name != "pass-through" && !(s.CPUOverFloor > 0) {
+			t.Errorf("%s: CPU over the floor = %v, want > 0", s.Name, s.CPUOverFloor)
+		}
+	}
+	if want := []string{"pass-through", "embedded", "clickhouse"}; !slices.Equal(names, want) {
+		t.Errorf("setups %v, want %v", names, want)
+	}
+	count := func(prefixes []string, names func(yield func(string) bool)) map[string]int {
+		n := map[string]int{}
+		for name := range names {
+			for _, p := range prefixes {
+				if strings.HasPrefix(name, p+": ") {
+					n[p]++
+				}
+			}
+		}
+		return n
+	}
+	targets := count([]string{"embedded", "clickhouse"}, func(yield func(string) bool) {
+		for _, tg := range r.Targets {
+			yield(tg.Name)
+		}
+	})
+	if want := map[string]int{"embedded": 5, "clickhouse": 2}; !maps.Equal(targets, want) {
+		t.Errorf("issue 17's targets per setup %v, want %v", targets, want)
+	}
+	phases := count([]string{"pass-through", "clickhouse"}, func(yield func(string) bool) {
+		for _, p := range r.OtherProcesses.Phases {
+			yield(p.Phase)
+		}
+	})
+	if want := map[string]int{"pass-through": 3, "clickhouse": 3}; !maps.Equal(phases, want) {
+		t.Errorf("phases per other setup %v, want %v", phases, want)
+	}
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, section := range []string{"Setups in this run", "pass-through", "clickhouse: added latency p99", "embedded: CPU per non-streamed request"} {
+		if !strings.Contains(text.String(), section) {
+			t.Errorf("the report lacks %q:\n%s", section, text.String())
+		}
+	}
 }

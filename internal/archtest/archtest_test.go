@@ -70,6 +70,8 @@ var rules = []rule{
 	{from: p("internal/..."), to: p("proxy/...", "graph/..."), but: p("proxy/providers/providertest"), reach: anyPath,
 		why: "internal/ holds the domain and helpers the planes use, never the planes themselves " +
 			"(the mock provider is test tooling: sluice bench drives it)"},
+	{from: p("internal/declarative/..."), to: p("internal/store/...", "internal/admin/...", "internal/auth/..."), reach: anyPath,
+		why: "configuration as code talks to the admin API over HTTP only, so roles, validation and the audit log apply to it"},
 	{from: p("..."), unless: p("cmd/..."), to: p("cmd/..."), reach: anyPath,
 		why: "nothing imports a command: cmd is the root that wires everything"},
 }

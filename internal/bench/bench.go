@@ -76,6 +76,13 @@ type Config struct {
 	// NoPin leaves the processes unpinned; by default the gateway runs on
 	// the last CPU and the load generator on the others.
 	NoPin bool
+	// Baseline also measures a bare fasthttp pass-through (ServePassthrough,
+	// run as `<Gateway> bench-passthrough`) on the gateway's CPU: the floor
+	// every setup's figures are set against.
+	Baseline bool
+	// ClickHouseURL, when set, also measures a second gateway logging to
+	// ClickHouse at that URL, after the embedded default.
+	ClickHouseURL string
 	// Progress receives a line as each phase starts; nil discards.
 	Progress io.Writer
 }
@@ -166,13 +173,25 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := m.run(ctx, r); err != nil {
 		return nil, err
 	}
-	r.OtherProcesses.sum()
 	if r.Gateway.PeakRSSBytes, err = peakRSS(gw.pid()); err != nil {
 		return nil, err
 	}
 	if err := gw.stop(); err != nil {
 		return nil, err
 	}
+	r.Setups = []Setup{setupFrom(setupEmbedded, r)}
+	if cfg.ClickHouseURL != "" {
+		if err := m.measureClickHouse(ctx, r, mockURL, cpus.gateway); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Baseline {
+		if err := m.measureFloor(ctx, r, mockURL, cpus.gateway); err != nil {
+			return nil, err
+		}
+	}
+	r.OtherProcesses.sum()
+	r.compareSetups()
 	r.judge()
 	return r, nil
 }
@@ -196,17 +215,7 @@ func (m *measurer) run(ctx context.Context, r *Report) error {
 	c := m.cfg
 	phaseLen := c.Warmup + c.Duration
 	phase := func(name string, measure func() error) error {
-		fmt.Fprintf(c.Progress, "bench: %s (%s)\n", name, phaseLen.Round(time.Millisecond))
-		other, err := startOtherMeter(m.gw.pid())
-		if err != nil {
-			return err
-		}
-		if err := measure(); err != nil {
-			return err
-		}
-		o, err := other.stop()
-		r.OtherProcesses.Phases = append(r.OtherProcesses.Phases, PhaseShare{Phase: name, Share: o.Share, Seconds: o.Seconds})
-		return err
+		return m.phase(r, m.gw.pid(), name, phaseLen, measure)
 	}
 	// The gateway is idle while the direct phases run: its CPU time then
 	// is its background cost (timers, the configuration poll).

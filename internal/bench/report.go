@@ -28,6 +28,12 @@ type Report struct {
 	// the chat door (issue 14).
 	Doors   []Door  `json:"doors"`
 	Gateway Process `json:"gateway_process"`
+	// Setups are the chat request's figures per setup: the embedded
+	// default, then ClickHouse when measured (issue 17).
+	Setups []Setup `json:"setups"`
+	// Baseline is the bare pass-through's figures (--baseline), nil when
+	// not measured.
+	Baseline *Setup `json:"baseline,omitempty"`
 	// OtherProcesses is the load the rest of the machine added meanwhile.
 	OtherProcesses OtherProcesses `json:"other_processes"`
 	Targets        []Target       `json:"targets"`
@@ -177,6 +183,7 @@ func (r *Report) judge() {
 		limit := math.Round(r.Throughput.CPUPerRequestMS*targetDoorCPUShare*1e4) / 1e4
 		add(d.Name+" door: CPU per request over the chat door", d.CPUOverChatMS, limit)
 	}
+	r.judgeSetups(add)
 }
 
 // WriteJSON writes r as indented JSON.
@@ -236,6 +243,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := writeDoors(bw, r); err != nil {
 		return err
 	}
+	if err := writeSetups(bw, r); err != nil {
+		return err
+	}
 
 	fmt.Fprintf(bw, "Gateway process\n")
 	fmt.Fprintf(bw, "  peak RSS   %.1f MiB\n", float64(r.Gateway.PeakRSSBytes)/(1<<20))
@@ -252,7 +262,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(bw, "%s %.0f%%", sep, p.Share*100)
 		}
-		fmt.Fprintf(bw, " (in the order above: throughput, latency, streamed, direct then gateway; then each door)\n")
+		fmt.Fprintf(bw, " (in the order above: throughput, latency, streamed, direct then gateway; then each door, then each other setup)\n")
 	}
 	if r.Disturbed {
 		fmt.Fprintf(bw, "  WARNING: the machine was not idle; these figures are disturbed. Rerun on an idle machine.\n")

@@ -157,6 +157,7 @@ var table = []row{
 	{name: "gateway spend", allow: "YYNYNNN", method: "GET", path: "/admin/v1/gateways/{gw}/spend", gql: `{ gatewaySpend(gatewayId: "{gw}") { totalUsd } }`},
 	{name: "tenant spend", allow: "YYNYNNN", method: "GET", path: "/admin/v1/tenants/acme/spend", gql: `{ tenantSpend(tenantId: "acme") { totalUsd } }`},
 	{name: "tenant analytics", allow: "YYNNNNN", method: "GET", path: "/admin/v1/tenants/acme/analytics", gql: `{ tenantAnalytics(tenantId: "acme") { requests } }`},
+	{name: "tenant alerts", allow: "YYNNNNN", method: "GET", path: "/admin/v1/tenants/acme/alerts", gql: `{ tenant(id: "acme") { alerts { data { id } } } }`},
 	{name: "logs", allow: "YYNNNNN", method: "GET", path: "/admin/v1/logs", gql: `{ logs { data { id } } }`},
 	{name: "one log", allow: "YYNNNNN", method: "GET", path: "/admin/v1/logs/0192f000-0000-7000-8000-000000000000", lookup: true,
 		gql: `{ log(id: "0192f000-0000-7000-8000-000000000000") { id } }`},
