@@ -62,6 +62,8 @@ type harnessConfig struct {
 	gateway admin.GatewaySettings
 	// shutdownGrace is the server's grace period (default 5 s).
 	shutdownGrace time.Duration
+	// drainDelay is the server's Config.DrainDelay (default 0).
+	drainDelay time.Duration
 	// now is the proxy's clock (default time.Now).
 	now func() time.Time
 	// ruleBudget is the content rules' matching budget per request
@@ -171,7 +173,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 		grace = 5 * time.Second
 	}
 	srv, err := New(Options{
-		Config:     Config{Listen: "127.0.0.1:0", ShutdownGrace: grace},
+		Config:     Config{Listen: "127.0.0.1:0", ShutdownGrace: grace, DrainDelay: cfg.drainDelay},
 		Inference:  h.inf.Handle,
 		EndStreams: h.inf.EndStreams,
 		Metrics:    h.inf.WriteMetrics,

@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/internal/sqlitebackup"
 )
 
 // schemaVersion is the PRAGMA user_version of the schema below with every
@@ -409,4 +410,13 @@ func (s *Store) deleteChunked(ctx context.Context, table, where string, args ...
 			return nil
 		}
 	}
+}
+
+// BackupTo writes an online, consistent copy of the store to path (which
+// must not exist): restoring it is putting the file back as analytics.db
+// in the data dir of a stopped server. It runs on the writing connection
+// (the reading ones are query_only, which VACUUM INTO refuses), so this
+// Store's own writes wait; another process's go on (WAL).
+func (s *Store) BackupTo(ctx context.Context, path string) error {
+	return sqlitebackup.Into(ctx, s.w, path)
 }

@@ -34,6 +34,7 @@ type config struct {
 	LogFormat            string
 	AllowPrivateUpstream bool
 	ShutdownGrace        time.Duration
+	DrainDelay           time.Duration
 
 	// Concurrency limits of the proxy (docs/security.md).
 	TenantMaxInFlight    int
@@ -62,6 +63,9 @@ type config struct {
 	// MetricsNoModel drops the model label of the traffic series
 	// (proxy.MetricsConfig.NoModel, docs/observability.md).
 	MetricsNoModel bool
+	// MasterKeyFile names a file holding the master key (a container
+	// secret); the flag names the file, never the key.
+	MasterKeyFile string
 	// MasterKeyPreviousFile names a file holding the previous master key
 	// (a rotation in progress); the flag names the file, never the key.
 	MasterKeyPreviousFile string
@@ -85,7 +89,9 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.AllowPrivateUpstream, "allow-private-upstreams", false, "let provider base URLs point at loopback and private addresses (self-hosted models); link-local and metadata addresses stay refused")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and streams may run on after SIGTERM")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "after SIGTERM, how long to keep serving with /healthz answering 503 before the listener closes, so that load balancers and Kubernetes stop sending requests first (docs/deployment.md)")
 	fs.DurationVar(&c.RuleBudget, "rule-budget", rules.DefaultBudget, "matching time the content rules may spend on one request (request, response and stream together); past it unchecked block and redact rules refuse the request (400 content_blocked) and flag rules let it pass; negative: no limit")
+	fs.StringVar(&c.MasterKeyFile, "master-key-file", "", "file holding the master key (a container or Kubernetes secret), instead of SLUICE_MASTER_KEY")
 	fs.StringVar(&c.MasterKeyPreviousFile, "master-key-previous-file", "", "file holding the previous master key during a rotation (or SLUICE_MASTER_KEY_PREVIOUS): provider keys sealed with it still open, and sluice keys reseal moves them to the current key")
 	fs.IntVar(&c.TenantMaxInFlight, "tenant-max-in-flight", proxy.DefaultTenantMaxInFlight, "requests a tenant may have in flight at once in this process, unless its settings.max_in_flight says otherwise")
 	fs.IntVar(&c.UpstreamConnsPerHost, "upstream-conns-per-host", 512, "connections kept to one upstream host; one tenant may use a quarter of them")
@@ -182,12 +188,9 @@ func (c *config) box() (*secret.Box, error) {
 }
 
 func (c *config) currentBox() (*secret.Box, error) {
-	if c.MasterKey != "" {
-		k, err := secret.ParseKey(c.MasterKey)
-		if err != nil {
-			return nil, fmt.Errorf("SLUICE_MASTER_KEY: %w", err)
-		}
-		return secret.NewBox(k)
+	b, err := keyBox(c.MasterKey, "SLUICE_MASTER_KEY", c.MasterKeyFile, "--master-key-file")
+	if b != nil || err != nil {
+		return b, err
 	}
 	if c.DatabaseURL != "" {
 		return nil, secret.ErrNoKey
@@ -203,16 +206,23 @@ func (c *config) currentBox() (*secret.Box, error) {
 // is set. The key comes from SLUICE_MASTER_KEY_PREVIOUS or from the file
 // --master-key-previous-file names, not both.
 func (c *config) previousBox() (*secret.Box, error) {
-	raw, from := c.MasterKeyPrevious, "SLUICE_MASTER_KEY_PREVIOUS"
+	return keyBox(c.MasterKeyPrevious, "SLUICE_MASTER_KEY_PREVIOUS", c.MasterKeyPreviousFile, "--master-key-previous-file")
+}
+
+// keyBox returns the box of a master key given in the environment variable
+// env (its value raw) or in the file the flag names, not both; nil when
+// neither is set. Errors name the source, never the key.
+func keyBox(raw, env, file, flag string) (*secret.Box, error) {
+	from := env
 	switch {
-	case raw != "" && c.MasterKeyPreviousFile != "":
-		return nil, errors.New("set the previous master key once: SLUICE_MASTER_KEY_PREVIOUS or --master-key-previous-file, not both")
-	case c.MasterKeyPreviousFile != "":
-		data, err := os.ReadFile(c.MasterKeyPreviousFile)
+	case raw != "" && file != "":
+		return nil, fmt.Errorf("set the key once: %s or %s, not both", env, flag)
+	case file != "":
+		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("read --master-key-previous-file: %w", err)
+			return nil, fmt.Errorf("read %s: %w", flag, err)
 		}
-		raw, from = string(data), "--master-key-previous-file"
+		raw, from = string(data), flag
 	case raw == "":
 		return nil, nil
 	}

@@ -117,7 +117,7 @@ func serve(ctx context.Context, c *config, which parts) error {
 		}
 	}
 	opts := proxy.Options{
-		Config:  proxy.Config{Listen: c.Listen, ShutdownGrace: c.ShutdownGrace},
+		Config:  proxy.Config{Listen: c.Listen, ShutdownGrace: c.ShutdownGrace, DrainDelay: c.DrainDelay},
 		Logger:  log,
 		Version: version,
 		Metrics: func(w io.Writer) {
