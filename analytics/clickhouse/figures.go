@@ -146,6 +146,25 @@ func (s *Store) Stats(ctx context.Context, q analytics.Query) (*analytics.Stats,
 		st.LatencyMS = r.Latency
 		st.CacheHitRate = ratio(r.Cached, r.Requests)
 	}
+	c := logCond(q)
+	c.add(analytics.RefusalSQL)
+	refused, err := s.conn.Query(ctx, `SELECT error_code, toInt64(count()) FROM request_logs `+c.sql()+` GROUP BY error_code`, c.args...)
+	if err != nil {
+		return nil, fmt.Errorf("read refusals: %w", err)
+	}
+	defer refused.Close()
+	var by []analytics.ReasonCount
+	for refused.Next() {
+		var r analytics.ReasonCount
+		if err := refused.Scan(&r.Reason, &r.Count); err != nil {
+			return nil, fmt.Errorf("read refusals: %w", err)
+		}
+		by = append(by, r)
+	}
+	if err := refused.Err(); err != nil {
+		return nil, fmt.Errorf("read refusals: %w", err)
+	}
+	st.SetRefusals(by)
 	return st, nil
 }
 

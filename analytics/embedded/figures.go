@@ -158,6 +158,25 @@ func (s *Store) Stats(ctx context.Context, q analytics.Query) (*analytics.Stats,
 		st.LatencyMS = a.latency()
 		st.CacheHitRate = ratio(a.cached, a.requests)
 	}
+	w := scope(q)
+	rows, err := s.r.QueryContext(ctx, `SELECT error_code, COUNT(*) FROM request_logs`+w.String()+
+		` AND `+analytics.RefusalSQL+` GROUP BY error_code`, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("read refusals: %w", err)
+	}
+	defer rows.Close()
+	var by []analytics.ReasonCount
+	for rows.Next() {
+		var r analytics.ReasonCount
+		if err := rows.Scan(&r.Reason, &r.Count); err != nil {
+			return nil, fmt.Errorf("read refusals: %w", err)
+		}
+		by = append(by, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read refusals: %w", err)
+	}
+	st.SetRefusals(by)
 	return st, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy"
+	"github.com/sluicehq/sluice/proxy/lastuse"
 	"github.com/sluicehq/sluice/proxy/snapshot"
 )
 
@@ -51,6 +52,8 @@ type config struct {
 	RuleBudget time.Duration
 	// SnapshotMaxRows bounds the configuration rows a proxy loads.
 	SnapshotMaxRows int
+	// LastUseInterval is how often a proxy writes its tokens' last use.
+	LastUseInterval time.Duration
 	// Observability (docs/observability.md): the OTLP collector's base
 	// URL and the share of new traces sent; the access log ("", "stderr"
 	// or a file path).
@@ -96,6 +99,7 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.OTLPSamplingRatio, "otlp-sampling-ratio", 1, "share of new traces exported (0–1); a request with a traceparent follows its sampled flag")
 	fs.StringVar(&c.AccessLog, "access-log", "", "write one JSON line per inference request to stderr (\"stderr\") or to this file; empty: off")
 	fs.BoolVar(&c.MetricsNoModel, "metrics-no-model", false, "drop the model label of sluice_requests_total, sluice_tokens_total and sluice_cost_usd_total: fewer series per gateway (docs/observability.md)")
+	fs.DurationVar(&c.LastUseInterval, "last-use-interval", lastuse.DefaultInterval, "how often a proxy writes the last use of the tokens it served (last_used_at, and the users' last_seen_at)")
 	fs.DurationVar(&c.StreamWriteTimeout, "stream-write-timeout", proxy.DefaultStreamWriteTimeout, "how long a stream waits for its client to read before it closes the connection")
 }
 
