@@ -389,11 +389,19 @@ func TestBudgetSurvivesRestart(t *testing.T) {
 	setPrice(h)
 	amount := money.FromFloat(1)
 	h.update(hardBudget(amount, "monthly"))
-	src := spendSource{budget.GatewayScope(h.gw.ID): int64(amount - realCost/2)}
+	wantPersistedSpend(t, h, budget.GatewayScope(h.gw.ID), amount)
+}
+
+// wantPersistedSpend: a fresh process, alone and on Redis, starts the
+// counter of scope from its persisted spend, amount less half a request's
+// cost, and so refuses the next request.
+func wantPersistedSpend(t *testing.T, h *harness, scope string, amount money.USD) {
+	t.Helper()
+	src := spendSource{scope: int64(amount - realCost/2)}
 	local := h.limitReplica(t, nil, budget.NewLocal(src))
 	resp, b := h.post(local.addr, chatPath, h.token, pricedBody)
 	wantBudgetExceeded(t, resp, b)
-	if spent, _ := local.inf.cfg.Budgets.Spent(context.Background(), budget.GatewayScope(h.gw.ID), monthStartOf(time.Now())); spent != amount-realCost/2 {
+	if spent, _ := local.inf.cfg.Budgets.Spent(context.Background(), scope, monthStartOf(time.Now())); spent != amount-realCost/2 {
 		t.Errorf("spent %s, want the persisted %s", spent, amount-realCost/2)
 	}
 
