@@ -90,11 +90,17 @@ func startGateway(ctx context.Context, o gatewayOptions) (*gateway, error) {
 		"SLUICE_ADMIN_TOKEN="+g.adminToken,
 		"SLUICE_ALLOW_PRIVATE_UPSTREAMS=true")
 	g.cmd.Env = append(g.cmd.Env, o.env...)
+	return g.run(ctx, o.cpu, "gateway")
+}
+
+// run starts g.cmd pinned to cpu (what names it in errors), its output
+// in g.out, and waits until it answers /healthz; it stops it otherwise.
+func (g *gateway) run(ctx context.Context, cpu int, what string) (*gateway, error) {
 	g.cmd.Stdout, g.cmd.Stderr = g.out, g.out
 	g.cmd.SysProcAttr = childAttr()
-	if err := startPinned(g.cmd, o.cpu); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start the gateway %s: %w", o.command[0], err)
+	if err := startPinned(g.cmd, cpu); err != nil {
+		_ = os.RemoveAll(g.dataDir)
+		return nil, fmt.Errorf("start the %s %s: %w", what, g.cmd.Args[0], err)
 	}
 	go func() {
 		g.waitErr = g.cmd.Wait()

@@ -107,23 +107,8 @@ func startPassthrough(ctx context.Context, o gatewayOptions, upstream string) (*
 	if err != nil {
 		return nil, err
 	}
-	dir := g.dataDir
 	args := append(append([]string{}, command[1:]...), "bench-passthrough", "--listen", addr, "--upstream", upstream)
 	g.cmd = exec.Command(command[0], args...)
 	g.cmd.Env = append(append(envWithout(os.Environ(), "SLUICE_"), "GOMAXPROCS=1"), o.env...)
-	g.cmd.Stdout, g.cmd.Stderr = g.out, g.out
-	g.cmd.SysProcAttr = childAttr()
-	if err := startPinned(g.cmd, cpu); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start the pass-through %s: %w", command[0], err)
-	}
-	go func() {
-		g.waitErr = g.cmd.Wait()
-		close(g.exited)
-	}()
-	if err := g.waitHealthy(ctx); err != nil {
-		_ = g.stop()
-		return nil, err
-	}
-	return g, nil
+	return g.run(ctx, cpu, "pass-through")
 }
