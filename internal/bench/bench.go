@@ -136,6 +136,26 @@ func startMock(ctx context.Context, cfg Config) (context.Context, string, func()
 	return ctx, mockURL, func() { mock.Close(); cancel() }, nil
 }
 
+// pinLoad plans the CPUs, pins this process (the load) to its own unless
+// cfg.NoPin, and runs it on two Ps at least; restore undoes both.
+func pinLoad(cfg Config) (cpus cpuPlan, restore func(), err error) {
+	cpus = planCPUs(cfg.NoPin)
+	unpin := func() {}
+	if len(cpus.load) > 0 {
+		if unpin, err = pinSelf(cpus.load); err != nil {
+			return cpuPlan{}, nil, err
+		}
+	}
+	// Two Ps even on one CPU: the scheduling goroutine of a fixed-rate
+	// phase sleeps in a system call (for a precise wake-up), and the other
+	// P keeps reading responses meanwhile.
+	prevProcs := runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
+	return cpus, func() {
+		runtime.GOMAXPROCS(prevProcs)
+		unpin()
+	}, nil
+}
+
 // Run starts the mock provider and the gateway, measures every phase and
 // stops both. It returns early, with ctx's error, when ctx ends.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
@@ -145,19 +165,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer stop()
 
-	cpus := planCPUs(cfg.NoPin)
-	if len(cpus.load) > 0 {
-		restore, err := pinSelf(cpus.load)
-		if err != nil {
-			return nil, err
-		}
-		defer restore()
+	cpus, restore, err := pinLoad(cfg)
+	if err != nil {
+		return nil, err
 	}
-	// Two Ps even on one CPU: the scheduling goroutine of a fixed-rate
-	// phase sleeps in a system call (for a precise wake-up), and the other
-	// P keeps reading responses meanwhile.
-	prevProcs := runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
-	defer runtime.GOMAXPROCS(prevProcs)
+	defer restore()
 
 	fmt.Fprintf(cfg.Progress, "bench: starting the gateway (%s serve)\n", cfg.Gateway[0])
 	gw, err := startGateway(ctx, gatewayOptions{command: cfg.Gateway, env: cfg.GatewayEnv, cpu: cpus.gateway})

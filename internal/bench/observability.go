@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -67,16 +66,11 @@ func RunObservability(ctx context.Context, cfg Config) (*ObservabilityReport, er
 		return nil, err
 	}
 	defer recv.close()
-	cpus := planCPUs(cfg.NoPin)
-	if len(cpus.load) > 0 {
-		restore, err := pinSelf(cpus.load)
-		if err != nil {
-			return nil, err
-		}
-		defer restore()
+	cpus, restore, err := pinLoad(cfg)
+	if err != nil {
+		return nil, err
 	}
-	prevProcs := runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))) // as in Run
-	defer runtime.GOMAXPROCS(prevProcs)
+	defer restore()
 
 	envs := map[string][]string{"off": cfg.GatewayEnv, "on": append(append([]string{}, cfg.GatewayEnv...), "SLUICE_OTLP_ENDPOINT="+recv.url)}
 	gws, tokens := map[string]*gateway{}, map[string]string{}
