@@ -3,7 +3,7 @@
 # Go from the official tarball location, ahead of any distribution Go.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: test build run generate web
+.PHONY: test build run generate web image
 
 ## test: gofmt, go vet and every test (-race) against real PostgreSQL and Redis
 test:
@@ -17,6 +17,11 @@ build:
 run:
 	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory web; fi
 	go run ./cmd/sluice serve
+
+## image: the container image (deploy/Containerfile) from scratch with buildah or podman; IMAGE=name:tag to name it (docs/deployment.md)
+image:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory web; fi
+	bash scripts/image.sh
 
 ## web: build the dashboard into web/dist, which the next Go build embeds (docs/dashboard.md)
 web: web/node_modules/.package-lock.json

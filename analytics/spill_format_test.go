@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"log/slog"
 	"os"
@@ -141,8 +142,8 @@ func TestSpillRefusesAFutureVersion(t *testing.T) {
 		name    string
 		payload string
 	}{
-		{"same shape", `{"v":4,"id":"rec-future","ts":"2026-03-01T12:00:00Z","tenant_id":"acme"}`},
-		{"another shape", `{"v":4,"id":{"a":1},"ts":17}`},
+		{"same shape", `{"v":5,"id":"rec-future","ts":"2026-03-01T12:00:00Z","tenant_id":"acme"}`},
+		{"another shape", `{"v":5,"id":{"a":1},"ts":17}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -187,7 +188,7 @@ func TestSpillRefusesAFutureVersion(t *testing.T) {
 				t.Errorf("segments left %v, want only %s", files, future)
 			}
 			log := logs.String()
-			for _, want := range []string{"000009-01jqfuturesegment000000000", "format version 4", "kept on disk"} {
+			for _, want := range []string{"000009-01jqfuturesegment000000000", "format version 5", "kept on disk"} {
 				if !strings.Contains(log, want) {
 					t.Errorf("log %q does not say %q", log, want)
 				}
@@ -232,8 +233,8 @@ func TestSpillReadsVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(payload), `"v":3`) {
-		t.Errorf("payload %s is not version 3", payload)
+	if want := fmt.Sprintf(`"v":%d`, spillVersion); !strings.Contains(string(payload), want) {
+		t.Errorf("payload %s is not version %d", payload, spillVersion)
 	}
 	back, _, err := decodeSpill(payload)
 	if err != nil {
@@ -338,5 +339,31 @@ func TestSpillReplaysVersion2Segment(t *testing.T) {
 	}
 	if n := len(SegmentFiles(t, dir)); n != 0 {
 		t.Errorf("%d segments left after replay, want 0", n)
+	}
+}
+
+// TestSpillReadsVersion3: a frame of format 3 (before error messages)
+// decodes with none; the current format carries it.
+func TestSpillReadsVersion3(t *testing.T) {
+	v3 := `{"v":3,"batch":"b1","id":"rec-v3","ts":"2026-03-01T12:00:00Z","tenant_id":"acme","provider":"openai",` +
+		`"model":"gpt-4o-mini","status":429,"error_code":"budget_exceeded","reasoning_tokens":3,"cost_nanos":0,"saved_nanos":0}`
+	rec, _, err := decodeSpill([]byte(v3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.ErrorCode != "budget_exceeded" || rec.ReasoningTokens != 3 || rec.ErrorMessage != "" {
+		t.Errorf("decoded %+v, want budget_exceeded, 3 reasoning tokens, no message", rec)
+	}
+	rec.ErrorMessage = "the gateway's monthly budget is spent"
+	payload, err := encodeSpill(rec, "b2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := decodeSpill(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ErrorMessage != rec.ErrorMessage {
+		t.Errorf("after a round trip: message %q, want %q", back.ErrorMessage, rec.ErrorMessage)
 	}
 }

@@ -27,6 +27,8 @@ import (
 //	3  version 2 and "cache_write_tokens", "cache_write_1h_tokens",
 //	   "reasoning_tokens" (CONTRACT §14). Older frames read them as 0
 //	   (testdata/spill-v2.seg).
+//	4  version 3 and "error_message" (the error the client got). Older
+//	   frames read it as "".
 //
 // A build reads every version up to spillVersion and writes spillVersion.
 // A frame of a later version (a newer build wrote the file, then an older
@@ -37,7 +39,7 @@ import (
 // To change the format: add the field (or the new meaning) to spillRecord,
 // bump spillVersion, keep reading the older versions (decode), and add a
 // golden segment of the old version under testdata with a replay test.
-const spillVersion = 3
+const spillVersion = 4
 
 // spillRecord is a spilled record: its fields, the batch it was attempted
 // under (Batch: replay writes those records again under the same id, so
@@ -91,6 +93,8 @@ type spillFields struct {
 	CacheWriteTokens   int64 `json:"cache_write_tokens,omitempty"`
 	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens,omitempty"`
 	ReasoningTokens    int64 `json:"reasoning_tokens,omitempty"`
+	// Version 4.
+	ErrorMessage string `json:"error_message,omitempty"`
 }
 
 // spillSpan is a spilled Span, under the names version 0 wrote.
@@ -140,7 +144,7 @@ func toSpill(rec *Record, batchID string) *spillRecord {
 			RuleHits: rec.RuleHits, Metadata: rec.Metadata, TraceID: rec.TraceID, ClientIP: rec.ClientIP,
 			UserAgent: rec.UserAgent, RequestBody: rec.RequestBody, ResponseBody: rec.ResponseBody, Flags: rec.Flags,
 			Operation: rec.Operation, CacheWriteTokens: rec.CacheWriteTokens, CacheWrite1hTokens: rec.CacheWrite1hTokens,
-			ReasoningTokens: rec.ReasoningTokens,
+			ReasoningTokens: rec.ReasoningTokens, ErrorMessage: rec.ErrorMessage,
 		},
 		CostNanos: int64(rec.CostUSD), SavedNanos: int64(rec.CacheSavedUSD),
 	}
@@ -197,6 +201,7 @@ func (sr *spillRecord) record() (*Record, error) {
 		UserAgent: f.UserAgent, RequestBody: f.RequestBody, ResponseBody: f.ResponseBody, Flags: f.Flags,
 		CacheSavedUSD: money.USD(sr.SavedNanos), Operation: f.Operation,
 		CacheWriteTokens: f.CacheWriteTokens, CacheWrite1hTokens: f.CacheWrite1hTokens, ReasoningTokens: f.ReasoningTokens,
+		ErrorMessage: f.ErrorMessage,
 	}
 	if sr.Spans != nil {
 		rec.Spans = make([]Span, len(sr.Spans))

@@ -5,7 +5,10 @@
 package analytics
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/money"
@@ -43,6 +46,49 @@ type Stats struct {
 	CostUSD      money.USD `json:"cost_usd"`
 	LatencyMS    Latency   `json:"latency_ms"`
 	CacheHitRate float64   `json:"cache_hit_rate"`
+	// Errors split in two: Refusals the gateway answered itself (no
+	// provider was tried, or a content rule blocked the answer: IsRefusal),
+	// by reason, most first; UpstreamErrors the rest, requests that
+	// reached a provider and failed there (or were cut off on their way).
+	UpstreamErrors   int64         `json:"upstream_errors"`
+	Refusals         int64         `json:"refusals"`
+	RefusalsByReason []ReasonCount `json:"refusals_by_reason"`
+}
+
+// ReasonCount is the number of refusals of one reason: the error code the
+// client got.
+type ReasonCount struct {
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
+}
+
+// RefusalSQL is the condition of a refused request over request_logs'
+// columns, in SQL both analytics backends read (IsRefusal in Go).
+const RefusalSQL = "status >= 400 AND (attempts = 0 OR error_code = 'content_blocked')"
+
+// IsRefusal reports whether rec is an error the gateway answered itself:
+// no attempt reached a provider, or a content rule blocked the answer.
+func IsRefusal(rec *Record) bool {
+	return rec.Status >= 400 && (rec.Attempts == 0 || rec.ErrorCode == "content_blocked")
+}
+
+// SetRefusals sets the refusal figures of s from the refusal counts by
+// reason (any order), with UpstreamErrors the rest of s.Errors.
+func (s *Stats) SetRefusals(by []ReasonCount) {
+	slices.SortFunc(by, func(a, b ReasonCount) int {
+		if a.Count != b.Count {
+			return cmp.Compare(b.Count, a.Count)
+		}
+		return strings.Compare(a.Reason, b.Reason)
+	})
+	s.Refusals = 0
+	for _, r := range by {
+		s.Refusals += r.Count
+	}
+	if by == nil {
+		by = []ReasonCount{}
+	}
+	s.RefusalsByReason, s.UpstreamErrors = by, s.Errors-s.Refusals
 }
 
 // Point is one bucket of a time series.
@@ -164,6 +210,10 @@ type Record struct {
 	CacheWriteTokens   int64 `json:"cache_write_tokens"`
 	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens"`
 	ReasoningTokens    int64 `json:"reasoning_tokens"`
+	// ErrorMessage is the message of the error the client got (an error
+	// answer, or a stream's closing error event); "" for an answer.
+	// Empty on records written before the field existed.
+	ErrorMessage string `json:"error_message"`
 
 	// Spans are the trace spans of the request (one per upstream attempt
 	// under a root span), written to the trace store with the log.

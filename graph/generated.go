@@ -276,6 +276,7 @@ type ComplexityRoot struct {
 		ClientIP           func(childComplexity int) int
 		CostUSD            func(childComplexity int) int
 		ErrorCode          func(childComplexity int) int
+		ErrorMessage       func(childComplexity int) int
 		GatewayID          func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		LatencyMS          func(childComplexity int) int
@@ -491,6 +492,11 @@ type ComplexityRoot struct {
 		TokensPerMinute   func(childComplexity int) int
 	}
 
+	ReasonCount struct {
+		Count  func(childComplexity int) int
+		Reason func(childComplexity int) int
+	}
+
 	RetrySettings struct {
 		BackoffMS   func(childComplexity int) int
 		MaxAttempts func(childComplexity int) int
@@ -536,6 +542,14 @@ type ComplexityRoot struct {
 		RuleName func(childComplexity int) int
 	}
 
+	ScopeSpend struct {
+		Budget   func(childComplexity int) int
+		CostUSD  func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Name     func(childComplexity int) int
+		Requests func(childComplexity int) int
+	}
+
 	Span struct {
 		Attributes func(childComplexity int) int
 		Children   func(childComplexity int) int
@@ -549,25 +563,31 @@ type ComplexityRoot struct {
 	}
 
 	Spend struct {
-		Budget   func(childComplexity int) int
-		ByDay    func(childComplexity int) int
-		ByModel  func(childComplexity int) int
-		From     func(childComplexity int) int
-		To       func(childComplexity int) int
-		TotalUSD func(childComplexity int) int
+		Budget    func(childComplexity int) int
+		ByDay     func(childComplexity int) int
+		ByGateway func(childComplexity int) int
+		ByModel   func(childComplexity int) int
+		ByToken   func(childComplexity int) int
+		ByUser    func(childComplexity int) int
+		From      func(childComplexity int) int
+		To        func(childComplexity int) int
+		TotalUSD  func(childComplexity int) int
 	}
 
 	Stats struct {
-		CacheHitRate func(childComplexity int) int
-		Cached       func(childComplexity int) int
-		CostUSD      func(childComplexity int) int
-		Errors       func(childComplexity int) int
-		From         func(childComplexity int) int
-		LatencyMS    func(childComplexity int) int
-		Requests     func(childComplexity int) int
-		To           func(childComplexity int) int
-		TokensIn     func(childComplexity int) int
-		TokensOut    func(childComplexity int) int
+		CacheHitRate     func(childComplexity int) int
+		Cached           func(childComplexity int) int
+		CostUSD          func(childComplexity int) int
+		Errors           func(childComplexity int) int
+		From             func(childComplexity int) int
+		LatencyMS        func(childComplexity int) int
+		Refusals         func(childComplexity int) int
+		RefusalsByReason func(childComplexity int) int
+		Requests         func(childComplexity int) int
+		To               func(childComplexity int) int
+		TokensIn         func(childComplexity int) int
+		TokensOut        func(childComplexity int) int
+		UpstreamErrors   func(childComplexity int) int
 	}
 
 	Tenant struct {
@@ -1754,6 +1774,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.ErrorCode(childComplexity), true
+	case "LogRecord.errorMessage":
+		if e.ComplexityRoot.LogRecord.ErrorMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.ErrorMessage(childComplexity), true
 	case "LogRecord.gatewayId":
 		if e.ComplexityRoot.LogRecord.GatewayID == nil {
 			break
@@ -3045,6 +3071,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RateLimit.TokensPerMinute(childComplexity), true
 
+	case "ReasonCount.count":
+		if e.ComplexityRoot.ReasonCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasonCount.Count(childComplexity), true
+	case "ReasonCount.reason":
+		if e.ComplexityRoot.ReasonCount.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasonCount.Reason(childComplexity), true
+
 	case "RetrySettings.backoffMs":
 		if e.ComplexityRoot.RetrySettings.BackoffMS == nil {
 			break
@@ -3213,6 +3252,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RuleHits.RuleName(childComplexity), true
 
+	case "ScopeSpend.budget":
+		if e.ComplexityRoot.ScopeSpend.Budget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.Budget(childComplexity), true
+	case "ScopeSpend.costUsd":
+		if e.ComplexityRoot.ScopeSpend.CostUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.CostUSD(childComplexity), true
+	case "ScopeSpend.id":
+		if e.ComplexityRoot.ScopeSpend.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.ID(childComplexity), true
+	case "ScopeSpend.name":
+		if e.ComplexityRoot.ScopeSpend.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.Name(childComplexity), true
+	case "ScopeSpend.requests":
+		if e.ComplexityRoot.ScopeSpend.Requests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.Requests(childComplexity), true
+
 	case "Span.attributes":
 		if e.ComplexityRoot.Span.Attributes == nil {
 			break
@@ -3280,12 +3350,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Spend.ByDay(childComplexity), true
+	case "Spend.byGateway":
+		if e.ComplexityRoot.Spend.ByGateway == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Spend.ByGateway(childComplexity), true
 	case "Spend.byModel":
 		if e.ComplexityRoot.Spend.ByModel == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Spend.ByModel(childComplexity), true
+	case "Spend.byToken":
+		if e.ComplexityRoot.Spend.ByToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Spend.ByToken(childComplexity), true
+	case "Spend.byUser":
+		if e.ComplexityRoot.Spend.ByUser == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Spend.ByUser(childComplexity), true
 	case "Spend.from":
 		if e.ComplexityRoot.Spend.From == nil {
 			break
@@ -3341,6 +3429,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Stats.LatencyMS(childComplexity), true
+	case "Stats.refusals":
+		if e.ComplexityRoot.Stats.Refusals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Stats.Refusals(childComplexity), true
+	case "Stats.refusalsByReason":
+		if e.ComplexityRoot.Stats.RefusalsByReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Stats.RefusalsByReason(childComplexity), true
 	case "Stats.requests":
 		if e.ComplexityRoot.Stats.Requests == nil {
 			break
@@ -3365,6 +3465,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Stats.TokensOut(childComplexity), true
+	case "Stats.upstreamErrors":
+		if e.ComplexityRoot.Stats.UpstreamErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Stats.UpstreamErrors(childComplexity), true
 
 	case "Tenant.alerts":
 		if e.ComplexityRoot.Tenant.Alerts == nil {
@@ -4654,6 +4760,19 @@ type Stats {
   costUsd: USD!
   latencyMs: Latency!
   cacheHitRate: Float!
+  "Errors of requests that reached a provider and failed there (or were cut off on their way): errors minus refusals."
+  upstreamErrors: Int!
+  "Errors the gateway answered itself: no provider was tried, or a content rule blocked the answer."
+  refusals: Int!
+  "The refusals by reason (the error code the client got), most first."
+  refusalsByReason: [ReasonCount!]!
+}
+
+"The number of refusals of one reason."
+type ReasonCount {
+  "The error code the client got."
+  reason: String!
+  count: Int!
 }
 
 type Point {
@@ -4708,6 +4827,24 @@ type Spend {
   totalUsd: USD!
   byModel: [ModelSpend!]!
   byDay: [DaySpend!]!
+  "The tenant's budget (tenantSpend) or the gateway's (gatewaySpend); null without one."
+  budget: Budget
+  "tenantSpend only, costliest first: per gateway, per user and per API token, each with its budget."
+  byGateway: [ScopeSpend!]
+  byUser: [ScopeSpend!]
+  byToken: [ScopeSpend!]
+}
+
+"""
+The cost of one gateway, user or API token of a tenant. id is empty for
+requests without one (a gateway token has no user); name (a user's email) is
+empty when the object has been deleted since or belongs to another tenant (an Administrator of the platform using this tenant).
+"""
+type ScopeSpend {
+  id: String!
+  name: String!
+  requests: Int!
+  costUsd: USD!
   budget: Budget
 }
 
@@ -4735,6 +4872,8 @@ type LogRecord {
   route: String!
   status: Int!
   errorCode: String!
+  "The message of the error the client got; empty for an answer and on logs written before it was recorded."
+  errorMessage: String!
   latencyMs: Int!
   ttfbMs: Int!
   tokensIn: Int!
@@ -5338,6 +5477,8 @@ func (ec *executionContext) childFields_LogRecord(ctx context.Context, field gra
 		return ec.fieldContext_LogRecord_status(ctx, field)
 	case "errorCode":
 		return ec.fieldContext_LogRecord_errorCode(ctx, field)
+	case "errorMessage":
+		return ec.fieldContext_LogRecord_errorMessage(ctx, field)
 	case "latencyMs":
 		return ec.fieldContext_LogRecord_latencyMs(ctx, field)
 	case "ttfbMs":
@@ -5622,6 +5763,16 @@ func (ec *executionContext) childFields_RateLimit(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type RateLimit", field.Name)
 }
 
+func (ec *executionContext) childFields_ReasonCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "reason":
+		return ec.fieldContext_ReasonCount_reason(ctx, field)
+	case "count":
+		return ec.fieldContext_ReasonCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReasonCount", field.Name)
+}
+
 func (ec *executionContext) childFields_RetrySettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "maxAttempts":
@@ -5712,6 +5863,22 @@ func (ec *executionContext) childFields_RuleHits(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type RuleHits", field.Name)
 }
 
+func (ec *executionContext) childFields_ScopeSpend(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ScopeSpend_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ScopeSpend_name(ctx, field)
+	case "requests":
+		return ec.fieldContext_ScopeSpend_requests(ctx, field)
+	case "costUsd":
+		return ec.fieldContext_ScopeSpend_costUsd(ctx, field)
+	case "budget":
+		return ec.fieldContext_ScopeSpend_budget(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScopeSpend", field.Name)
+}
+
 func (ec *executionContext) childFields_Span(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "traceId":
@@ -5750,6 +5917,12 @@ func (ec *executionContext) childFields_Spend(ctx context.Context, field graphql
 		return ec.fieldContext_Spend_byDay(ctx, field)
 	case "budget":
 		return ec.fieldContext_Spend_budget(ctx, field)
+	case "byGateway":
+		return ec.fieldContext_Spend_byGateway(ctx, field)
+	case "byUser":
+		return ec.fieldContext_Spend_byUser(ctx, field)
+	case "byToken":
+		return ec.fieldContext_Spend_byToken(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Spend", field.Name)
 }
@@ -5776,6 +5949,12 @@ func (ec *executionContext) childFields_Stats(ctx context.Context, field graphql
 		return ec.fieldContext_Stats_latencyMs(ctx, field)
 	case "cacheHitRate":
 		return ec.fieldContext_Stats_cacheHitRate(ctx, field)
+	case "upstreamErrors":
+		return ec.fieldContext_Stats_upstreamErrors(ctx, field)
+	case "refusals":
+		return ec.fieldContext_Stats_refusals(ctx, field)
+	case "refusalsByReason":
+		return ec.fieldContext_Stats_refusalsByReason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Stats", field.Name)
 }
@@ -11479,6 +11658,29 @@ func (ec *executionContext) fieldContext_LogRecord_errorCode(_ context.Context, 
 	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LogRecord_errorMessage(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_errorMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_errorMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _LogRecord_latencyMs(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16580,6 +16782,52 @@ func (ec *executionContext) fieldContext_RateLimit_maxInFlight(_ context.Context
 	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ReasonCount_reason(ctx context.Context, field graphql.CollectedField, obj *analytics.ReasonCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasonCount_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasonCount_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasonCount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasonCount_count(ctx context.Context, field graphql.CollectedField, obj *analytics.ReasonCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasonCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasonCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasonCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _RetrySettings_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *store.RetrySettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17219,6 +17467,130 @@ func (ec *executionContext) fieldContext_RuleHits_hits(_ context.Context, field 
 	return graphql.NewScalarFieldContext("RuleHits", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ScopeSpend_id(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScopeSpend_name(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScopeSpend_requests(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_requests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_requests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScopeSpend_costUsd(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_costUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_costUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _ScopeSpend_budget(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_budget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Budget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Budget) graphql.Marshaler {
+			return ec.marshalOBudget2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐBudget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_budget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScopeSpend",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Budget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Span_traceId(ctx context.Context, field graphql.CollectedField, obj *analytics.Span) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17600,6 +17972,102 @@ func (ec *executionContext) fieldContext_Spend_budget(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Spend_byGateway(ctx context.Context, field graphql.CollectedField, obj *admin.Spend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Spend_byGateway(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByGateway, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []admin.ScopeSpend) graphql.Marshaler {
+			return ec.marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpendᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Spend_byGateway(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Spend",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScopeSpend(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Spend_byUser(ctx context.Context, field graphql.CollectedField, obj *admin.Spend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Spend_byUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByUser, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []admin.ScopeSpend) graphql.Marshaler {
+			return ec.marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpendᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Spend_byUser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Spend",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScopeSpend(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Spend_byToken(ctx context.Context, field graphql.CollectedField, obj *admin.Spend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Spend_byToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []admin.ScopeSpend) graphql.Marshaler {
+			return ec.marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpendᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Spend_byToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Spend",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScopeSpend(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Stats_from(ctx context.Context, field graphql.CollectedField, obj *analytics.Stats) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17837,6 +18305,84 @@ func (ec *executionContext) _Stats_cacheHitRate(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_Stats_cacheHitRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Stats", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Stats_upstreamErrors(ctx context.Context, field graphql.CollectedField, obj *analytics.Stats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Stats_upstreamErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpstreamErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Stats_upstreamErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Stats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Stats_refusals(ctx context.Context, field graphql.CollectedField, obj *analytics.Stats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Stats_refusals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Refusals, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Stats_refusals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Stats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Stats_refusalsByReason(ctx context.Context, field graphql.CollectedField, obj *analytics.Stats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Stats_refusalsByReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefusalsByReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []analytics.ReasonCount) graphql.Marshaler {
+			return ec.marshalNReasonCount2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐReasonCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Stats_refusalsByReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Stats",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasonCount(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Tenant_id(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
@@ -24179,6 +24725,11 @@ func (ec *executionContext) _LogRecord(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "errorMessage":
+			out.Values[i] = ec._LogRecord_errorMessage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "latencyMs":
 			out.Values[i] = ec._LogRecord_latencyMs(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -26242,6 +26793,49 @@ func (ec *executionContext) _RateLimit(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var reasonCountImplementors = []string{"ReasonCount"}
+
+func (ec *executionContext) _ReasonCount(ctx context.Context, sel ast.SelectionSet, obj *analytics.ReasonCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasonCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasonCount")
+		case "reason":
+			out.Values[i] = ec._ReasonCount_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ReasonCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var retrySettingsImplementors = []string{"RetrySettings"}
 
 func (ec *executionContext) _RetrySettings(ctx context.Context, sel ast.SelectionSet, obj *store.RetrySettings) graphql.Marshaler {
@@ -26641,6 +27235,64 @@ func (ec *executionContext) _RuleHits(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var scopeSpendImplementors = []string{"ScopeSpend"}
+
+func (ec *executionContext) _ScopeSpend(ctx context.Context, sel ast.SelectionSet, obj *admin.ScopeSpend) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scopeSpendImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScopeSpend")
+		case "id":
+			out.Values[i] = ec._ScopeSpend_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ScopeSpend_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requests":
+			out.Values[i] = ec._ScopeSpend_requests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costUsd":
+			out.Values[i] = ec._ScopeSpend_costUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "budget":
+			out.Values[i] = ec._ScopeSpend_budget(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var spanImplementors = []string{"Span"}
 
 func (ec *executionContext) _Span(ctx context.Context, sel ast.SelectionSet, obj *analytics.Span) graphql.Marshaler {
@@ -26761,6 +27413,21 @@ func (ec *executionContext) _Spend(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "byGateway":
+			out.Values[i] = ec._Spend_byGateway(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "byUser":
+			out.Values[i] = ec._Spend_byUser(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "byToken":
+			out.Values[i] = ec._Spend_byToken(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26841,6 +27508,21 @@ func (ec *executionContext) _Stats(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "cacheHitRate":
 			out.Values[i] = ec._Stats_cacheHitRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "upstreamErrors":
+			out.Values[i] = ec._Stats_upstreamErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refusals":
+			out.Values[i] = ec._Stats_refusals(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refusalsByReason":
+			out.Values[i] = ec._Stats_refusalsByReason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28679,6 +29361,26 @@ func (ec *executionContext) marshalNRateLimit2githubᚗcomᚋsluicehqᚋsluice�
 	return ec._RateLimit(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNReasonCount2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐReasonCount(ctx context.Context, sel ast.SelectionSet, v analytics.ReasonCount) graphql.Marshaler {
+	return ec._ReasonCount(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReasonCount2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐReasonCountᚄ(ctx context.Context, sel ast.SelectionSet, v []analytics.ReasonCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReasonCount2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐReasonCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRetrySettings2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐRetrySettings(ctx context.Context, sel ast.SelectionSet, v store.RetrySettings) graphql.Marshaler {
 	return ec._RetrySettings(ctx, sel, &v)
 }
@@ -28795,6 +29497,10 @@ func (ec *executionContext) unmarshalNRuleInput2githubᚗcomᚋsluicehqᚋsluice
 func (ec *executionContext) unmarshalNRulePatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐRulePatch(ctx context.Context, v any) (admin.RulePatch, error) {
 	res, err := ec.unmarshalInputRulePatch(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNScopeSpend2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpend(ctx context.Context, sel ast.SelectionSet, v admin.ScopeSpend) graphql.Marshaler {
+	return ec._ScopeSpend(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNSpan2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSpan(ctx context.Context, sel ast.SelectionSet, v *analytics.Span) graphql.Marshaler {
@@ -29535,6 +30241,25 @@ func (ec *executionContext) marshalORuleConnection2ᚖgithubᚗcomᚋsluicehqᚋ
 		return graphql.Null
 	}
 	return ec._RuleConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpendᚄ(ctx context.Context, sel ast.SelectionSet, v []admin.ScopeSpend) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScopeSpend2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpend(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOSpan2ᚕᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSpanᚄ(ctx context.Context, sel ast.SelectionSet, v []*analytics.Span) graphql.Marshaler {

@@ -24,6 +24,7 @@ import (
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/lastuse"
 	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/providers/providertest"
 	"github.com/sluicehq/sluice/proxy/providers/registry"
@@ -61,6 +62,8 @@ type harnessConfig struct {
 	gateway admin.GatewaySettings
 	// shutdownGrace is the server's grace period (default 5 s).
 	shutdownGrace time.Duration
+	// drainDelay is the server's Config.DrainDelay (default 0).
+	drainDelay time.Duration
 	// now is the proxy's clock (default time.Now).
 	now func() time.Time
 	// ruleBudget is the content rules' matching budget per request
@@ -70,6 +73,9 @@ type harnessConfig struct {
 	client providers.ClientConfig
 	// inference, when set, adjusts the inference handler's configuration.
 	inference func(*InferenceConfig)
+	// lastUse gives the proxy token-use marks on the harness's store
+	// (h.lastUse), flushed only when the test calls Flush.
+	lastUse bool
 }
 
 // harness is one proxy in front of one mock provider.
@@ -100,6 +106,8 @@ type harness struct {
 	// counters keeps the in-flight counters across rebuilds, as the
 	// Holder does.
 	counters *snapshot.Counters
+	// lastUse are the proxy's token-use marks (harnessConfig.lastUse).
+	lastUse *lastuse.Marks
 }
 
 // newHarness configures tenant acme, gateway prod (with cfg.gateway), an
@@ -152,6 +160,10 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 		Now:        cfg.now,
 		RuleBudget: cfg.ruleBudget,
 	}
+	if cfg.lastUse {
+		h.lastUse = lastuse.New(st, discard, time.Hour)
+		icfg.LastUse = h.lastUse
+	}
 	if cfg.inference != nil {
 		cfg.inference(&icfg)
 	}
@@ -161,7 +173,7 @@ func newHarness(tb testing.TB, cfg harnessConfig) *harness {
 		grace = 5 * time.Second
 	}
 	srv, err := New(Options{
-		Config:     Config{Listen: "127.0.0.1:0", ShutdownGrace: grace},
+		Config:     Config{Listen: "127.0.0.1:0", ShutdownGrace: grace, DrainDelay: cfg.drainDelay},
 		Inference:  h.inf.Handle,
 		EndStreams: h.inf.EndStreams,
 		Metrics:    h.inf.WriteMetrics,

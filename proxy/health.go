@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -113,6 +114,15 @@ func (s *Server) report() Health {
 	}
 	h.Version = s.version
 	h.UptimeS = int64(time.Since(s.started) / time.Second)
+	if s.draining.Load() {
+		// A copy: the cached answer's map is shared by every reader.
+		h.Checks = maps.Clone(h.Checks)
+		if h.Checks == nil {
+			h.Checks = map[string]Check{}
+		}
+		h.Status = StatusUnavailable
+		h.Checks["shutdown"] = Check{Status: StatusUnavailable, Detail: "draining: this process is shutting down"}
+	}
 	if h.Checks == nil {
 		h.Checks = map[string]Check{}
 	}

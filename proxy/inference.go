@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/budget"
 	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/lastuse"
 	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/ratelimit"
 	"github.com/sluicehq/sluice/proxy/respcache"
@@ -68,6 +69,10 @@ type InferenceConfig struct {
 	// Metrics configures the traffic series of CONTRACT §13
 	// (proxy/metrics.go).
 	Metrics MetricsConfig
+	// LastUse is told of every authenticated request's token, in memory;
+	// its flusher writes last_used_at and last_seen_at (proxy/lastuse).
+	// nil records no use.
+	LastUse *lastuse.Marks
 }
 
 // Inference serves the five inference paths. It reads configuration only

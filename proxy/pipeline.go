@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -143,6 +144,9 @@ type call struct {
 	// traceIn is true when the trace continues the client's valid
 	// traceparent (startAttempts), for the observers.
 	traceIn bool
+	// streamSpan is true while the span of the attempt whose stream
+	// opened waits for the stream's end (endStreamSpan).
+	streamSpan bool
 }
 
 // outcome is what the record of a request says beyond its status and
@@ -229,6 +233,7 @@ func (h *Inference) finishHandler(c *call) {
 	if v := recover(); v != nil {
 		if c.stream.st != nil {
 			c.stream.close()
+			c.endStreamSpan(h.cfg.Now(), nil)
 		}
 		c.releaseUpstream()
 		if !c.recorded {
@@ -260,7 +265,7 @@ func (h *Inference) finish(c *call) {
 			h.metrics.unauthorized()
 			return
 		}
-		c.rec.Status, c.rec.ErrorCode = e.Status, e.Code
+		c.rec.Status, c.rec.ErrorCode, c.rec.ErrorMessage = e.Status, e.Code, e.Message
 	}
 	rec, o := c.rec, &c.out
 	end := h.cfg.Now()
@@ -286,6 +291,10 @@ func (h *Inference) finish(c *call) {
 	c.closeRootSpan(end)
 	h.release(c, u)
 	c.recorded = true
+	if rec.Model == "" {
+		// Refused before an attempt: the record names what was asked for.
+		rec.Provider, rec.Model = c.requested()
+	}
 	if c.gw != nil && c.gw.LogBodies {
 		if rec.RequestBody == "" {
 			rec.RequestBody, rec.ResponseBody = truncateBoth(c.body, o.respBody, c.gw.BodyLogLimitBytes)
@@ -298,6 +307,24 @@ func (h *Inference) finish(c *call) {
 		h.observe(c)
 	}
 	h.cfg.Sink.Enqueue(rec)
+}
+
+// requested is the provider (when known) and model of a request that
+// reached no attempt: the plan's first target once there is a plan, else
+// the body's model as the client wrote it, "provider/model" split and a
+// provider path's provider taken.
+func (c *call) requested() (provider, model string) {
+	if t := c.plan.targets; len(t) > 0 {
+		return t[0].Provider, t[0].Model
+	}
+	model = c.in.model
+	if c.route.provider != nil {
+		return string(c.route.provider), model
+	}
+	if p, m, ok := strings.Cut(model, "/"); ok && p != "" && m != "" {
+		return p, m
+	}
+	return "", model
 }
 
 // reply writes e as the answer.

@@ -71,6 +71,8 @@ func (h *Inference) authenticate(c *call) *apierr.Error {
 	if tok.User != nil {
 		c.rec.UserID = tok.User.ID
 	}
+	// In memory only: proxy/lastuse writes it off the request path.
+	h.cfg.LastUse.Mark(tok.ID, c.rec.UserID, c.start)
 	return nil
 }
 

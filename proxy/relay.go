@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -97,11 +98,14 @@ func (h *Inference) attemptStream(c *call, prov providers.Provider, req *provide
 	default:
 		st, err = prov.ChatStream(ctx, req)
 	}
-	c.attemptSpan(h.cfg.Now(), err)
 	if err != nil {
+		c.attemptSpan(h.cfg.Now(), err)
 		cancel()
 		return false, err
 	}
+	// The attempt's span ends with the stream (endStreamSpan), not at
+	// the upstream's headers.
+	c.streamSpan = true
 	h.success(c, req)
 	c.stream = openStream{st: st, cancel: cancel, sc: newStreamCopy(c.body)} // sc: for a usage estimate (proxy/estimate.go)
 	// The stream holds the attempt's upstream slot until it ends.
@@ -178,6 +182,7 @@ func (h *Inference) recoverStream(c *call, st providers.Stream, sw *streamWriter
 	_, _ = sw.Write(c.door.appendEnd(nil, &apierr.Error{Type: apierr.TypeAPI, Code: apierr.CodeInternal,
 		Message: "the gateway failed while relaying the stream"}))
 	_ = sw.Flush()
+	c.endStreamSpan(h.cfg.Now(), nil)
 	if !c.recorded {
 		c.rec.Status, c.rec.ErrorCode = http.StatusInternalServerError, apierr.CodeInternal
 		c.out = outcome{usage: st.Usage(), billed: true, answered: true}
@@ -197,12 +202,16 @@ func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *str
 		out.limit = c.gw.BodyLogLimitBytes
 	}
 	status, code := http.StatusOK, ""
+	var upErr error // how the upstream broke off, for the attempt's span
 	filter := h.newStreamFilter(c, st)
 	var one [1][]byte
 	for {
 		chunk, err := st.Next()
 		if err != nil {
 			status, code = h.endStream(c, &out, filter, err)
+			if !errors.Is(err, io.EOF) {
+				upErr = err
+			}
 			break
 		}
 		sc.add(chunk)
@@ -227,6 +236,7 @@ func (h *Inference) relay(c *call, st providers.Stream, w *streamWriter, sc *str
 	// below may take a while, and the upstream must not generate (and
 	// bill) meanwhile. Close is idempotent; the writer closes it again.
 	_ = st.Close()
+	c.endStreamSpan(h.cfg.Now(), upErr)
 	c.rec.Status, c.rec.ErrorCode = status, code
 	c.out = outcome{usage: h.estimate(c, st.Usage(), nil, sc), billed: true, answered: true, respBody: out.kept}
 	h.finish(c)
@@ -260,24 +270,41 @@ func (h *Inference) endStream(c *call, out *streamOut, filter streamFilter, err 
 	return status, code
 }
 
+// endStreamSpan records the span of the attempt whose stream is relayed,
+// once, when the stream ended at end (err: how the upstream broke off,
+// nil for a clean end or one the gateway or client chose).
+func (c *call) endStreamSpan(end time.Time, err error) {
+	if c.streamSpan {
+		c.streamSpan = false
+		c.attemptSpan(end, err)
+	}
+}
+
 // streamOut is a stream's one write path to its client: data events,
 // then one closing event. It keeps the start of the answer for the log
-// (up to limit bytes) and the time to the first byte.
+// (up to limit bytes) and the time to the first content (ttfb_ms).
 type streamOut struct {
 	c     *call
 	w     *streamWriter
 	buf   []byte // the event being written, reused
 	kept  []byte // the response body for the log, bounded
 	limit int
-	first bool
+	// first is true until the first chunk; content until the first that
+	// carries content.
+	first, content bool
 }
 
 // chunks sends chunks as SSE data events, flushing after each; it
-// returns false when the client is gone.
+// returns false when the client is gone. ttfb_ms is the time to the
+// first chunk that carries content (a role-only opening chunk does not);
+// the first chunk's time stands until then, for a stream with none.
 func (o *streamOut) chunks(chunks [][]byte) bool {
 	for _, chunk := range chunks {
-		if o.first {
-			o.c.rec.TTFBMS = since(o.c.start)
+		if !o.content {
+			o.content = carriesContent(chunk)
+			if o.first || o.content {
+				o.c.rec.TTFBMS = since(o.c.start)
+			}
 			o.first = false
 		}
 		if len(o.kept) < o.limit {
@@ -298,7 +325,38 @@ func (o *streamOut) chunks(chunks [][]byte) bool {
 // error e — flushing it; the client may be gone already, which ends the
 // stream as well.
 func (o *streamOut) end(e *apierr.Error) {
+	if e != nil {
+		o.c.rec.ErrorMessage = e.Message
+	}
 	o.buf = o.c.door.appendEnd(o.buf[:0], e)
 	_, _ = o.w.Write(o.buf)
 	_ = o.w.Flush()
+}
+
+// contentKeys are the JSON keys whose non-empty string value (or, for
+// tool calls, presence) makes a stream chunk one that carries content: the
+// neutral chunk's text, reasoning, refusal and tool-call deltas, and the
+// native doors' text, thinking, tool-input and Responses deltas.
+var contentKeys = [...]string{`"content":`, `"text":`, `"arguments":`, `"reasoning_content":`, `"reasoning":`,
+	`"refusal":`, `"thinking":`, `"partial_json":`, `"delta":`, `"tool_calls":`}
+
+// carriesContent reports whether a stream chunk carries content for the
+// client, as opposed to a role, a finish reason or usage alone.
+func carriesContent(chunk []byte) bool {
+	for _, k := range contentKeys {
+		for rest := chunk; ; {
+			i := bytes.Index(rest, []byte(k))
+			if i < 0 {
+				break
+			}
+			rest = trimSpace(rest[i+len(k):])
+			if len(rest) == 0 {
+				break
+			}
+			if k == `"tool_calls":` && rest[0] == '[' || rest[0] == '"' && len(rest) > 1 && rest[1] != '"' {
+				return true
+			}
+		}
+	}
+	return false
 }

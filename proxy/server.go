@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -73,6 +74,13 @@ type Config struct {
 	// ShutdownGrace is how long in-flight requests may run after shutdown
 	// begins; default 30s.
 	ShutdownGrace time.Duration
+	// DrainDelay is how long the server keeps accepting and serving after
+	// its context ends, with /healthz answering 503 (status unavailable,
+	// check "shutdown"), before the listener closes and ShutdownGrace
+	// begins: long enough for a load balancer or Kubernetes to see the
+	// failing readiness probe and stop sending new requests. Default 0:
+	// the listener closes at once.
+	DrainDelay time.Duration
 	// Concurrency is the maximum number of connections served at once;
 	// default 10000. Connections beyond it are answered 503 and closed.
 	Concurrency int
@@ -103,6 +111,9 @@ func (c *Config) Validate() error {
 		case *f.v == 0:
 			*f.v = f.def
 		}
+	}
+	if c.DrainDelay < 0 {
+		return fmt.Errorf("drain delay %s is negative", c.DrainDelay)
 	}
 	switch {
 	case c.MaxBodyBytes < 0:
@@ -158,6 +169,9 @@ type Server struct {
 	srv       *fasthttp.Server
 	endStream func()
 	metrics   func(w io.Writer)
+	// draining is set when the server's context ends: /healthz answers
+	// 503 from then on and responses close their connections.
+	draining atomic.Bool
 
 	// hardStop is cancelled when the shutdown grace has run out (or Serve
 	// returned): admin requests see their context cancelled then, and not
@@ -254,6 +268,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 
+	s.drain()
 	cancelLinger()
 	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace)
 	defer cancel()
@@ -280,6 +295,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve on %s: %w", ln.Addr(), serveErr)
 	}
 	return nil
+}
+
+// drain marks the server as draining and, for Config.DrainDelay, serves
+// on with /healthz failing, so that load balancers take this process out
+// of rotation before its listener closes.
+func (s *Server) drain() {
+	s.draining.Store(true)
+	if s.cfg.DrainDelay <= 0 {
+		return
+	}
+	s.log.Info("draining: /healthz answers 503 until the listener closes", "drain_delay", s.cfg.DrainDelay.String())
+	t := time.NewTimer(s.cfg.DrainDelay)
+	defer t.Stop()
+	<-t.C
 }
 
 // Handler returns the routing handler, for in-process tests and embedding.
@@ -317,6 +346,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 
+	if s.draining.Load() {
+		// Keep-alive clients (a load balancer's pool) reconnect, to a
+		// replica that is not going away.
+		ctx.SetConnectionClose()
+	}
 	path := ctx.Path()
 	switch {
 	case string(path) == "/healthz":

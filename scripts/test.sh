@@ -61,6 +61,13 @@ if command -v npm >/dev/null; then
 	(cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test) || failed+=(web)
 fi
 
+# The container image test (cmd/sluice TestContainerImage) builds with
+# buildah or podman: Debian's buildah when neither is installed (about 40 s);
+# without it the test is skipped with the reason.
+if ! command -v buildah >/dev/null && ! command -v podman >/dev/null; then
+	_svc_apt_install buildah >/dev/null 2>&1 || echo "test.sh: buildah could not be installed; the image test will be skipped" >&2
+fi
+
 echo "test.sh: gofmt"
 # Tracked and untracked (not ignored) Go files, without vendor/; a tracked file
 # deleted in the work tree is skipped. Outside a git checkout: every file.

@@ -266,6 +266,11 @@ func (g *gen) record(i int, prev *analytics.Record) *analytics.Record {
 	if i%17 == 0 {
 		r.Operation = ""
 	}
+	// An error's message follows its code (no draw); records of every
+	// fourth position have none, as records written before the field.
+	if code != "" && i%4 != 3 {
+		r.ErrorMessage = "refused or failed: " + code
+	}
 	if user == "" {
 		r.TokenID = "tok-svc-" + gw
 	} else {

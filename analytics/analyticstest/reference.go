@@ -122,6 +122,17 @@ func (r *ref) stats(q analytics.Query) *analytics.Stats {
 		}
 	}
 	s.CacheHitRate = ratio(s.Cached, s.Requests)
+	by := map[string]int64{}
+	for _, rec := range recs {
+		if analytics.IsRefusal(rec) {
+			by[rec.ErrorCode]++
+		}
+	}
+	var reasons []analytics.ReasonCount
+	for code, n := range by {
+		reasons = append(reasons, analytics.ReasonCount{Reason: code, Count: n})
+	}
+	s.SetRefusals(reasons)
 	return s
 }
 
@@ -184,6 +195,8 @@ func groupKey(rec *analytics.Record, by string) string {
 		return rec.GatewayID
 	case "user":
 		return rec.UserID
+	case "token":
+		return rec.TokenID
 	case "status":
 		return strconv.Itoa(rec.Status)
 	case "error_code":

@@ -155,6 +155,11 @@ func (s *suite) stats(t *testing.T) {
 			check(t, "Stats", got, err, s.ref.stats(sc.q))
 		})
 	}
+	// The data set splits its errors both ways: the split above is not
+	// vacuous.
+	if all := s.ref.stats(scopes[0].q); all.UpstreamErrors == 0 || all.Refusals == 0 {
+		t.Errorf("reference stats of %q: %d upstream errors, refusals %v; want both kinds", scopes[0].name, all.UpstreamErrors, all.RefusalsByReason)
+	}
 }
 
 func (s *suite) timeseries(t *testing.T) {
@@ -188,7 +193,7 @@ func (s *suite) timeseries(t *testing.T) {
 	}
 }
 
-var groupBys = []string{"model", "provider", "gateway", "user", "status", "error_code"}
+var groupBys = []string{"model", "provider", "gateway", "user", "token", "status", "error_code"}
 
 func (s *suite) analysis(t *testing.T) {
 	for _, by := range groupBys {

@@ -77,7 +77,8 @@ func TestMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	want := []string{"0001_request_logs", "0002_trace_spans", "0003_guardrail_events", "0004_request_spans", "0005_request_operation", "0006_request_cache_writes"}
+	want := []string{"0001_request_logs", "0002_trace_spans", "0003_guardrail_events", "0004_request_spans", "0005_request_operation", "0006_request_cache_writes",
+		"0007_request_error_message"}
 	if d := cmp.Diff(want, applied); d != "" {
 		t.Errorf("first Migrate applied (-want +got):\n%s", d)
 	}
@@ -91,7 +92,7 @@ func TestMigrate(t *testing.T) {
 	if err := s.QueryRow(ctx, "SELECT groupArray(version) FROM (SELECT version FROM schema_migrations ORDER BY version)").Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]uint32{1, 2, 3, 4, 5, 6}, versions); d != "" {
+	if d := cmp.Diff([]uint32{1, 2, 3, 4, 5, 6, 7}, versions); d != "" {
 		t.Errorf("schema_migrations (-want +got):\n%s", d)
 	}
 }
@@ -396,13 +397,13 @@ SELECT ?, toDateTime(?), toUInt16(?), ?, ?, toInt32(200), 'gpt-4o', ?`,
 		t.Fatal(err)
 	}
 	applied, err := s.Migrate(ctx)
-	if err != nil || len(applied) != 3 || applied[0] != "0004_request_spans" || applied[1] != "0005_request_operation" ||
-		applied[2] != "0006_request_cache_writes" {
-		t.Fatalf("Migrate: applied %v, %v; want 0004_request_spans, 0005_request_operation and 0006_request_cache_writes", applied, err)
+	if err != nil || len(applied) != 4 || applied[0] != "0004_request_spans" || applied[1] != "0005_request_operation" ||
+		applied[2] != "0006_request_cache_writes" || applied[3] != "0007_request_error_message" {
+		t.Fatalf("Migrate: applied %v, %v; want 0004_request_spans, 0005_request_operation, 0006_request_cache_writes and 0007_request_error_message", applied, err)
 	}
 	got, err := s.Log(ctx, old.ID)
-	if err != nil || got == nil || got.Model != "gpt-4o" || got.Operation != "" || got.CacheWriteTokens != 0 || got.ReasoningTokens != 0 {
-		t.Fatalf("Log of a row from before 0004 (and 0005: no operation, 0006: no cache writes or reasoning): %+v, %v", got, err)
+	if err != nil || got == nil || got.Model != "gpt-4o" || got.Operation != "" || got.CacheWriteTokens != 0 || got.ReasoningTokens != 0 || got.ErrorMessage != "" {
+		t.Fatalf("Log of a row from before 0004 (and 0005: no operation, 0006: no cache writes or reasoning, 0007: no error message): %+v, %v", got, err)
 	}
 	q := analytics.Query{TenantID: old.TenantID, GatewayID: old.GatewayID, From: old.TS.Add(-time.Hour), To: old.TS.Add(time.Hour)}
 	if trs, _, err := s.Traces(ctx, q, 10, ""); err != nil || len(trs) != 0 {

@@ -113,6 +113,8 @@ var logColumns = []logColumn{
 	i64("cache_write_tokens", func(r *analytics.Record) *int64 { return &r.CacheWriteTokens }),
 	i64("cache_write_1h_tokens", func(r *analytics.Record) *int64 { return &r.CacheWrite1hTokens }),
 	i64("reasoning_tokens", func(r *analytics.Record) *int64 { return &r.ReasoningTokens }),
+	// The error message the client got (migration 0007); '' on older rows.
+	str("error_message", listed, func(r *analytics.Record) *string { return &r.ErrorMessage }),
 }
 
 // rowInput is what a row's values are taken from: the record, the batch,

@@ -146,6 +146,25 @@ func (s *Store) Stats(ctx context.Context, q analytics.Query) (*analytics.Stats,
 		st.LatencyMS = r.Latency
 		st.CacheHitRate = ratio(r.Cached, r.Requests)
 	}
+	c := logCond(q)
+	c.add(analytics.RefusalSQL)
+	refused, err := s.conn.Query(ctx, `SELECT error_code, toInt64(count()) FROM request_logs `+c.sql()+` GROUP BY error_code`, c.args...)
+	if err != nil {
+		return nil, fmt.Errorf("read refusals: %w", err)
+	}
+	defer refused.Close()
+	var by []analytics.ReasonCount
+	for refused.Next() {
+		var r analytics.ReasonCount
+		if err := refused.Scan(&r.Reason, &r.Count); err != nil {
+			return nil, fmt.Errorf("read refusals: %w", err)
+		}
+		by = append(by, r)
+	}
+	if err := refused.Err(); err != nil {
+		return nil, fmt.Errorf("read refusals: %w", err)
+	}
+	st.SetRefusals(by)
 	return st, nil
 }
 
@@ -228,6 +247,7 @@ var groupKeys = map[string]string{
 	"provider":   "provider",
 	"gateway":    "gateway_id",
 	"user":       "user_id",
+	"token":      "token_id",
 	"status":     "toString(status)",
 	"error_code": "error_code",
 }
@@ -242,7 +262,7 @@ func group(r aggRow) analytics.Group {
 func (s *Store) Analysis(ctx context.Context, q analytics.Query, groupBy string) (*analytics.Analysis, error) {
 	key, ok := groupKeys[groupBy]
 	if !ok {
-		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be one of model, provider, gateway, user, status, error_code"}
+		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be one of model, provider, gateway, user, token, status, error_code"}
 	}
 	rows, err := s.aggregate(ctx, logCond(q), key, "ORDER BY requests DESC, k ASC", false)
 	if err != nil {

@@ -55,6 +55,7 @@ var groupColumns = map[string]string{
 	"provider":   "provider",
 	"gateway":    "gateway_id",
 	"user":       "user_id",
+	"token":      "token_id",
 	"status":     "CAST(status AS TEXT)",
 	"error_code": "error_code",
 }
@@ -157,6 +158,25 @@ func (s *Store) Stats(ctx context.Context, q analytics.Query) (*analytics.Stats,
 		st.LatencyMS = a.latency()
 		st.CacheHitRate = ratio(a.cached, a.requests)
 	}
+	w := scope(q)
+	rows, err := s.r.QueryContext(ctx, `SELECT error_code, COUNT(*) FROM request_logs`+w.String()+
+		` AND `+analytics.RefusalSQL+` GROUP BY error_code`, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("read refusals: %w", err)
+	}
+	defer rows.Close()
+	var by []analytics.ReasonCount
+	for rows.Next() {
+		var r analytics.ReasonCount
+		if err := rows.Scan(&r.Reason, &r.Count); err != nil {
+			return nil, fmt.Errorf("read refusals: %w", err)
+		}
+		by = append(by, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read refusals: %w", err)
+	}
+	st.SetRefusals(by)
 	return st, nil
 }
 
@@ -222,7 +242,7 @@ func (s *Store) Timeseries(ctx context.Context, q analytics.Query, interval stri
 func (s *Store) Analysis(ctx context.Context, q analytics.Query, groupBy string) (*analytics.Analysis, error) {
 	col, ok := groupColumns[groupBy]
 	if !ok {
-		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be model, provider, gateway, user, status or error_code"}
+		return nil, &analytics.QueryError{Param: "group_by", Reason: "group_by must be model, provider, gateway, user, token, status or error_code"}
 	}
 	as, err := aggregates(ctx, s.r, q, col, "COUNT(*) DESC, k", 0)
 	if err != nil {

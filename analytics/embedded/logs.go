@@ -76,7 +76,7 @@ const (
 	listColumns = `id, ts, tenant_id, gateway_id, token_id, user_id, provider, model, route, status,
 		error_code, latency_ms, ttfb_ms, tokens_in, tokens_out, cached_tokens, cost_usd, cache, attempts,
 		rule_hits, metadata, trace_id, client_ip, user_agent, flags, cache_saved_usd, operation,
-		cache_write_tokens, cache_write_1h_tokens, reasoning_tokens`
+		cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, error_message`
 	bodyColumns = `, request_body, response_body`
 )
 
@@ -89,7 +89,7 @@ func scanRecord(sc scanner, bodies bool) (analytics.Record, error) {
 	dest := []any{&r.ID, &ts, &r.TenantID, &r.GatewayID, &r.TokenID, &r.UserID, &r.Provider, &r.Model,
 		&r.Route, &r.Status, &r.ErrorCode, &r.LatencyMS, &r.TTFBMS, &r.TokensIn, &r.TokensOut, &r.CachedTokens,
 		&cost, &r.Cache, &r.Attempts, &hits, &md, &r.TraceID, &r.ClientIP, &r.UserAgent, &flags, &saved, &r.Operation,
-		&r.CacheWriteTokens, &r.CacheWrite1hTokens, &r.ReasoningTokens}
+		&r.CacheWriteTokens, &r.CacheWrite1hTokens, &r.ReasoningTokens, &r.ErrorMessage}
 	if bodies {
 		dest = append(dest, &r.RequestBody, &r.ResponseBody)
 	}

@@ -18,11 +18,12 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/internal/sqlitebackup"
 )
 
 // schemaVersion is the PRAGMA user_version of the schema below with every
 // upgrade applied.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // upgrades[v] brings a file of schema version v+1 to v+2: a fresh file
 // gets schema (version 1), then every upgrade in turn.
@@ -37,6 +38,8 @@ var upgrades = [][]string{
 	// B-tree insert per row); a fresh file never had them.
 	{`DROP INDEX IF EXISTS request_logs_batch`, `DROP INDEX IF EXISTS trace_spans_batch`,
 		`DROP INDEX IF EXISTS guardrail_events_batch`},
+	// 5: the error message the client got; '' on older rows.
+	{`ALTER TABLE request_logs ADD COLUMN error_message TEXT NOT NULL DEFAULT ''`},
 }
 
 // schema creates the tables and the indexes the queries use. Times are
@@ -248,8 +251,8 @@ const (
 		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
 		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
 		request_body, response_body, flags, cache_saved_usd, batch_id, operation,
-		cache_write_tokens, cache_write_1h_tokens, reasoning_tokens)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, error_message)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	insertSpan = `INSERT OR IGNORE INTO trace_spans (trace_id, span_id, parent_id, name, start,
 		duration_ms, status, attributes, tenant_id, gateway_id, request_id, ts, batch_id)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
@@ -303,7 +306,7 @@ func writeRecord(ctx context.Context, stmts [3]*sql.Stmt, batch string, rec *ana
 		rec.TokensIn, rec.TokensOut, rec.CachedTokens, int64(rec.CostUSD), rec.Cache, rec.Attempts,
 		jsonList(rec.RuleHits), jsonMap(rec.Metadata), rec.TraceID, rec.ClientIP, rec.UserAgent,
 		rec.RequestBody, rec.ResponseBody, jsonList(rec.Flags), int64(rec.CacheSavedUSD), batch, rec.Operation,
-		rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens)
+		rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens, rec.ErrorMessage)
 	if err != nil {
 		return fmt.Errorf("insert record %s: %w", rec.ID, err)
 	}
@@ -407,4 +410,13 @@ func (s *Store) deleteChunked(ctx context.Context, table, where string, args ...
 			return nil
 		}
 	}
+}
+
+// BackupTo writes an online, consistent copy of the store to path (which
+// must not exist): restoring it is putting the file back as analytics.db
+// in the data dir of a stopped server. It runs on the writing connection
+// (the reading ones are query_only, which VACUUM INTO refuses), so this
+// Store's own writes wait; another process's go on (WAL).
+func (s *Store) BackupTo(ctx context.Context, path string) error {
+	return sqlitebackup.Into(ctx, s.w, path)
 }

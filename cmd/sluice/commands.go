@@ -21,7 +21,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(serveCmd("serve", "Serve the inference proxy, the admin API and the dashboard on one listener", partsAll),
 		serveCmd("proxy", "Serve the inference proxy alone", partsProxy),
 		serveCmd("admin", "Serve the admin API and the dashboard alone", partsAdmin),
-		migrateCmd(), tokenCmd(), keysCmd(), exportCmd(), applyCmd(), mockProviderCmd(), benchCmd(), benchPassthroughCmd(), versionCmd())
+		migrateCmd(), tokenCmd(), keysCmd(), exportCmd(), applyCmd(), backupCmd(), healthcheckCmd(), mockProviderCmd(), benchCmd(), benchPassthroughCmd(), versionCmd())
 	return root
 }
 

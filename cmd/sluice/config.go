@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy"
+	"github.com/sluicehq/sluice/proxy/lastuse"
 	"github.com/sluicehq/sluice/proxy/snapshot"
 )
 
@@ -33,6 +34,7 @@ type config struct {
 	LogFormat            string
 	AllowPrivateUpstream bool
 	ShutdownGrace        time.Duration
+	DrainDelay           time.Duration
 
 	// Concurrency limits of the proxy (docs/security.md).
 	TenantMaxInFlight    int
@@ -50,6 +52,8 @@ type config struct {
 	RuleBudget time.Duration
 	// SnapshotMaxRows bounds the configuration rows a proxy loads.
 	SnapshotMaxRows int
+	// LastUseInterval is how often a proxy writes its tokens' last use.
+	LastUseInterval time.Duration
 	// Observability (docs/observability.md): the OTLP collector's base
 	// URL and the share of new traces sent; the access log ("", "stderr"
 	// or a file path).
@@ -59,6 +63,9 @@ type config struct {
 	// MetricsNoModel drops the model label of the traffic series
 	// (proxy.MetricsConfig.NoModel, docs/observability.md).
 	MetricsNoModel bool
+	// MasterKeyFile names a file holding the master key (a container
+	// secret); the flag names the file, never the key.
+	MasterKeyFile string
 	// MasterKeyPreviousFile names a file holding the previous master key
 	// (a rotation in progress); the flag names the file, never the key.
 	MasterKeyPreviousFile string
@@ -82,7 +89,9 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.BoolVar(&c.AllowPrivateUpstream, "allow-private-upstreams", false, "let provider base URLs point at loopback and private addresses (self-hosted models); link-local and metadata addresses stay refused")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests and streams may run on after SIGTERM")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "after SIGTERM, how long to keep serving with /healthz answering 503 before the listener closes, so that load balancers and Kubernetes stop sending requests first (docs/deployment.md)")
 	fs.DurationVar(&c.RuleBudget, "rule-budget", rules.DefaultBudget, "matching time the content rules may spend on one request (request, response and stream together); past it unchecked block and redact rules refuse the request (400 content_blocked) and flag rules let it pass; negative: no limit")
+	fs.StringVar(&c.MasterKeyFile, "master-key-file", "", "file holding the master key (a container or Kubernetes secret), instead of SLUICE_MASTER_KEY")
 	fs.StringVar(&c.MasterKeyPreviousFile, "master-key-previous-file", "", "file holding the previous master key during a rotation (or SLUICE_MASTER_KEY_PREVIOUS): provider keys sealed with it still open, and sluice keys reseal moves them to the current key")
 	fs.IntVar(&c.TenantMaxInFlight, "tenant-max-in-flight", proxy.DefaultTenantMaxInFlight, "requests a tenant may have in flight at once in this process, unless its settings.max_in_flight says otherwise")
 	fs.IntVar(&c.UpstreamConnsPerHost, "upstream-conns-per-host", 512, "connections kept to one upstream host; one tenant may use a quarter of them")
@@ -90,6 +99,7 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&c.OTLPSamplingRatio, "otlp-sampling-ratio", 1, "share of new traces exported (0–1); a request with a traceparent follows its sampled flag")
 	fs.StringVar(&c.AccessLog, "access-log", "", "write one JSON line per inference request to stderr (\"stderr\") or to this file; empty: off")
 	fs.BoolVar(&c.MetricsNoModel, "metrics-no-model", false, "drop the model label of sluice_requests_total, sluice_tokens_total and sluice_cost_usd_total: fewer series per gateway (docs/observability.md)")
+	fs.DurationVar(&c.LastUseInterval, "last-use-interval", lastuse.DefaultInterval, "how often a proxy writes the last use of the tokens it served (last_used_at, and the users' last_seen_at)")
 	fs.DurationVar(&c.StreamWriteTimeout, "stream-write-timeout", proxy.DefaultStreamWriteTimeout, "how long a stream waits for its client to read before it closes the connection")
 }
 
@@ -178,12 +188,9 @@ func (c *config) box() (*secret.Box, error) {
 }
 
 func (c *config) currentBox() (*secret.Box, error) {
-	if c.MasterKey != "" {
-		k, err := secret.ParseKey(c.MasterKey)
-		if err != nil {
-			return nil, fmt.Errorf("SLUICE_MASTER_KEY: %w", err)
-		}
-		return secret.NewBox(k)
+	b, err := keyBox(c.MasterKey, "SLUICE_MASTER_KEY", c.MasterKeyFile, "--master-key-file")
+	if b != nil || err != nil {
+		return b, err
 	}
 	if c.DatabaseURL != "" {
 		return nil, secret.ErrNoKey
@@ -199,16 +206,23 @@ func (c *config) currentBox() (*secret.Box, error) {
 // is set. The key comes from SLUICE_MASTER_KEY_PREVIOUS or from the file
 // --master-key-previous-file names, not both.
 func (c *config) previousBox() (*secret.Box, error) {
-	raw, from := c.MasterKeyPrevious, "SLUICE_MASTER_KEY_PREVIOUS"
+	return keyBox(c.MasterKeyPrevious, "SLUICE_MASTER_KEY_PREVIOUS", c.MasterKeyPreviousFile, "--master-key-previous-file")
+}
+
+// keyBox returns the box of a master key given in the environment variable
+// env (its value raw) or in the file the flag names, not both; nil when
+// neither is set. Errors name the source, never the key.
+func keyBox(raw, env, file, flag string) (*secret.Box, error) {
+	from := env
 	switch {
-	case raw != "" && c.MasterKeyPreviousFile != "":
-		return nil, errors.New("set the previous master key once: SLUICE_MASTER_KEY_PREVIOUS or --master-key-previous-file, not both")
-	case c.MasterKeyPreviousFile != "":
-		data, err := os.ReadFile(c.MasterKeyPreviousFile)
+	case raw != "" && file != "":
+		return nil, fmt.Errorf("set the key once: %s or %s, not both", env, flag)
+	case file != "":
+		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("read --master-key-previous-file: %w", err)
+			return nil, fmt.Errorf("read %s: %w", flag, err)
 		}
-		raw, from = string(data), "--master-key-previous-file"
+		raw, from = string(data), flag
 	case raw == "":
 		return nil, nil
 	}

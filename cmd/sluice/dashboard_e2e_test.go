@@ -19,11 +19,12 @@ const chromiumPath = "/usr/bin/chromium"
 
 // TestDashboardEndToEnd runs the dashboard's browser test (web/e2e/run.mjs)
 // against `sluice serve` with the embedded dashboard and the mock provider:
-// sign-in by token and by password, tenant, gateway, key, route, rule,
-// token and budget created through the UI, a streamed Playground chat, one
+// sign-in by token and by password, tenant (with its budget), gateway, key, route, rule,
+// token (with its budget) and budget created through the UI, a streamed Playground chat, one
 // Playground request through each door (chat, Messages and Responses on
 // /compat, the native Anthropic and OpenAI doors) found in Logs with its
-// operation, a log and its trace, the Overview figures, the Member and Finance views and the
+// operation, a log and its trace, the Overview figures, the Member view, Finance landing on
+// Spend and exporting last week's spend per token as CSV, and the
 // read-only demo. It builds nothing: scripts/test.sh builds web/dist and
 // installs web/node_modules first; without them (or Chromium) it skips, and
 // under CI=true it fails.

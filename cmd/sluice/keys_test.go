@@ -136,12 +136,17 @@ func TestKeysReseal(t *testing.T) {
 }
 
 // TestMasterKeyPreviousSettings checks the settings of a rotation: the
-// previous key from the environment or a file, not both, and never the
-// current key itself.
+// previous key (and the current one) from the environment or a file, not
+// both, and never the current key itself.
 func TestMasterKeyPreviousSettings(t *testing.T) {
 	cur, prev := hex.EncodeToString(bytes.Repeat([]byte{1}, 32)), hex.EncodeToString(bytes.Repeat([]byte{2}, 32))
 	file := filepath.Join(t.TempDir(), "prev.key")
 	if err := os.WriteFile(file, []byte(prev), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A compose or Kubernetes secret: the key in a file, newline-terminated.
+	curFile := filepath.Join(t.TempDir(), "master.key")
+	if err := os.WriteFile(curFile, []byte(cur+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -156,6 +161,10 @@ func TestMasterKeyPreviousSettings(t *testing.T) {
 		{"same as current", config{MasterKey: cur, MasterKeyPrevious: cur}, "is the current one"},
 		{"malformed", config{MasterKey: cur, MasterKeyPrevious: "nope"}, "SLUICE_MASTER_KEY_PREVIOUS"},
 		{"missing file", config{MasterKey: cur, MasterKeyPreviousFile: file + ".gone"}, "--master-key-previous-file"},
+		{"current from a file", config{DatabaseURL: "postgres://x", MasterKeyFile: curFile, MasterKeyPrevious: prev}, ""},
+		{"current from both", config{MasterKey: cur, MasterKeyFile: curFile}, "not both"},
+		{"current file same as previous", config{MasterKeyFile: curFile, MasterKeyPrevious: cur}, "is the current one"},
+		{"current file malformed", config{MasterKeyFile: file + ".gone"}, "--master-key-file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.c.box()

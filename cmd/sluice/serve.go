@@ -23,6 +23,7 @@ import (
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/proxy"
 	"github.com/sluicehq/sluice/proxy/breaker"
+	"github.com/sluicehq/sluice/proxy/lastuse"
 	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/providers/registry"
 	"github.com/sluicehq/sluice/proxy/ratelimit"
@@ -116,7 +117,7 @@ func serve(ctx context.Context, c *config, which parts) error {
 		}
 	}
 	opts := proxy.Options{
-		Config:  proxy.Config{Listen: c.Listen, ShutdownGrace: c.ShutdownGrace},
+		Config:  proxy.Config{Listen: c.Listen, ShutdownGrace: c.ShutdownGrace, DrainDelay: c.DrainDelay},
 		Logger:  log,
 		Version: version,
 		Metrics: func(w io.Writer) {
@@ -154,6 +155,7 @@ func serve(ctx context.Context, c *config, which parts) error {
 		g.Go(func() error { return dp.holder.Run(gctx) })
 		g.Go(func() error { dp.tok.Warm(); return nil })
 		g.Go(func() error { return dp.pipe.Run(pctx) })
+		g.Go(func() error { return dp.lastUse.Run(pctx) })
 		g.Go(func() error { return alerts.Run(gctx) })
 	}
 	if which.admin || c.ClickHouseURL == "" {
@@ -190,6 +192,9 @@ type dataPlane struct {
 	pipe   *analytics.Pipeline
 	tok    *tokenize.Counter
 	inf    *proxy.Inference
+	// lastUse writes the tokens' last use to the store the admin API
+	// reads, in every process layout that serves inference.
+	lastUse *lastuse.Marks
 }
 
 // newDataPlane builds the data plane; nothing runs until serve starts it.
@@ -217,7 +222,9 @@ func newDataPlane(c *config, log *slog.Logger, d dataPlaneDeps) (*dataPlane, err
 	// estimates usage a provider did not report: serve loads its encodings
 	// at start, off the first such request.
 	tok := tokenize.New()
+	lastUse := lastuse.New(d.store, log, c.LastUseInterval)
 	inf := proxy.NewInference(proxy.InferenceConfig{
+		LastUse:    lastUse,
 		Snapshots:  holder,
 		Providers:  registry.New(client),
 		Breakers:   breaker.NewSet(time.Now),
@@ -238,7 +245,7 @@ func newDataPlane(c *config, log *slog.Logger, d dataPlaneDeps) (*dataPlane, err
 		// process's set, written at /metrics with the pipeline's.
 		Metrics: proxy.MetricsConfig{Set: d.set, NoModel: c.MetricsNoModel},
 	})
-	return &dataPlane{holder: holder, pipe: pipe, tok: tok, inf: inf}, nil
+	return &dataPlane{holder: holder, pipe: pipe, tok: tok, inf: inf, lastUse: lastUse}, nil
 }
 
 // sync waits (at most 2 s) until the snapshot in service holds what was

@@ -19,10 +19,14 @@ type Range struct {
 }
 
 // Spend is the cost of a gateway or tenant with the budget state (the
-// gateway's budget; nil for a tenant or a gateway without one).
+// gateway's or the tenant's budget; nil without one). A tenant's spend is
+// also broken down by gateway, user and token (see TenantSpend).
 type Spend struct {
 	analytics.Spend
-	Budget *store.Budget `json:"budget"`
+	Budget    *store.Budget `json:"budget"`
+	ByGateway []ScopeSpend  `json:"by_gateway,omitempty"`
+	ByUser    []ScopeSpend  `json:"by_user,omitempty"`
+	ByToken   []ScopeSpend  `json:"by_token,omitempty"`
 }
 
 // LogQuery selects request logs. Zero fields match everything.
@@ -68,10 +72,19 @@ func (s *Service) checkRange(r Range) (Range, error) {
 	return r, nil
 }
 
+// seesTenantFigures reports whether role r reads its tenant's whole usage
+// figures in stats and timeseries. A role that may read the tenant's cost
+// breakdowns (Finance) or analytics (AI Manager) is already shown every
+// request of the tenant there, so counting only its own tokens in the
+// Overview would answer zero for no gain in secrecy (docs/decisions.md).
+func seesTenantFigures(r auth.Role) bool {
+	return r == auth.TenantAdministrator || r.Has(auth.ViewCost) || r.Has(auth.ViewAnalytics)
+}
+
 // scope is the analytics query of the scope rule for tenantID: the
 // Administrator sees the tenant given (or all with ""); every other role
-// its own tenant, a tenant id of another answering 404. With ownOnly, roles
-// below Tenant Administrator see only requests made with their own tokens.
+// its own tenant, a tenant id of another answering 404. With ownOnly, the
+// roles seesTenantFigures refuses see only requests made with their own tokens.
 func (s *Service) scope(ctx context.Context, p *auth.Principal, tenantID string, ownOnly bool) (analytics.Query, error) {
 	var q analytics.Query
 	if tenantID != "" {
@@ -79,16 +92,13 @@ func (s *Service) scope(ctx context.Context, p *auth.Principal, tenantID string,
 			return q, err
 		}
 	}
-	switch p.Role {
-	case auth.Administrator:
+	if p.Role == auth.Administrator {
 		q.TenantID = tenantID
-	case auth.TenantAdministrator:
-		q.TenantID = p.TenantID
-	default:
-		q.TenantID = p.TenantID
-		if ownOnly {
-			q.UserID = p.UserID
-		}
+		return q, nil
+	}
+	q.TenantID = p.TenantID
+	if ownOnly && !seesTenantFigures(p.Role) {
+		q.UserID = p.UserID
 	}
 	return q, nil
 }
@@ -223,22 +233,6 @@ func (s *Service) GatewaySpend(ctx context.Context, p *auth.Principal, gatewayID
 	s.fillBudget(ctx, g.Budget, "gateway:"+g.ID)
 	sp.Budget = g.Budget
 	return sp, nil
-}
-
-// TenantSpend answers the cost of a tenant over a range, by model and by
-// day. Tenants have no budget of their own: Budget is nil.
-func (s *Service) TenantSpend(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*Spend, error) {
-	if err := s.can(ctx, p, auth.OpTenantSpend); err != nil {
-		return nil, err
-	}
-	t, err := s.tenant(ctx, s.db, p, tenantID)
-	if err != nil {
-		return nil, err
-	}
-	if r, err = s.checkRange(r); err != nil {
-		return nil, err
-	}
-	return s.spend(ctx, analytics.Query{TenantID: t.ID, From: r.From, To: r.To})
 }
 
 // TenantAnalysis answers a tenant's top gateways, users and models, error

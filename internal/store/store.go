@@ -27,6 +27,7 @@ import (
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/sluicehq/sluice/internal/sqlitebackup"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -123,11 +124,15 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	m := migrate.NewMigrator(s.DB, ms, migrate.WithTableName("bun_migrations"), migrate.WithLocksTableName("bun_migration_locks"))
-	if err := m.Init(ctx); err != nil {
+	// Processes starting together (replicas of a rollout, a migrate job)
+	// take turns: creating the bookkeeping tables at once, or taking the
+	// lock (a row) another holds, fails with a unique violation, and the
+	// loser waits and tries again instead of failing its start.
+	if err := retryDuplicate(ctx, func() error { return m.Init(ctx) }); err != nil {
 		return nil, fmt.Errorf("init migrations: %w", err)
 	}
-	if err := m.Lock(ctx); err != nil {
-		return nil, fmt.Errorf("lock migrations: %w", err)
+	if err := retryDuplicate(ctx, func() error { return m.Lock(ctx) }); err != nil {
+		return nil, fmt.Errorf("lock migrations (a lock left by a crashed run: DELETE FROM bun_migration_locks): %w", err)
 	}
 	defer m.Unlock(ctx) //nolint:errcheck // best effort; a stale lock row is reported on the next run
 	group, err := m.Migrate(ctx)
@@ -139,6 +144,30 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 		names = append(names, mg.Name)
 	}
 	return names, nil
+}
+
+// migrationLockWait bounds how long Migrate waits for another process's
+// migrations; applying them all to an empty database takes seconds.
+const migrationLockWait = 2 * time.Minute
+
+// retryDuplicate calls fn until it does not fail with a unique violation
+// or a CREATE … IF NOT EXISTS that lost a race, for at most
+// migrationLockWait.
+func retryDuplicate(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(migrationLockWait)
+	for {
+		err := fn()
+		if err == nil || !(duplicate(err) || createRace(err)) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // Ping checks the connection.
@@ -220,6 +249,13 @@ func duplicate(err error) bool {
 	return false
 }
 
+// createRace reports whether err is PostgreSQL's answer to a CREATE … IF
+// NOT EXISTS racing another: duplicate_table or duplicate_object.
+func createRace(err error) bool {
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && (pe.Code == "42P07" || pe.Code == "42710")
+}
+
 // InTx runs fn in a transaction, committing when it returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(tx bun.Tx) error) error {
 	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(tx) })
@@ -283,4 +319,18 @@ type metaRow struct {
 	bun.BaseModel `bun:"table:meta"`
 	Key           string `bun:"key,pk"`
 	Value         string `bun:"value"`
+}
+
+// ErrNotEmbedded is returned by BackupTo on PostgreSQL, whose backups are
+// pg_dump's (docs/deployment.md).
+var ErrNotEmbedded = errors.New("the relational store is PostgreSQL: back it up with pg_dump")
+
+// BackupTo writes an online, consistent copy of the embedded SQLite store
+// to path (which must not exist): restoring it is putting the file back
+// as sluice.db in the data dir of a stopped server.
+func (s *Store) BackupTo(ctx context.Context, path string) error {
+	if s.postgres {
+		return ErrNotEmbedded
+	}
+	return sqlitebackup.Into(ctx, s.DB, path)
 }

@@ -117,3 +117,67 @@ func InsertMissingModelPrices(ctx context.Context, db bun.IDB, rows []ModelPrice
 	n, _ := res.RowsAffected()
 	return int(n), nil
 }
+
+// TokenUse is one token's last use, and its user's ("" for a token
+// without one), as TouchTokens writes it.
+type TokenUse struct {
+	TokenID, UserID string
+	At              time.Time
+}
+
+// TouchTokens writes the tokens' last_used_at and their users'
+// last_seen_at in one transaction of two batched UPDATEs (one statement
+// per table, a CASE over the ids). A user of several tokens is seen at
+// the latest of their uses.
+func TouchTokens(ctx context.Context, s *Store, uses []TokenUse) error {
+	if len(uses) == 0 {
+		return nil
+	}
+	tokens := make(map[string]time.Time, len(uses))
+	users := map[string]time.Time{}
+	for _, u := range uses {
+		tokens[u.TokenID] = u.At
+		if u.UserID != "" && u.At.After(users[u.UserID]) {
+			users[u.UserID] = u.At
+		}
+	}
+	err := s.InTx(ctx, func(tx bun.Tx) error {
+		if err := touch(ctx, tx, s.postgres, "tokens", "last_used_at", tokens); err != nil {
+			return err
+		}
+		return touch(ctx, tx, s.postgres, "users", "last_seen_at", users)
+	})
+	if err != nil {
+		return fmt.Errorf("record token use: %w", err)
+	}
+	return nil
+}
+
+// touch sets column of table to at[id] on the rows with those ids, in
+// one UPDATE.
+func touch(ctx context.Context, tx bun.Tx, postgres bool, table, column string, at map[string]time.Time) error {
+	if len(at) == 0 {
+		return nil
+	}
+	// PostgreSQL types a CASE of bare literals as text; SQLite stores
+	// times as text already (a cast to TIMESTAMPTZ would make them numbers).
+	then := "?"
+	if postgres {
+		then = "CAST(? AS TIMESTAMPTZ)"
+	}
+	expr := "CASE id"
+	args := append(make([]any, 0, 1+2*len(at)), bun.Ident(column))
+	ids := make([]string, 0, len(at))
+	for id, t := range at {
+		expr += " WHEN ? THEN " + then
+		args = append(args, id, t.UTC())
+		ids = append(ids, id)
+	}
+	expr += " END"
+	_, err := tx.NewUpdate().Table(table).Set("? = "+expr, args...).
+		Where("id IN (?)", bun.In(ids)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("update %s.%s: %w", table, column, err)
+	}
+	return nil
+}

@@ -44,6 +44,13 @@ func PostgresURL(t testing.TB) string {
 	return u
 }
 
+// FreshPostgresURL returns the test PostgreSQL URL with its search_path
+// set to a new, empty schema, dropped when the test ends.
+func FreshPostgresURL(t testing.TB) string {
+	t.Helper()
+	return freshSchema(t, PostgresURL(t))
+}
+
 // Store opens a migrated, empty store of the given variant, closed and
 // dropped when the test ends.
 func Store(t testing.TB, b Backend) *store.Store {

@@ -12,7 +12,7 @@
 // It exits non-zero on the first failed step, after a screenshot of it.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -164,7 +164,7 @@ await step('email and password sign the Administrator in (a session)', async () 
   assert.equal(kind, 'session');
 });
 
-await step('Tenants: create tenant acme', async () => {
+await step('Tenants: create tenant acme and set its budget', async () => {
   await nav('Tenants');
   await page.getByLabel('Tenant id').fill('acme');
   await page.getByLabel('Tenant name').fill('Acme Corp');
@@ -172,6 +172,15 @@ await step('Tenants: create tenant acme', async () => {
   await page.getByText('Tenant acme created.').waitFor();
   await page.locator('tr[data-tenant="acme"]').waitFor();
   await shot('tenants');
+  // Its budget and alert settings are on Manage.
+  await page.locator('tr[data-tenant="acme"]').getByRole('button', { name: 'Manage' }).click();
+  await page.getByText('No budget alert has been sent.').waitFor();
+  await page.getByLabel('Alert webhook URL').waitFor();
+  const form = page.getByRole('form', { name: 'Budget of tenant acme' });
+  await form.getByLabel('Budget amount (USD)').fill('1000');
+  await form.getByRole('button', { name: 'Set budget' }).click();
+  await page.getByRole('meter', { name: 'Budget of tenant acme spent' }).waitFor();
+  await page.locator('tr[data-tenant="acme"]').getByRole('button', { name: 'Close' }).click();
 });
 
 await step('Gateways: create gateway prod in acme', async () => {
@@ -249,10 +258,33 @@ await step('Gateways: a token is created and its secret shown once', async () =>
   await page.getByRole('button', { name: 'Create token' }).click();
   const secret = (await page.getByTestId('new-secret').textContent()).trim();
   assert.match(secret, /^sk-sl-[0-9A-Za-z]{40}$/);
+  state.tokenSecret = secret;
   await page.locator('tr[data-token="e2e"]').waitFor();
   await shot('gateway-tokens');
   await page.getByRole('button', { name: 'I have copied it' }).click();
   assert.equal(await page.getByText(secret).count(), 0, 'the secret is gone once dismissed');
+});
+
+await step('Gateways: a token budget is set and shows as a bar; the token is used once', async () => {
+  const row = page.locator('tr[data-token="e2e"]');
+  await row.getByRole('button', { name: 'Budget' }).click();
+  const form = page.getByRole('form', { name: 'Budget of token e2e' });
+  await form.getByLabel('Budget amount (USD)').fill('25');
+  await form.getByLabel('Period').selectOption('weekly');
+  await form.getByRole('button', { name: 'Set budget' }).click();
+  const meter = row.getByRole('meter', { name: 'Budget of token e2e spent' });
+  await meter.waitFor();
+  assert.match(await meter.getAttribute('aria-valuetext'), /^\$0\.00 of \$25\.00 spent \(0%\); Within budget; weekly, hard; resets /);
+  await row.getByText(/^resets /).waitFor();
+  // One request with the token, for Finance's spend per token below.
+  const res = await fetch(`${BASE}/v1/acme/prod/compat/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${state.tokenSecret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'spend per token' }] }),
+  });
+  assert.equal(res.status, 200, await res.text());
+  assert.ok(res.headers.get('x-sluice-budget-remaining-usd'), 'the answer says what is left of the budget');
+  await shot('gateway-token-budget');
 });
 
 await step('Gateways: a monthly budget is set', async () => {
@@ -489,13 +521,32 @@ await step('Member: only Overview, Playground and My account; logs are refused g
   await shot('member');
 });
 
-await step('Finance: spend and prices but no logs', async () => {
+await step('Finance: lands on Spend, finds spend per token for last week and exports it as CSV; its Overview counts the tenant; no logs', async () => {
   await signOut();
   await signInWithPassword(FINANCE.email, FINANCE.password);
   assert.deepEqual(await navIds(), ['overview', 'spend', 'prices']);
-  await nav('Spend');
   await page.getByRole('heading', { name: 'Spend of tenant acme' }).waitFor();
+  assert.equal(new URL(page.url()).pathname, '/ui/spend', 'Finance lands on Spend');
+  const byToken = page.locator('section[data-spend="spend-by-token"]');
+  await until('the token appears in last week’s spend', async () => {
+    await page.reload();
+    await page.getByLabel('Range').selectOption('7d');
+    await byToken.locator('tr[data-row="e2e"]').waitFor({ timeout: 2000 });
+  });
+  await byToken.locator('tr[data-row="e2e"]').getByRole('meter', { name: 'Budget of e2e spent' }).waitFor();
+  const [download] = await Promise.all([page.waitForEvent('download'), byToken.getByRole('button', { name: 'Export spend by API token as CSV' }).click()]);
+  assert.equal(download.suggestedFilename(), 'sluice-spend-acme-by-token.csv');
+  const csv = readFileSync(await download.path(), 'utf8').split('\r\n');
+  assert.match(csv[0], /^from,to,token_id,token_name,requests,cost_usd,budget_usd,budget_period/);
+  assert.ok(
+    csv.some((l) => /^[^,]+,[^,]+,tok_[^,]+,e2e,1,[0-9.e-]+,25,weekly,true,/.test(l)),
+    `the e2e token's row with its budget:\n${csv.join('\n')}`,
+  );
   await shot('finance-spend');
+  await nav('Overview');
+  await page.getByText('Requests of your tenant.').waitFor();
+  const v = Number(((await page.getByTestId('stat-requests').textContent()) ?? '0').replace(/,/g, ''));
+  assert.ok(v >= 2, `Finance's Overview counts the tenant's requests: ${v}`);
   await page.goto('/ui/logs');
   await page.getByRole('heading', { name: "You don't have access to request logs and traces" }).waitFor();
 });

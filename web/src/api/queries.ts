@@ -3,17 +3,19 @@
 // query cache keeps this fixed set parsed.
 
 const BUDGET = 'amountUsd period hard spentUsd remainingUsd resetsAt';
-const TOKEN = 'id name prefix last4 gatewayId userId expiresAt revoked rateLimit { requestsPerMinute tokensPerMinute } allowedModels lastUsedAt createdAt';
+const TOKEN = `id name prefix last4 gatewayId userId expiresAt revoked rateLimit { requestsPerMinute tokensPerMinute } allowedModels budget { ${BUDGET} } lastUsedAt createdAt`;
 const GATEWAY = `id tenantId slug name createdAt updatedAt logBodies bodyLogLimitBytes
   cache { enabled ttlSeconds } rateLimit { requestsPerMinute tokensPerMinute } requestTimeoutMs
   retry { maxAttempts backoffMs } routes { name strategy targets { provider model keyAlias weight } }
   circuitBreaker { failureThreshold cooldownSeconds } budget { ${BUDGET} }`;
 const USER = `id tenantId email name role status createdAt lastSeenAt rateLimit { requestsPerMinute tokensPerMinute } budget { ${BUDGET} }`;
-const TENANT = 'id name status createdAt updatedAt settings { logRetentionDays logBodiesDefault allowedProviders alertWebhookUrl }';
+const TENANT = `id name status createdAt updatedAt settings { logRetentionDays logBodiesDefault allowedProviders alertWebhookUrl alertWebhookSecretSet } budget { ${BUDGET} }`;
 const SPAN = 'spanId parentId name start durationMs status attributes';
 const LATENCY = 'latencyMs { p50 p95 p99 }';
 const GROUP = `key requests errors tokensIn tokensOut costUsd ${LATENCY}`;
-const SPEND = `from to totalUsd byModel { provider model requests costUsd } byDay { day requests costUsd } budget { ${BUDGET} }`;
+const SCOPE_SPEND = `id name requests costUsd budget { ${BUDGET} }`;
+const SPEND = `from to totalUsd byModel { provider model requests costUsd } byDay { day requests costUsd } budget { ${BUDGET} }
+  byGateway { ${SCOPE_SPEND} } byUser { ${SCOPE_SPEND} } byToken { ${SCOPE_SPEND} }`;
 
 export const Q = {
   overview: `query Overview($tenantId: ID, $from: Time, $to: Time, $interval: String) {
@@ -74,6 +76,9 @@ export const Q = {
     }
   }`,
 
+  tenantAlerts: `query TenantAlerts($id: ID!, $cursor: String) {
+    tenant(id: $id) { id alerts(limit: 50, cursor: $cursor) { data { id scope scopeId period periodStart threshold spentUsd amountUsd at status attempts lastError deliveredAt } nextCursor } }
+  }`,
   tenantSpend: `query TenantSpend($tenantId: ID!, $from: Time, $to: Time) { tenantSpend(tenantId: $tenantId, from: $from, to: $to) { ${SPEND} } }`,
   analytics: `query Analytics($tenantId: ID, $groupBy: String, $from: Time, $to: Time) {
     analytics(tenantId: $tenantId, groupBy: $groupBy, from: $from, to: $to) { from to groupBy groups { ${GROUP} } }
@@ -106,6 +111,7 @@ export const Q = {
 export const M = {
   createTenant: `mutation CreateTenant($input: TenantInput!) { createTenant(input: $input) { ${TENANT} } }`,
   updateTenant: `mutation UpdateTenant($id: ID!, $input: TenantPatch!) { updateTenant(id: $id, input: $input) { ${TENANT} } }`,
+  setTenantBudget: `mutation SetTenantBudget($id: ID!, $budget: BudgetInput) { updateTenant(id: $id, input: { budget: $budget }) { ${TENANT} } }`,
   deleteTenant: `mutation DeleteTenant($id: ID!, $purge: Boolean) { deleteTenant(id: $id, purge: $purge) }`,
 
   createGateway: `mutation CreateGateway($tenantId: ID!, $input: GatewayInput!) { createGateway(tenantId: $tenantId, input: $input) { id slug } }`,
@@ -119,6 +125,9 @@ export const M = {
   deleteRule: `mutation DeleteRule($gatewayId: ID!, $id: ID!) { deleteRule(gatewayId: $gatewayId, id: $id) }`,
   createGatewayToken: `mutation CreateGatewayToken($gatewayId: ID!, $input: TokenInput!) { createGatewayToken(gatewayId: $gatewayId, input: $input) { ${TOKEN} secret } }`,
   revokeGatewayToken: `mutation RevokeGatewayToken($gatewayId: ID!, $tokenId: ID!) { updateGatewayToken(gatewayId: $gatewayId, tokenId: $tokenId, input: { revoked: true }) { id revoked } }`,
+  setGatewayTokenBudget: `mutation SetGatewayTokenBudget($gatewayId: ID!, $tokenId: ID!, $budget: BudgetInput) {
+    updateGatewayToken(gatewayId: $gatewayId, tokenId: $tokenId, input: { budget: $budget }) { ${TOKEN} }
+  }`,
   deleteGatewayToken: `mutation DeleteGatewayToken($gatewayId: ID!, $tokenId: ID!) { deleteGatewayToken(gatewayId: $gatewayId, tokenId: $tokenId) }`,
 
   createUser: `mutation CreateUser($tenantId: ID!, $input: UserInput!) { createUser(tenantId: $tenantId, input: $input) { id } }`,
@@ -127,6 +136,9 @@ export const M = {
   deleteUserBudget: `mutation DeleteUserBudget($id: ID!) { deleteUserBudget(id: $id) }`,
   createUserToken: `mutation CreateUserToken($userId: ID!, $input: TokenInput!) { createUserToken(userId: $userId, input: $input) { ${TOKEN} secret } }`,
   revokeUserToken: `mutation RevokeUserToken($userId: ID!, $tokenId: ID!) { updateUserToken(userId: $userId, tokenId: $tokenId, input: { revoked: true }) { id revoked } }`,
+  setUserTokenBudget: `mutation SetUserTokenBudget($userId: ID!, $tokenId: ID!, $budget: BudgetInput) {
+    updateUserToken(userId: $userId, tokenId: $tokenId, input: { budget: $budget }) { ${TOKEN} }
+  }`,
   deleteUserToken: `mutation DeleteUserToken($userId: ID!, $tokenId: ID!) { deleteUserToken(userId: $userId, tokenId: $tokenId) }`,
   assignGateway: `mutation AssignGateway($userId: ID!, $gatewayId: ID!) { assignGateway(userId: $userId, gatewayId: $gatewayId) }`,
   unassignGateway: `mutation UnassignGateway($userId: ID!, $gatewayId: ID!) { unassignGateway(userId: $userId, gatewayId: $gatewayId) }`,

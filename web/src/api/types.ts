@@ -49,7 +49,24 @@ export interface Tenant {
   status: string;
   createdAt: string;
   updatedAt?: string;
-  settings: { logRetentionDays: number; logBodiesDefault: boolean; allowedProviders: string[]; alertWebhookUrl: string };
+  settings: { logRetentionDays: number; logBodiesDefault: boolean; allowedProviders: string[]; alertWebhookUrl: string; alertWebhookSecretSet?: boolean };
+  budget?: Budget | null;
+}
+/** Alert is a budget threshold crossed and the delivery of its webhook (CONTRACT §14). */
+export interface Alert {
+  id: string;
+  scope: string;
+  scopeId: string;
+  period: string;
+  periodStart: string | null;
+  threshold: number;
+  spentUsd: number;
+  amountUsd: number;
+  at: string;
+  status: string;
+  attempts: number;
+  lastError: string;
+  deliveredAt: string | null;
 }
 export interface Provider {
   id: string;
@@ -118,6 +135,7 @@ export interface Token {
   revoked: boolean;
   rateLimit: RateLimit;
   allowedModels: string[];
+  budget?: Budget | null;
   lastUsedAt: string | null;
   createdAt: string;
   secret?: string;
@@ -218,6 +236,18 @@ export interface Spend {
   totalUsd: number;
   byModel: { provider: string; model: string; requests: number; costUsd: number }[];
   byDay: { day: string; requests: number; costUsd: number }[];
+  budget: Budget | null;
+  /** Tenant spend only, costliest first. */
+  byGateway?: ScopeSpend[] | null;
+  byUser?: ScopeSpend[] | null;
+  byToken?: ScopeSpend[] | null;
+}
+/** ScopeSpend is the cost of one gateway, user or token, with its budget. id is '' for requests without one. */
+export interface ScopeSpend {
+  id: string;
+  name: string;
+  requests: number;
+  costUsd: number;
   budget: Budget | null;
 }
 export interface TenantAnalysis {

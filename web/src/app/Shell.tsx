@@ -5,7 +5,7 @@
 import type { ErrorInfo, ReactNode } from 'react';
 import { ErrorBoundary } from '../components/ErrorBoundary';
 import { NoAccess } from '../components/ui';
-import { canSee, navFor, pageFor, ROLE_LABELS, type PageId } from '../lib/policy';
+import { canSee, homeFor, navFor, pageFor, ROLE_LABELS, type PageId } from '../lib/policy';
 import { Link, match, navigate, useLocation } from '../lib/router';
 import { useApp } from './context';
 import { Overview } from '../pages/Overview';
@@ -85,7 +85,7 @@ export function Shell({ onRenderError }: { onRenderError: (e: unknown, info: Err
   const { session, role, readOnly, signOut } = useApp();
   const { path } = useLocation();
   const nav = navFor(role);
-  const home = nav[0]?.path;
+  const home = homeFor(role);
 
   useEffect(() => {
     if ((path === '/' || path === '/ui' || path === '/ui/') && home) navigate(home, { replace: true });

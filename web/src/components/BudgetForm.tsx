@@ -1,4 +1,4 @@
-// Setting and removing the budget of a gateway or a user.
+// Setting and removing a budget: of a gateway, a user, an API token or the tenant.
 
 import { useState, type FormEvent } from 'react';
 import type { Budget } from '../api/types';
@@ -11,7 +11,10 @@ export function BudgetForm({
   set,
   remove,
   onChanged,
+  label = 'Budget',
 }: {
+  /** label names the budget (the form and its bar), e.g. "Budget of token ci". */
+  label?: string;
   budget: Budget | null;
   set: (input: { amountUsd: number; period: string; hard: boolean }, act: ReturnType<typeof useAction>) => Promise<unknown>;
   remove: (act: ReturnType<typeof useAction>) => Promise<unknown>;
@@ -29,8 +32,8 @@ export function BudgetForm({
   };
   return (
     <>
-      {budget ? <BudgetBar budget={budget} /> : <Empty>No budget: spending is not limited.</Empty>}
-      <form onSubmit={submit} noValidate aria-label="Budget">
+      {budget ? <BudgetBar budget={budget} label={label} /> : <Empty>No budget: spending is not limited.</Empty>}
+      <form onSubmit={submit} noValidate aria-label={label}>
         <div className="form-grid">
           <Field label="Budget amount (USD)" error={touched ? err : null}>
             <input inputMode="decimal" value={f.amount} onChange={(e) => setF({ ...f, amount: e.target.value })} />

@@ -1,24 +1,35 @@
 // Token lists and the create form, shared by gateway tokens, user tokens
 // and My Account. A new token's secret is shown once, with a copy button.
 
-import { useState, type FormEvent } from 'react';
+import { Fragment, useState, type FormEvent } from 'react';
 import type { Token } from '../api/types';
+import { BudgetForm } from './BudgetForm';
 import { formatRelative, formatTime } from '../lib/format';
 import { localInputToISO } from '../lib/range';
 import * as v from '../lib/validate';
 import { useAction } from './data';
-import { Badge, Button, ConfirmButton, Empty, Field, InlineProblem, SecretOnce, Submit } from './ui';
+import { Badge, BudgetBar, Button, ConfirmButton, Empty, Field, InlineProblem, SecretOnce, Submit } from './ui';
+
+/** setBudget sets (budget) or removes (null) the budget of a token, returning null when it failed. */
+export type SetTokenBudget = (t: Token, budget: { amountUsd: number; period: string; hard: boolean } | null, act: ReturnType<typeof useAction>) => Promise<unknown>;
 
 export function TokenTable({
   tokens,
   onRevoke,
   onDelete,
+  setBudget,
+  onChanged,
 }: {
   tokens: Token[];
   onRevoke?: (t: Token) => void;
   onDelete?: (t: Token) => void;
+  /** setBudget, when given, offers to edit each token's budget (Manage gateway API tokens). */
+  setBudget?: SetTokenBudget;
+  onChanged?: () => void;
 }) {
+  const [open, setOpen] = useState<string | null>(null);
   if (tokens.length === 0) return <Empty>No tokens.</Empty>;
+  const cols = 9;
   return (
     <table className="table">
       <thead>
@@ -28,6 +39,7 @@ export function TokenTable({
           <th scope="col">Status</th>
           <th scope="col">Limits</th>
           <th scope="col">Models</th>
+          <th scope="col">Budget</th>
           <th scope="col">Last used</th>
           <th scope="col">Created</th>
           <th scope="col">
@@ -39,39 +51,61 @@ export function TokenTable({
         {tokens.map((t) => {
           const expired = t.expiresAt && new Date(t.expiresAt).getTime() < Date.now();
           return (
-            <tr key={t.id} data-token={t.name}>
-              <td>{t.name || <em>unnamed</em>}</td>
-              <td>
-                <code>
-                  {t.prefix}…{t.last4}
-                </code>
-              </td>
-              <td>
-                {t.revoked ? (
-                  <Badge tone="bad">revoked</Badge>
-                ) : expired ? (
-                  <Badge tone="warn">expired</Badge>
-                ) : (
-                  <Badge tone="good">{t.expiresAt ? `expires ${formatRelative(t.expiresAt)}` : 'active'}</Badge>
-                )}
-              </td>
-              <td>
-                {t.rateLimit.requestsPerMinute == null && t.rateLimit.tokensPerMinute == null
-                  ? '—'
-                  : [t.rateLimit.requestsPerMinute != null && `${t.rateLimit.requestsPerMinute} req/min`, t.rateLimit.tokensPerMinute != null && `${t.rateLimit.tokensPerMinute} tok/min`]
-                      .filter(Boolean)
-                      .join(', ')}
-              </td>
-              <td className="wrap">{t.allowedModels.length ? t.allowedModels.join(', ') : 'all'}</td>
-              <td>{t.lastUsedAt ? formatRelative(t.lastUsedAt) : 'never'}</td>
-              <td>{formatTime(t.createdAt)}</td>
-              <td className="row-actions">
-                {onRevoke && !t.revoked && (
-                  <ConfirmButton label="Revoke" confirm={`Revoke ${t.name || t.prefix}`} onConfirm={() => onRevoke(t)} />
-                )}
-                {onDelete && <ConfirmButton label="Delete" confirm={`Delete ${t.name || t.prefix}`} onConfirm={() => onDelete(t)} />}
-              </td>
-            </tr>
+            <Fragment key={t.id}>
+              <tr data-token={t.name}>
+                <td>{t.name || <em>unnamed</em>}</td>
+                <td>
+                  <code>
+                    {t.prefix}…{t.last4}
+                  </code>
+                </td>
+                <td>
+                  {t.revoked ? (
+                    <Badge tone="bad">revoked</Badge>
+                  ) : expired ? (
+                    <Badge tone="warn">expired</Badge>
+                  ) : (
+                    <Badge tone="good">{t.expiresAt ? `expires ${formatRelative(t.expiresAt)}` : 'active'}</Badge>
+                  )}
+                </td>
+                <td>
+                  {t.rateLimit.requestsPerMinute == null && t.rateLimit.tokensPerMinute == null
+                    ? '—'
+                    : [t.rateLimit.requestsPerMinute != null && `${t.rateLimit.requestsPerMinute} req/min`, t.rateLimit.tokensPerMinute != null && `${t.rateLimit.tokensPerMinute} tok/min`]
+                        .filter(Boolean)
+                        .join(', ')}
+                </td>
+                <td className="wrap">{t.allowedModels.length ? t.allowedModels.join(', ') : 'all'}</td>
+                <td className="budget-cell">{t.budget ? <BudgetBar budget={t.budget} compact label={`Budget of token ${t.name || t.prefix}`} /> : 'none'}</td>
+                <td>{t.lastUsedAt ? formatRelative(t.lastUsedAt) : 'never'}</td>
+                <td>{formatTime(t.createdAt)}</td>
+                <td className="row-actions">
+                  {setBudget && !t.revoked && (
+                    <button type="button" className="small" aria-expanded={open === t.id} onClick={() => setOpen(open === t.id ? null : t.id)}>
+                      {open === t.id ? 'Close' : 'Budget'}
+                    </button>
+                  )}
+                  {onRevoke && !t.revoked && (
+                    <ConfirmButton label="Revoke" confirm={`Revoke ${t.name || t.prefix}`} onConfirm={() => onRevoke(t)} />
+                  )}
+                  {onDelete && <ConfirmButton label="Delete" confirm={`Delete ${t.name || t.prefix}`} onConfirm={() => onDelete(t)} />}
+                </td>
+              </tr>
+              {setBudget && open === t.id && (
+                <tr data-token-budget={t.name}>
+                  <td colSpan={cols}>
+                    <BudgetForm
+                      key={JSON.stringify(t.budget ?? null)}
+                      label={`Budget of token ${t.name || t.prefix}`}
+                      budget={t.budget ?? null}
+                      set={(b, act) => setBudget(t, b, act)}
+                      remove={(act) => setBudget(t, null, act)}
+                      onChanged={() => onChanged?.()}
+                    />
+                  </td>
+                </tr>
+              )}
+            </Fragment>
           );
         })}
       </tbody>

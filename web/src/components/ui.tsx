@@ -14,7 +14,8 @@ import { useApp } from '../app/context';
 import type { Problem } from '../api/errors';
 import { ROLE_LABELS } from '../lib/policy';
 import type { Budget } from '../api/types';
-import { formatPercent, formatTime, formatUSD } from '../lib/format';
+import { formatPercent, formatUSD } from '../lib/format';
+import { budgetLevel, budgetRatio, budgetResets, budgetStateLabel, budgetSummary } from '../lib/budget';
 
 export function Loading({ what }: { what?: string }) {
   return (
@@ -234,30 +235,39 @@ export function SecretOnce({ secret, onDone, what = 'token' }: { secret: string;
   );
 }
 
-export function BudgetBar({ budget }: { budget: Budget }) {
-  const ratio = budget.amountUsd > 0 ? budget.spentUsd / budget.amountUsd : 0;
-  const level = ratio >= 1 ? 'over' : ratio >= 0.8 ? 'warn' : 'ok';
+/**
+ * BudgetBar shows a budget everywhere one shows: a meter that turns amber
+ * at 80 % and red at 100 %, and the same state in words (level, figures,
+ * period and when it resets), so colour is never the only sign. compact
+ * fits a table cell; label names the budget for screen readers.
+ */
+export function BudgetBar({ budget, compact = false, label = 'Budget' }: { budget: Budget; compact?: boolean; label?: string }) {
+  const ratio = budgetRatio(budget);
+  const level = budgetLevel(budget);
+  const state = budgetStateLabel(budget);
   return (
-    <div className="budget">
+    <div className={'budget' + (compact ? ' compact' : '')} data-level={level}>
       <div
         className={'bar ' + level}
         role="meter"
         aria-valuemin={0}
         aria-valuemax={budget.amountUsd}
-        aria-valuenow={budget.spentUsd}
-        aria-label="Budget spent"
+        aria-valuenow={Math.min(budget.spentUsd, budget.amountUsd)}
+        aria-valuetext={budgetSummary(budget)}
+        aria-label={`${label} spent`}
       >
         <span style={{ width: `${Math.min(100, ratio * 100)}%` }} />
       </div>
       <div className="budget-figures">
+        {level !== 'ok' && <Badge tone={level === 'over' ? 'bad' : 'warn'}>{state}</Badge>}
         <span>
-          {formatUSD(budget.spentUsd)} of {formatUSD(budget.amountUsd)} spent ({formatPercent(ratio, 0)})
+          {formatUSD(budget.spentUsd)} of {formatUSD(budget.amountUsd)} ({formatPercent(ratio, 0)})
         </span>
-        <span>{formatUSD(budget.remainingUsd)} left</span>
+        {!compact && <span>{formatUSD(budget.remainingUsd)} left</span>}
         <span>
-          {budget.period}, {budget.hard ? 'hard (requests over it are refused)' : 'soft (flagged only)'}
+          {budget.period}, {budget.hard ? (compact ? 'hard' : 'hard (requests over it are refused)') : compact ? 'soft' : 'soft (flagged only)'}
         </span>
-        <span>{budget.resetsAt ? `resets ${formatTime(budget.resetsAt)}` : 'never resets'}</span>
+        <span>{budgetResets(budget)}</span>
       </div>
     </div>
   );

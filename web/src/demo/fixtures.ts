@@ -3,6 +3,7 @@
 // bundled: the demo calls no admin endpoint at all.
 
 import type {
+  Budget,
   BreakerState,
   Gateway,
   Group,
@@ -11,6 +12,7 @@ import type {
   Point,
   ProviderKey,
   Rule,
+  ScopeSpend,
   Span,
   Spend,
   Token,
@@ -198,7 +200,29 @@ export function demoSpend(from: string, to: string, withBudget: boolean): Spend 
     totalUsd: s.costUsd,
     byModel: MODELS.map(([p, m], i) => ({ provider: p, model: m, requests: Math.round(s.requests * [0.27, 0.46, 0.19, 0.08][i]), costUsd: +(s.costUsd * [0.52, 0.12, 0.33, 0.03][i]).toFixed(2) })),
     byDay: days.map((d) => ({ day: d.ts.slice(0, 10), requests: d.requests, costUsd: d.costUsd })),
-    budget: withBudget ? demoGateways[0].budget : null,
+    budget: withBudget ? demoGateways[0].budget : budget(1000, 229.32),
+    ...(withBudget ? {} : demoBreakdown(s.requests, s.costUsd)),
+  };
+}
+
+/** demoBreakdown splits a tenant's spend by gateway, token and user in fixed shares. */
+function demoBreakdown(requests: number, costUsd: number): Pick<Spend, 'byGateway' | 'byToken' | 'byUser'> {
+  const rows = (items: [string, string, number, Budget | null][]): ScopeSpend[] =>
+    items.map(([id, name, sh, b]) => ({ id, name, requests: Math.round(requests * sh), costUsd: +(costUsd * sh).toFixed(2), budget: b }));
+  return {
+    byGateway: rows([
+      ['gw_demo_prod', 'Production', 0.82, demoGateways[0].budget],
+      ['gw_demo_staging', 'Staging', 0.18, demoGateways[1].budget],
+    ]),
+    byToken: rows([
+      ['tok_demo_1', 'backend', 0.61, budget(300, 251.7, 'weekly')],
+      ['tok_demo_2', 'ci', 0.21, budget(100, 104.2, 'weekly')],
+      ['tok_demo_user', 'dana laptop', 0.18, null],
+    ]),
+    byUser: rows([
+      ['', '', 0.82, null],
+      ['usr_demo_dana', 'dana@acme.example', 0.18, budget(200, 41.3)],
+    ]),
   };
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 // The server's policy, read as text by Vite (?raw).
 import policy from '../../../internal/auth/policy.go?raw';
 import roles from '../../../internal/auth/roles.go?raw';
-import { allowed, canHoldTokens, grantableRoles, navFor, pageFor, reportsClientErrors, ROLES, type Op, type Role } from './policy';
+import { allowed, canHoldTokens, grantableRoles, homeFor, navFor, seesTenantFigures, pageFor, reportsClientErrors, ROLES, type Op, type Role } from './policy';
 
 const ids = (r: Role) => navFor(r).map((n) => n.id);
 
@@ -22,6 +22,21 @@ describe('navFor', () => {
   }
   it('links every page under /ui/', () => {
     for (const r of ROLES) for (const n of navFor(r)) expect(n.path).toMatch(/^\/ui\/[a-z-]+$/);
+  });
+});
+
+describe('homeFor', () => {
+  it('lands Finance on Spend and every other role on its first page', () => {
+    expect(homeFor('finance')).toBe('/ui/spend');
+    expect(homeFor('administrator')).toBe('/ui/overview');
+    expect(homeFor('member')).toBe('/ui/overview');
+    expect(homeFor('demo_user')).toBe('/ui/overview');
+  });
+});
+
+describe('seesTenantFigures', () => {
+  it('gives the tenant-wide Overview to the roles that read cost or analytics', () => {
+    expect(ROLES.filter(seesTenantFigures)).toEqual(['administrator', 'tenant_administrator', 'ai_manager', 'finance']);
   });
 });
 

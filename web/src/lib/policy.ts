@@ -174,6 +174,16 @@ export function grantableRoles(r: Role): Role[] {
   return ROLES.filter((t) => rank(r) >= rank(t));
 }
 
+/**
+ * seesTenantFigures mirrors the server's stats scope rule (seesTenantFigures
+ * in internal/admin/figures.go): below the Administrator, the Tenant
+ * Administrator and the roles that read cost breakdowns or analytics see
+ * their whole tenant; the others only the requests of their own tokens.
+ */
+export function seesTenantFigures(r: Role): boolean {
+  return r === 'tenant_administrator' || hasPermission(r, 'View cost breakdowns') || hasPermission(r, 'View analytics dashboards');
+}
+
 /** canHoldTokens mirrors auth.Role.CanHoldTokens: Finance, Viewer and Demo User hold none. */
 export function canHoldTokens(r: Role): boolean {
   return r !== 'finance' && r !== 'viewer' && r !== 'demo_user';
@@ -230,6 +240,20 @@ const PAGES: PageDef[] = [
 export function navFor(role: Role): NavItem[] {
   const pick = role === 'demo_user' ? PAGES.filter((p) => p.demo) : PAGES.filter((p) => allowed(role, p.op));
   return pick.map(({ id, label, path }) => ({ id, label, path }));
+}
+
+/**
+ * LANDING is the page a role starts on when it may open it: Finance, whose
+ * job is the money, lands on Spend; every other role on the first page of
+ * its navigation (Overview).
+ */
+const LANDING: Partial<Record<Role, PageId>> = { finance: 'spend' };
+
+/** homeFor is the path a role lands on after signing in (undefined: no page at all). */
+export function homeFor(role: Role): string | undefined {
+  const nav = navFor(role);
+  const want = LANDING[role];
+  return (nav.find((n) => n.id === want) ?? nav[0])?.path;
 }
 
 /** pageFor finds the page a path belongs to (/ui/gateways/gw_1 → gateways). */

@@ -33,6 +33,15 @@ describe('validate', () => {
     expect(v.intIn('', 1, 10, 'X')).toMatch(/required/);
   });
   it('checks money', () => {
+    expect(v.webhookURL('')).toBeNull();
+    expect(v.webhookURL('https://hooks.example.com/sluice')).toBeNull();
+    expect(v.webhookURL('ftp://x')).toMatch(/http/);
+    expect(v.webhookURL('https://u:p@x.example')).toMatch(/user name/);
+    expect(v.webhookSecret('', '', false)).toBeNull();
+    expect(v.webhookSecret('', 'https://h.example', true)).toBeNull();
+    expect(v.webhookSecret('', 'https://h.example', false)).toMatch(/needs a signing secret/);
+    expect(v.webhookSecret('short', 'https://h.example', false)).toMatch(/16 to 512/);
+    expect(v.webhookSecret('0123456789abcdef', 'https://h.example', false)).toBeNull();
     expect(v.amount('100')).toBeNull();
     expect(v.amount('12.50')).toBeNull();
     expect(v.amount('0')).toMatch(/greater than 0/);

@@ -81,6 +81,32 @@ export function baseURL(v: string, required: boolean): Check {
   return null;
 }
 
+/** webhookURL checks the alert webhook of a tenant: empty (none) or an absolute http(s) URL without user info. */
+export function webhookURL(v: string): Check {
+  const s = v.trim();
+  if (!s) return null;
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    return 'Enter an absolute URL such as https://hooks.example.com/sluice.';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'The webhook URL must start with http:// or https://.';
+  if (u.username || u.password) return 'The webhook URL may not contain a user name or password.';
+  return null;
+}
+
+/**
+ * webhookSecret checks a typed signing secret (16 to 512 bytes; empty keeps
+ * the one set) and that a webhook URL has a secret, typed or already set.
+ */
+export function webhookSecret(v: string, url: string, alreadySet: boolean): Check {
+  const n = new TextEncoder().encode(v).length;
+  if (v && (n < 16 || n > 512)) return 'A signing secret has 16 to 512 bytes.';
+  if (url.trim() && !v && !alreadySet) return 'A webhook needs a signing secret.';
+  return null;
+}
+
 /** providerKey checks a provider secret: 12–4096 characters, no spaces. */
 export function providerKey(v: string): Check {
   const s = v.trim();

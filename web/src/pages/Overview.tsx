@@ -1,6 +1,7 @@
 // Overview: the usage figures of a range (stats) and their time series.
 // The server applies the scope rule: an Administrator sees any tenant or
-// all, a Tenant Administrator its tenant, everyone else their own requests.
+// all; the Tenant Administrator, Finance and the AI Manager their tenant;
+// Member and Viewer their own requests (seesTenantFigures).
 
 import { useMemo, useState } from 'react';
 import { useApp } from '../app/context';
@@ -11,6 +12,7 @@ import { QueryView, useGQL } from '../components/data';
 import { RangePicker, TenantPicker } from '../components/TenantPicker';
 import { PageHeader, Stat } from '../components/ui';
 import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD, formatUSDAxis } from '../lib/format';
+import { seesTenantFigures } from '../lib/policy';
 import { RANGES, rangeOf, type RangeId } from '../lib/range';
 import { setQuery, useLocation } from '../lib/router';
 
@@ -33,7 +35,7 @@ export function Overview() {
       ? tenant
         ? `Requests of tenant ${tenant}.`
         : 'Requests of all tenants.'
-      : role === 'tenant_administrator'
+      : seesTenantFigures(role)
         ? 'Requests of your tenant.'
         : 'Requests made with your own tokens.';
 

@@ -1,10 +1,13 @@
-// Tenants: list, create, settings, suspend, delete, and purge after typing
+// Tenants: list, create, settings (with the budget alert webhook), the
+// tenant's budget and its alerts, suspend, delete, and purge after typing
 // the tenant's id. A Tenant Administrator sees and edits its own tenant only.
 
 import { useState, type FormEvent } from 'react';
 import { useApp } from '../app/context';
 import { M, Q } from '../api/queries';
 import type { Connection, Provider, Tenant } from '../api/types';
+import { TenantAlerts } from '../components/Alerts';
+import { BudgetForm } from '../components/BudgetForm';
 import { QueryView, useAction, useGQL } from '../components/data';
 import { Badge, Button, Check, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Submit } from '../components/ui';
 import { formatTime } from '../lib/format';
@@ -136,38 +139,43 @@ function ManageTenant({ tenant: t, onChanged, onGone }: { tenant: Tenant; onChan
     retention: String(t.settings.logRetentionDays),
     bodies: t.settings.logBodiesDefault,
     allowed: t.settings.allowedProviders,
+    hookURL: t.settings.alertWebhookUrl ?? '',
+    hookSecret: '',
+    dropSecret: false,
   });
   const [msg, setMsg] = useState<string | null>(null);
   const [purgeText, setPurgeText] = useState('');
   const act = useAction();
   const retErr = v.intIn(f.retention, 1, 3650, 'Log retention');
+  const secretSet = !!t.settings.alertWebhookSecretSet && !f.dropSecret;
+  const hookErr = v.webhookURL(f.hookURL);
+  const secretErr = v.webhookSecret(f.hookSecret, f.hookURL, secretSet);
   const isAdmin = role === 'administrator';
   const own = session.user.tenantId === t.id;
 
   const patch = async (input: Record<string, unknown>, done: string) => {
     setMsg(null);
-    if (await act.run(M.updateTenant, { id: t.id, input }, 'updateTenant')) {
+    const ok = !!(await act.run(M.updateTenant, { id: t.id, input }, 'updateTenant'));
+    if (ok) {
       setMsg(done);
       onChanged();
     }
+    return ok;
   };
   const save = (e: FormEvent) => {
     e.preventDefault();
-    if (retErr || !f.name.trim()) return;
-    patch(
-      {
-        name: f.name.trim(),
-        // Settings are replaced whole: the webhook (set through the API)
-        // goes back as it is; its secret, absent, is kept.
-        settings: {
-          logRetentionDays: Number(f.retention),
-          logBodiesDefault: f.bodies,
-          allowedProviders: f.allowed,
-          alertWebhookUrl: t.settings.alertWebhookUrl,
-        },
-      },
-      'Settings saved.',
-    );
+    if (retErr || hookErr || secretErr || !f.name.trim()) return;
+    // Settings are replaced whole. The signing secret is write-only: absent
+    // keeps the one set, empty removes it, a value replaces it.
+    const settings: Record<string, unknown> = {
+      logRetentionDays: Number(f.retention),
+      logBodiesDefault: f.bodies,
+      allowedProviders: f.allowed,
+      alertWebhookUrl: f.hookURL.trim(),
+    };
+    if (f.hookSecret) settings.alertWebhookSecret = f.hookSecret;
+    else if (f.dropSecret) settings.alertWebhookSecret = '';
+    patch({ name: f.name.trim(), settings }, 'Settings saved.').then((ok) => ok && setF((x) => ({ ...x, hookSecret: '', dropSecret: false })));
   };
   return (
     <div className="manage">
@@ -194,12 +202,50 @@ function ManageTenant({ tenant: t, onChanged, onGone }: { tenant: Tenant; onChan
             ))}
           </div>
         </fieldset>
+        <fieldset>
+          <legend>Budget alerts</legend>
+          <p className="hint">
+            Sluice POSTs a signed alert (HMAC-SHA256 in <code>x-sluice-signature</code>) when any budget of this tenant reaches 50 %, 80 % and 100 % of its amount, once per
+            threshold and period.
+          </p>
+          <div className="form-grid">
+            <Field label="Alert webhook URL" hint="Empty: no alerts are sent." error={hookErr}>
+              <input type="url" value={f.hookURL} onChange={(e) => setF({ ...f, hookURL: e.target.value })} autoComplete="off" spellCheck={false} />
+            </Field>
+            <Field
+              label="Webhook signing secret"
+              hint={secretSet ? 'A secret is set (never shown). Type a new one to replace it; leave empty to keep it.' : 'Write-only: 16 to 512 bytes, never shown again.'}
+              error={secretErr}
+            >
+              <input type="password" value={f.hookSecret} onChange={(e) => setF({ ...f, hookSecret: e.target.value })} autoComplete="new-password" spellCheck={false} />
+            </Field>
+          </div>
+          {t.settings.alertWebhookSecretSet && (
+            <Check label="Remove the signing secret" checked={f.dropSecret} onChange={(b) => setF({ ...f, dropSecret: b })} />
+          )}
+        </fieldset>
         <div className="form-actions">
-          <Submit busy={act.busy} disabled={!!retErr}>
+          <Submit busy={act.busy} disabled={!!retErr || !!hookErr || !!secretErr}>
             Save settings
           </Submit>
         </div>
       </form>
+      <section aria-labelledby={`budget-${t.id}`}>
+        <h3 id={`budget-${t.id}`}>Tenant budget</h3>
+        <p className="hint">Caps every gateway of the tenant together; gateway, user and token budgets still apply inside it.</p>
+        <BudgetForm
+          key={JSON.stringify(t.budget ?? null)}
+          label={`Budget of tenant ${t.id}`}
+          budget={t.budget ?? null}
+          set={(budget, a) => a.run(M.setTenantBudget, { id: t.id, budget }, 'updateTenant')}
+          remove={(a) => a.run(M.setTenantBudget, { id: t.id, budget: null }, 'updateTenant')}
+          onChanged={onChanged}
+        />
+      </section>
+      <section aria-labelledby={`alerts-${t.id}`}>
+        <h3 id={`alerts-${t.id}`}>Budget alerts sent</h3>
+        <TenantAlerts tenantId={t.id} />
+      </section>
       {isAdmin && !own && (
         <div className="danger-zone">
           <h3>Status</h3>

@@ -233,6 +233,8 @@ function UserTokens({ user: u, tokens, onChanged }: { user: User; tokens: Token[
           onDelete={async (t) => {
             if (await act.run(M.deleteUserToken, { userId: u.id, tokenId: t.id }, 'deleteUserToken')) onChanged();
           }}
+          setBudget={(t, budget, a) => a.run(M.setUserTokenBudget, { userId: u.id, tokenId: t.id, budget }, 'updateUserToken')}
+          onChanged={onChanged}
         />
         <InlineProblem problem={act.problem} />
       </section>

@@ -26,6 +26,8 @@ export function Tokens({ gateway: g }: { gateway: Gateway }) {
                 onDelete={async (t) => {
                   if (await act.run(M.deleteGatewayToken, { gatewayId: g.id, tokenId: t.id }, 'deleteGatewayToken')) q.refetch();
                 }}
+                setBudget={(t, budget, a) => a.run(M.setGatewayTokenBudget, { gatewayId: g.id, tokenId: t.id, budget }, 'updateGatewayToken')}
+                onChanged={q.refetch}
               />
               <Pager pager={pager} nextCursor={c.nextCursor} />
             </>
