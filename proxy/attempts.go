@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/apierr"
+	"github.com/sluicehq/sluice/internal/catalog"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/breaker"
 	"github.com/sluicehq/sluice/proxy/providers"
@@ -81,12 +82,11 @@ func (h *Inference) startAttempts(c *call) {
 		c.watch = watchClient(c.ctx, c.upcancel)
 	}
 	tp := c.ctx.Request.Header.Peek("traceparent")
-	c.trace, c.rec.TraceID = traceHeader(tp)
+	c.trace, c.rec.TraceID, c.rootSpan = traceHeader(tp)
 	c.traceIn = len(tp) > 0 && c.trace["Traceparent"][0] == string(tp)
 	if c.in.wire == llm.WireAnthropicMessages {
 		forwardAnthropicHeaders(&c.ctx.Request.Header, c.trace)
 	}
-	c.rootSpan = newSpanID()
 }
 
 // stopAttempts ends the watch of the client and the upstream context.
@@ -402,7 +402,7 @@ func (c *call) attemptSpan(end time.Time, err error) {
 	}
 	c.rec.Spans = append(c.rec.Spans, analytics.Span{
 		TraceID: c.rec.TraceID, SpanID: newSpanID(), ParentID: c.rootSpan,
-		Name: "upstream " + provider, Start: start.UTC(), DurationMS: float64(end.Sub(start).Microseconds()) / 1000,
+		Name: upstreamSpanName(provider), Start: start.UTC(), DurationMS: float64(end.Sub(start).Microseconds()) / 1000,
 		Status: status,
 		Attributes: map[string]string{"provider": provider, "model": model,
 			"key_alias": alias, "attempt": strconv.Itoa(n), "upstream_status": code, "outcome": attemptOutcome(err)},
@@ -419,7 +419,7 @@ func (c *call) closeRootSpan(end time.Time) {
 		status = "error"
 	}
 	c.rec.Spans = append(c.rec.Spans, analytics.Span{
-		TraceID: c.rec.TraceID, SpanID: c.rootSpan, Name: "POST " + c.route.op.String(),
+		TraceID: c.rec.TraceID, SpanID: c.rootSpan, Name: rootSpanNames[c.route.op],
 		Start: c.start.UTC(), DurationMS: float64(end.Sub(c.start).Microseconds()) / 1000, Status: status,
 		Attributes: map[string]string{"request_id": c.rec.ID, "status": strconv.Itoa(c.rec.Status), "route": c.rec.Route},
 	})
@@ -433,28 +433,56 @@ func newSpanID() string {
 	return string(h[:])
 }
 
-// traceHeader propagates a valid W3C traceparent and returns the trace id,
-// or starts a new trace.
-func traceHeader(tp []byte) (http.Header, string) {
-	s := string(tp)
-	if len(s) == 55 && s[2] == '-' && s[35] == '-' && s[52] == '-' && isHex(s[:2]) && isHex(s[3:35]) && isHex(s[36:52]) && isHex(s[53:]) &&
-		s[3:35] != "00000000000000000000000000000000" {
-		return http.Header{"Traceparent": {s}}, s[3:35]
+// upstreamSpanNames are the attempt spans' names by catalog provider,
+// made once.
+var upstreamSpanNames = func() map[string]string {
+	n := make(map[string]string)
+	for _, p := range catalog.Providers() {
+		n[p.ID] = "upstream " + p.ID
 	}
-	// One string holds the header and, as its substring, the trace id.
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	var h [55]byte
-	copy(h[:], "00-")
-	hex.Encode(h[3:35], b[:16])
-	h[35] = '-'
-	hex.Encode(h[36:52], b[16:])
-	copy(h[52:], "-01")
-	v := string(h[:])
-	return http.Header{"Traceparent": {v}}, v[3:35]
+	return n
+}()
+
+// upstreamSpanName is the name of an attempt span at provider.
+func upstreamSpanName(provider string) string {
+	if n, ok := upstreamSpanNames[provider]; ok {
+		return n
+	}
+	return "upstream " + provider
 }
 
-func isHex(s string) bool {
+// rootSpanNames are the root spans' names by operation, made once.
+var rootSpanNames = func() (n [llm.OpCountTokens + 1]string) {
+	for o := range n {
+		n[o] = "POST " + llm.Operation(o).String()
+	}
+	return n
+}()
+
+// traceHeader propagates a valid W3C traceparent, or starts a new trace,
+// and returns the header, the trace id and a new id for the request's
+// root span. One string holds the header and, as its substrings, both ids.
+func traceHeader(tp []byte) (hdr http.Header, traceID, rootSpan string) {
+	var h [55 + 16]byte
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	s := h[:55]
+	if len(tp) == 55 && tp[2] == '-' && tp[35] == '-' && tp[52] == '-' && isHex(tp[:2]) && isHex(tp[3:35]) && isHex(tp[36:52]) && isHex(tp[53:]) &&
+		string(tp[3:35]) != "00000000000000000000000000000000" {
+		copy(s, tp)
+	} else {
+		copy(s, "00-")
+		hex.Encode(s[3:35], b[:16])
+		s[35] = '-'
+		hex.Encode(s[36:52], b[16:24])
+		copy(s[52:], "-01")
+	}
+	hex.Encode(h[55:], b[24:])
+	v := string(h[:])
+	return http.Header{"Traceparent": {v[:55]}}, v[3:35], v[55:]
+}
+
+func isHex[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {

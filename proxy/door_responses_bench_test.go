@@ -21,7 +21,7 @@ const benchChatAnswer = `{"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object"
 // compat Responses door: the same request in the Responses shape,
 // translated to the mock's OpenAI chat wire and its answer back.
 func BenchmarkInferenceCompatResponses(b *testing.B) {
-	h, c := benchServer(b)
+	h, c := benchServer(b, false)
 	benchRequests(b, c, "http://sluice"+compatResponsesPath, "Bearer "+h.token, benchResponsesBody)
 }
 

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -130,13 +131,27 @@ func (h *Inference) EndStreams() {
 }
 
 func truncate(b []byte, limit int) string {
+	return string(clip(b, limit))
+}
+
+// truncateBoth is truncate of a and of b in one allocation: both strings
+// share one backing array (they live in the same record).
+func truncateBoth(a, b []byte, limit int) (string, string) {
+	a, b = clip(a, limit), clip(b, limit)
+	var sb strings.Builder
+	sb.Grow(len(a) + len(b))
+	sb.Write(a)
+	sb.Write(b)
+	s := sb.String()
+	return s[:len(a)], s[len(a):]
+}
+
+// clip is b cut to limit bytes, or nothing when limit is not positive.
+func clip(b []byte, limit int) []byte {
 	if limit <= 0 {
-		return ""
+		return nil
 	}
-	if len(b) > limit {
-		b = b[:limit]
-	}
-	return string(b)
+	return b[:min(len(b), limit)]
 }
 
 func since(t time.Time) int64 { return time.Since(t).Milliseconds() }

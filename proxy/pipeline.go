@@ -52,7 +52,11 @@ type call struct {
 	ctx   *fasthttp.RequestCtx
 	start time.Time
 	rec   *analytics.Record
-	snap  *snapshot.Snapshot
+	// recBuf and spanBuf are where rec and its first spans live: one
+	// allocation with the call instead of three (issue 17).
+	recBuf  analytics.Record
+	spanBuf [2]analytics.Span
+	snap    *snapshot.Snapshot
 	// door is the front door the client speaks (proxy/door.go): the
 	// OpenAI shape until prepare has read the path.
 	door door
@@ -165,8 +169,9 @@ type outcome struct {
 // Handle serves one inference request through the pipeline.
 func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
 	c := &call{ctx: ctx, start: h.cfg.Now(), door: defaultDoor}
-	c.rec = &analytics.Record{ID: string(RequestID(ctx)), TS: c.start.UTC(),
-		ClientIP: ctx.RemoteIP().String(), UserAgent: string(ctx.UserAgent())}
+	c.recBuf = analytics.Record{ID: string(RequestID(ctx)), TS: c.start.UTC(),
+		ClientIP: ctx.RemoteIP().String(), UserAgent: string(ctx.UserAgent()), Spans: c.spanBuf[:0]}
+	c.rec = &c.recBuf
 	defer h.finishHandler(c)
 	c.err = h.run(c)
 }
@@ -292,9 +297,10 @@ func (h *Inference) finish(c *call) {
 	}
 	if c.gw != nil && c.gw.LogBodies {
 		if rec.RequestBody == "" {
-			rec.RequestBody = truncate(c.body, c.gw.BodyLogLimitBytes)
+			rec.RequestBody, rec.ResponseBody = truncateBoth(c.body, o.respBody, c.gw.BodyLogLimitBytes)
+		} else {
+			rec.ResponseBody = truncate(o.respBody, c.gw.BodyLogLimitBytes)
 		}
-		rec.ResponseBody = truncate(o.respBody, c.gw.BodyLogLimitBytes)
 	}
 	h.metrics.observe(c)
 	if len(h.cfg.Observers) > 0 {
