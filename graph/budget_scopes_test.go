@@ -1,30 +1,20 @@
 package graph
 
 import (
-	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/budget"
 	"github.com/sluicehq/sluice/internal/money"
+	"github.com/sluicehq/sluice/internal/testenv"
 )
-
-// kindSpend is a budget.SpendSource answering a fixed spend per scope
-// kind ("token", "tenant", …).
-type kindSpend map[string]money.USD
-
-func (k kindSpend) SpendSince(_ context.Context, scope string, _ time.Time) (int64, error) {
-	kind, _, _ := strings.Cut(scope, ":")
-	return int64(k[kind]), nil
-}
 
 // TestTokenAndTenantBudgets: budgets on gateway tokens, user tokens and
 // the tenant are set, read back with their state (spent, remaining,
 // resets at) and removed with null through GraphQL (CONTRACT §14).
 func TestTokenAndTenantBudgets(t *testing.T) {
-	spend := kindSpend{"token": money.FromFloat(2.5), "tenant": money.FromFloat(7)}
+	spend := testenv.KindSpend{"token": money.FromFloat(2.5), "tenant": money.FromFloat(7)}
 	e := newEnvWith(t, func(c *admin.Config) { c.Budgets = budget.NewLocal(spend) })
 	gw := e.setupTenant("acme")
 

@@ -13,7 +13,6 @@ import (
 	"github.com/sluicehq/sluice/internal/budget"
 	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // Budgets on API tokens and on the tenant (CONTRACT §14,
@@ -83,21 +82,7 @@ func TestBudgetScopesUnderConcurrency(t *testing.T) {
 		})
 		t.Run(scope.name+"/two replicas on Redis", func(t *testing.T) {
 			t.Parallel()
-			_, prefix := testenv.Redis(t)
-			h := newHarness(t, harnessConfig{})
-			var addrs []string
-			var mgrs []*budget.Manager
-			for range 2 {
-				lim, b := sharedRedis(t, redisClient(t, ""), prefix, 10*time.Second)
-				addrs = append(addrs, h.limitReplica(t, lim, b).addr)
-				mgrs = append(mgrs, b)
-			}
-			budgetRace(t, h, addrs, mgrs[0], scope.target(h))
-			for i, m := range mgrs {
-				if n := m.Fallbacks(); n != 0 {
-					t.Errorf("replica %d fell back %d times", i, n)
-				}
-			}
+			budgetRaceOnRedis(t, scope.target)
 		})
 	}
 }
@@ -185,26 +170,12 @@ func TestBudgetScopesSurviveRestart(t *testing.T) {
 			target := scope.target(h)
 			amount := money.FromFloat(1)
 			target.set(amount)
-			src := spendSource{target.scope: int64(amount - realCost/2)}
-			local := h.limitReplica(t, nil, budget.NewLocal(src))
-			resp, b := h.post(local.addr, chatPath, h.token, pricedBody)
-			wantBudgetExceeded(t, resp, b)
-			if spent, _ := local.inf.cfg.Budgets.Spent(context.Background(), target.scope, monthStartOf(time.Now())); spent != amount-realCost/2 {
-				t.Errorf("spent %s, want the persisted %s", spent, amount-realCost/2)
-			}
-
-			c, prefix := testenv.Redis(t)
-			lim, _ := sharedRedis(t, c, prefix, 10*time.Second)
-			b2, err := budget.NewManager(budget.Config{Redis: c, Prefix: prefix + "budget:", Spend: src, Timeout: 10 * time.Second})
-			must(t, err)
-			shared := h.limitReplica(t, lim, b2)
-			resp, b = h.post(shared.addr, chatPath, h.token, pricedBody)
-			wantBudgetExceeded(t, resp, b)
+			wantPersistedSpend(t, h, target.scope, amount)
 
 			down := &downSpend{spent: amount}
 			down.down.Store(true)
 			restarted := h.limitReplica(t, nil, budget.NewLocal(down))
-			resp, b = h.post(restarted.addr, chatPath, h.token, pricedBody)
+			resp, b := h.post(restarted.addr, chatPath, h.token, pricedBody)
 			wantAPIError(t, resp, b, 503, "api_error", "unavailable", "")
 		})
 	}

@@ -183,9 +183,10 @@ func TestBudgetUnderConcurrency(t *testing.T) {
 	budgetRace(t, h, []string{h.addr}, h.inf.cfg.Budgets, gatewayTarget(h))
 }
 
-// TestBudgetUnderConcurrencyTwoReplicas: two proxies sharing one Redis.
-func TestBudgetUnderConcurrencyTwoReplicas(t *testing.T) {
-	t.Parallel()
+// budgetRaceOnRedis runs budgetRace on two proxies sharing one Redis:
+// neither may fall back to its own counters.
+func budgetRaceOnRedis(t *testing.T, target func(*harness) budgetTarget) {
+	t.Helper()
 	_, prefix := testenv.Redis(t)
 	h := newHarness(t, harnessConfig{})
 	var addrs []string
@@ -195,12 +196,18 @@ func TestBudgetUnderConcurrencyTwoReplicas(t *testing.T) {
 		addrs = append(addrs, h.limitReplica(t, lim, b).addr)
 		mgrs = append(mgrs, b)
 	}
-	budgetRace(t, h, addrs, mgrs[0], gatewayTarget(h))
+	budgetRace(t, h, addrs, mgrs[0], target(h))
 	for i, m := range mgrs {
 		if n := m.Fallbacks(); n != 0 {
 			t.Errorf("replica %d fell back %d times", i, n)
 		}
 	}
+}
+
+// TestBudgetUnderConcurrencyTwoReplicas: two proxies sharing one Redis.
+func TestBudgetUnderConcurrencyTwoReplicas(t *testing.T) {
+	t.Parallel()
+	budgetRaceOnRedis(t, gatewayTarget)
 }
 
 // TestBudgetHardRefuses: an exhausted hard budget answers 429
@@ -382,11 +389,19 @@ func TestBudgetSurvivesRestart(t *testing.T) {
 	setPrice(h)
 	amount := money.FromFloat(1)
 	h.update(hardBudget(amount, "monthly"))
-	src := spendSource{budget.GatewayScope(h.gw.ID): int64(amount - realCost/2)}
+	wantPersistedSpend(t, h, budget.GatewayScope(h.gw.ID), amount)
+}
+
+// wantPersistedSpend: a fresh process, alone and on Redis, starts the
+// counter of scope from its persisted spend, amount less half a request's
+// cost, and so refuses the next request.
+func wantPersistedSpend(t *testing.T, h *harness, scope string, amount money.USD) {
+	t.Helper()
+	src := spendSource{scope: int64(amount - realCost/2)}
 	local := h.limitReplica(t, nil, budget.NewLocal(src))
 	resp, b := h.post(local.addr, chatPath, h.token, pricedBody)
 	wantBudgetExceeded(t, resp, b)
-	if spent, _ := local.inf.cfg.Budgets.Spent(context.Background(), budget.GatewayScope(h.gw.ID), monthStartOf(time.Now())); spent != amount-realCost/2 {
+	if spent, _ := local.inf.cfg.Budgets.Spent(context.Background(), scope, monthStartOf(time.Now())); spent != amount-realCost/2 {
 		t.Errorf("spent %s, want the persisted %s", spent, amount-realCost/2)
 	}
 

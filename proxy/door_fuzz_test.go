@@ -39,22 +39,7 @@ func FuzzMessagesDoorDecode(f *testing.F) {
 		if count {
 			op = llm.OpCountTokens
 		}
-		var p fastjson.Parser
-		in, e := new(messagesDoor).decode(&p, body, op)
-		if e != nil {
-			switch e.Code {
-			case apierr.CodeInvalidJSON, apierr.CodeInvalidRequest, apierr.CodeUnsupportedFeature:
-			default:
-				t.Fatalf("refused with %d %s %q", e.Status, e.Code, e.Message)
-			}
-			if e.Status != 400 || e.Message == "" {
-				t.Fatalf("refused with %d %s %q", e.Status, e.Code, e.Message)
-			}
-			return
-		}
-		if _, e := parseBody(&p, in.body, llm.OpChat); e != nil {
-			t.Fatalf("the translated body %s is refused: %v", in.body, e)
-		}
+		checkDoorDecode(t, new(messagesDoor).decode, body, op)
 	})
 }
 
@@ -136,4 +121,27 @@ func FuzzModelList(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkDoorDecode decodes body with a door's decode as op: a refusal must
+// be a 400 with a message and a request error's code, and a decoded body
+// must parse as a chat.
+func checkDoorDecode(t *testing.T, decode func(*fastjson.Parser, []byte, llm.Operation) (inbound, *apierr.Error), body []byte, op llm.Operation) {
+	t.Helper()
+	var p fastjson.Parser
+	in, e := decode(&p, body, op)
+	if e != nil {
+		switch e.Code {
+		case apierr.CodeInvalidJSON, apierr.CodeInvalidRequest, apierr.CodeUnsupportedFeature:
+		default:
+			t.Fatalf("refused with %d %s %q", e.Status, e.Code, e.Message)
+		}
+		if e.Status != 400 || e.Message == "" {
+			t.Fatalf("refused with %d %s %q", e.Status, e.Code, e.Message)
+		}
+		return
+	}
+	if _, e := parseBody(&p, in.body, llm.OpChat); e != nil {
+		t.Fatalf("the translated body %s is refused: %v", in.body, e)
+	}
 }

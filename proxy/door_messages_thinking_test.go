@@ -51,22 +51,7 @@ func TestMessagesThinkingRelayed(t *testing.T) {
 				if stream {
 					b = strings.Replace(b, `"max_tokens":2048`, `"max_tokens":2048,"stream":true`, 1)
 				}
-				before := len(h.mock.Requests())
-				resp, out := h.do("POST", messagesPath, hdr, b)
-				wantStatus(t, resp, out, 200)
-				reqs := h.mock.Requests()[before:]
-				if len(reqs) != 1 {
-					t.Fatalf("upstream requests %+v", reqs)
-				}
-				sent := string(reqs[0].Body)
-				for _, w := range tt.want {
-					if !strings.Contains(sent, w) {
-						t.Errorf("upstream body lacks %s:\n%s", w, sent)
-					}
-				}
-				if strings.Contains(sent, "reasoning_effort") {
-					t.Errorf("upstream body holds reasoning_effort: %s", sent)
-				}
+				out := relayOnce(t, h, messagesPath, hdr, b, tt.want, []string{"reasoning_effort"})
 				if !stream && !json.Valid(out) {
 					t.Errorf("answer %s", out)
 				}
@@ -185,4 +170,30 @@ func TestMessagesStreamTwoSignedBlocks(t *testing.T) {
 	if n := strings.Count(string(out), "event: content_block_start"); n != 3 {
 		t.Errorf("%d blocks started, want 3:\n%s", n, out)
 	}
+}
+
+// relayOnce posts body to path with hdr and wants a 200 and one upstream
+// request, whose body holds every fragment of want and none of not; it
+// returns the answer.
+func relayOnce(t *testing.T, h *harness, path string, hdr http.Header, body string, want, not []string) []byte {
+	t.Helper()
+	before := len(h.mock.Requests())
+	resp, out := h.do("POST", path, hdr, body)
+	wantStatus(t, resp, out, 200)
+	reqs := h.mock.Requests()[before:]
+	if len(reqs) != 1 {
+		t.Fatalf("upstream requests %+v", reqs)
+	}
+	sent := string(reqs[0].Body)
+	for _, w := range want {
+		if !strings.Contains(sent, w) {
+			t.Errorf("upstream body lacks %s:\n%s", w, sent)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(sent, w) {
+			t.Errorf("upstream body holds %s:\n%s", w, sent)
+		}
+	}
+	return out
 }

@@ -63,24 +63,7 @@ func TestResponsesReasoningRelayed(t *testing.T) {
 				if stream {
 					b = strings.Replace(b, `"max_output_tokens":4096`, `"max_output_tokens":4096,"stream":true`, 1)
 				}
-				before := len(h.mock.Requests())
-				resp, out := h.do("POST", compatResponsesPath, responsesHeader(h.token), b)
-				wantStatus(t, resp, out, 200)
-				reqs := h.mock.Requests()[before:]
-				if len(reqs) != 1 {
-					t.Fatalf("upstream requests %+v", reqs)
-				}
-				sent := string(reqs[0].Body)
-				for _, w := range tt.want {
-					if !strings.Contains(sent, w) {
-						t.Errorf("upstream body lacks %s:\n%s", w, sent)
-					}
-				}
-				for _, w := range tt.not {
-					if strings.Contains(sent, w) {
-						t.Errorf("upstream body holds %s:\n%s", w, sent)
-					}
-				}
+				relayOnce(t, h, compatResponsesPath, responsesHeader(h.token), b, tt.want, tt.not)
 			})
 		}
 	}

@@ -291,22 +291,7 @@ func FuzzResponsesDoorDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"model":"m","input":"x","store":true}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var p fastjson.Parser
-		in, e := new(responsesDoor).decode(&p, body, llm.OpChat)
-		if e != nil {
-			switch e.Code {
-			case apierr.CodeInvalidJSON, apierr.CodeInvalidRequest, apierr.CodeUnsupportedFeature:
-			default:
-				t.Fatalf("refused with %d %s %q", e.Status, e.Code, e.Message)
-			}
-			if e.Status != 400 || e.Message == "" {
-				t.Fatalf("refused with %d %s %q", e.Status, e.Code, e.Message)
-			}
-			return
-		}
-		if _, e := parseBody(&p, in.body, llm.OpChat); e != nil {
-			t.Fatalf("the translated body %s is refused: %v", in.body, e)
-		}
+		checkDoorDecode(t, new(responsesDoor).decode, body, llm.OpChat)
 	})
 }
 

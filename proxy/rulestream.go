@@ -180,14 +180,10 @@ func (f *ruleStream) Push(chunk []byte) ([][]byte, *apierr.Error) {
 			if !ok || key.choice != idx {
 				continue
 			}
-			out, found, block := st.Flush()
-			if e := f.found(found, block); e != nil {
+			out, e := f.flush(key, st)
+			if e != nil {
 				return nil, e
 			}
-			if e := f.checked(st); e != nil {
-				return nil, e
-			}
-			delete(f.streams, key)
 			if out == "" {
 				continue
 			}
@@ -292,16 +288,29 @@ func (f *ruleStream) Flush() [][]byte {
 		if !ok {
 			continue
 		}
-		out, found, block := st.Flush()
-		if f.found(found, block) != nil || f.checked(st) != nil || out == "" {
-			// A block cannot first show at the end (the text was all seen
-			// before); should it, the held text is not sent.
-			continue
+		// A block cannot first show at the end (the text was all seen
+		// before); should it, the held text is not sent.
+		if out, e := f.flush(key, st); e == nil && out != "" {
+			outs = append(outs, f.chunk(v, key, out))
 		}
-		outs = append(outs, f.chunk(v, key, out))
 	}
 	f.streams = nil
 	return outs
+}
+
+// flush ends the streamed text key, st: it records what the rules found,
+// applies the fail mode of what they left unchecked and returns what st
+// held.
+func (f *ruleStream) flush(key streamKey, st textFilter) (string, *apierr.Error) {
+	out, found, block := st.Flush()
+	if e := f.found(found, block); e != nil {
+		return "", e
+	}
+	if e := f.checked(st); e != nil {
+		return "", e
+	}
+	delete(f.streams, key)
+	return out, nil
 }
 
 // found records the findings and turns a block into the error that ends

@@ -194,14 +194,10 @@ func (f *nativeRules) flushAll() ([][]byte, *apierr.Error) {
 		if !ok {
 			continue
 		}
-		out, found, block := st.Flush()
-		if e := f.found(found, block); e != nil {
+		out, e := f.flush(key, st)
+		if e != nil {
 			return nil, e
 		}
-		if e := f.checked(st); e != nil {
-			return nil, e
-		}
-		delete(f.streams, key)
 		if out == "" {
 			continue
 		}

@@ -14,38 +14,14 @@ import (
 // rows keep theirs.
 func TestUpgradeFromVersion1(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "analytics.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range append(schema, "PRAGMA user_version = 1") {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
 	ts := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if _, err := db.ExecContext(ctx, `INSERT INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
+	s := openUpgraded(t, 1, append(schema, "PRAGMA user_version = 1"), `INSERT INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
 		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
 		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
 		request_body, response_body, flags, cache_saved_usd, batch_id)
 		VALUES ('old', ?, 'acme', 'gw', 'tok', '', 'openai', 'gpt-4o', 'chat/completions', 200, '', 1, 1, 1, 1,
-		0, 0, 'MISS', 1, '[]', '{}', '', '', '', '', '', '[]', 0, 'b0')`, ts.UnixNano()); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatalf("open a version 1 file: %v", err)
-	}
-	defer s.Close()
-	rec := &analytics.Record{ID: "new", TS: ts.Add(time.Second), TenantID: "acme", GatewayID: "gw", Operation: "embeddings"}
-	if err := s.Write(ctx, &analytics.Batch{ID: "b1", Records: []*analytics.Record{rec}}); err != nil {
-		t.Fatal(err)
-	}
+		0, 0, 'MISS', 1, '[]', '{}', '', '', '', '', '', '[]', 0, 'b0')`, ts,
+		&analytics.Record{ID: "new", TS: ts.Add(time.Second), TenantID: "acme", GatewayID: "gw", Operation: "embeddings"})
 	for id, want := range map[string]string{"old": "", "new": "embeddings"} {
 		got, err := s.Log(ctx, id)
 		if err != nil {
@@ -70,40 +46,16 @@ func TestUpgradeFromVersion1(t *testing.T) {
 // rows keep theirs.
 func TestUpgradeFromVersion2(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "analytics.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmts := append(append(append([]string{}, schema...), upgrades[0]...), "PRAGMA user_version = 2")
-	for _, stmt := range stmts {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
 	ts := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if _, err := db.ExecContext(ctx, `INSERT INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
+	stmts := append(append(append([]string{}, schema...), upgrades[0]...), "PRAGMA user_version = 2")
+	s := openUpgraded(t, 2, stmts, `INSERT INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
 		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
 		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
 		request_body, response_body, flags, cache_saved_usd, batch_id, operation)
 		VALUES ('old', ?, 'acme', 'gw', 'tok', '', 'anthropic', 'claude-sonnet-4-5', 'messages', 200, '', 1, 1, 900, 10,
-		100, 7, 'MISS', 1, '[]', '{}', '', '', '', '', '', '[]', 0, 'b0', 'messages')`, ts.UnixNano()); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatalf("open a version 2 file: %v", err)
-	}
-	defer s.Close()
-	rec := &analytics.Record{ID: "new", TS: ts.Add(time.Second), TenantID: "acme", GatewayID: "gw", TokensIn: 5000,
-		CachedTokens: 1000, CacheWriteTokens: 3000, CacheWrite1hTokens: 1000, TokensOut: 400, ReasoningTokens: 300}
-	if err := s.Write(ctx, &analytics.Batch{ID: "b1", Records: []*analytics.Record{rec}}); err != nil {
-		t.Fatal(err)
-	}
+		100, 7, 'MISS', 1, '[]', '{}', '', '', '', '', '', '[]', 0, 'b0', 'messages')`, ts,
+		&analytics.Record{ID: "new", TS: ts.Add(time.Second), TenantID: "acme", GatewayID: "gw", TokensIn: 5000,
+			CachedTokens: 1000, CacheWriteTokens: 3000, CacheWrite1hTokens: 1000, TokensOut: 400, ReasoningTokens: 300})
 	for id, want := range map[string][3]int64{"old": {0, 0, 0}, "new": {3000, 1000, 300}} {
 		got, err := s.Log(ctx, id)
 		if err != nil {
@@ -113,4 +65,37 @@ func TestUpgradeFromVersion2(t *testing.T) {
 			t.Errorf("record %s: cache writes, 1h writes, reasoning %v, want %v", id, g, want)
 		}
 	}
+}
+
+// openUpgraded makes a file of schema version with stmts and the row
+// insert (ts its one argument), opens it (which upgrades it) until the
+// test ends, and writes rec.
+func openUpgraded(t *testing.T, version int, stmts []string, insert string, ts time.Time, rec *analytics.Record) *Store {
+	t.Helper()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "analytics.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range stmts {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, insert, ts.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open a version %d file: %v", version, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Write(ctx, &analytics.Batch{ID: "b1", Records: []*analytics.Record{rec}}); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/alert/alerttest"
-	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestAlertsServe runs `sluice serve` (embedded stores): the tenant's
@@ -18,13 +17,8 @@ func TestAlertsServe(t *testing.T) {
 	const secret = "whsec-serve-e2e-6b2d8f1c"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
+	_, mockURL, base := startMockServe(t, ctx)
 	rcv := alerttest.New(t, secret, 0)
-	base := startServe(t, ctx)
 	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
 	tn := call(t, base, "PATCH", "/admin/v1/tenants/acme", fmt.Sprintf(`{"settings":{"log_retention_days":30,
 		"log_bodies_default":true,"allowed_providers":[],"alert_webhook_url":%q,"alert_webhook_secret":%q}}`, rcv.URL+"/hook", secret), 200)

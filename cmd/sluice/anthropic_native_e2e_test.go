@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestAnthropicNativeClientEndToEnd drives `sluice serve`'s native
@@ -22,25 +19,10 @@ func TestAnthropicNativeClientEndToEnd(t *testing.T) {
 	nodeDir := nodeE2EDir(t, "@anthropic-ai", "sdk")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
+	mock, mockURL, base := startMockServe(t, ctx)
+	_, tok := serveGateway(t, base, mockURL, `{"slug":"prod"}`, "e2e", e2eProvider{Provider: "anthropic", key: e2eAnthropicKey})
 
-	base := startServe(t, ctx)
-	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
-	gw := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)
-	gwID := gw["id"].(string)
-	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
-		fmt.Sprintf(`{"provider":"anthropic","alias":"mock","key":%q,"base_url":%q}`, e2eAnthropicKey, mockURL), 201)
-	// An openai key too: waitServing sends a chat to openai.
-	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
-		fmt.Sprintf(`{"provider":"openai","alias":"mock","key":"sk-mock-upstream-key-0001","base_url":%q}`, mockURL+"/v1"), 201)
-	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)
-	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
-
-	out, err := runNodeTests(ctx, t, nodeDir, "anthropic-native.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
+	out, err := runNodeTests(ctx, t, nodeDir, "anthropic-native.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok)
 	if err != nil {
 		t.Fatalf("the anthropic client tests failed: %v", err)
 	}

@@ -95,24 +95,28 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 		cfg.Gateway = []string{bin}
 	}
 	cfg.Progress = stderr
-	start := time.Now()
 	if o.observability {
-		r, err := bench.RunObservability(ctx, cfg)
-		if err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-		fmt.Fprintf(stderr, "bench: done in %s\n", time.Since(start).Round(time.Second))
-		if o.json {
-			return r.WriteJSON(stdout)
-		}
-		return r.WriteText(stdout)
+		return printBench(ctx, bench.RunObservability, cfg, o.json, stdout, stderr)
 	}
-	r, err := bench.Run(ctx, cfg)
+	return printBench(ctx, bench.Run, cfg, o.json, stdout, stderr)
+}
+
+// benchReport is a report of `sluice bench`, printed as text or JSON.
+type benchReport interface {
+	WriteJSON(io.Writer) error
+	WriteText(io.Writer) error
+}
+
+// printBench runs run with cfg and prints its report on stdout, as JSON
+// when asJSON; the time it took goes to stderr.
+func printBench[R benchReport](ctx context.Context, run func(context.Context, bench.Config) (R, error), cfg bench.Config, asJSON bool, stdout, stderr io.Writer) error {
+	start := time.Now()
+	r, err := run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	fmt.Fprintf(stderr, "bench: done in %s\n", time.Since(start).Round(time.Second))
-	if o.json {
+	if asJSON {
 		return r.WriteJSON(stdout)
 	}
 	return r.WriteText(stdout)

@@ -2,12 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluicehq/sluice/internal/bench"
 )
@@ -21,25 +17,8 @@ func TestBenchObservability(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the benchmark for about 5 s")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := benchOptions{json: true, observability: true, cfg: bench.Config{
-		Duration: 500 * time.Millisecond, Rate: 100, Concurrency: 8,
-		Gateway:    []string{exe, "-test.run=^TestBenchGateway$", "--"},
-		GatewayEnv: []string{benchGatewayEnv},
-	}}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	if err := runBench(ctx, o, &stdout, &stderr); err != nil {
-		t.Fatalf("bench: %v\n%s", err, stderr.String())
-	}
 	var r bench.ObservabilityReport
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("--json printed something that is not a report: %v\n%s", err, stdout.String())
-	}
+	runTestBench(t, true, &r)
 	for name, v := range map[string]float64{
 		"off requests/s": r.Off.Throughput.PerSecond, "on requests/s": r.On.Throughput.PerSecond,
 		"off CPU per request": r.Off.CPUPerRequestMS, "on CPU per request": r.On.CPUPerRequestMS,

@@ -30,27 +30,8 @@ func TestBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the benchmark for about 7 s")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := benchOptions{json: true, cfg: bench.Config{
-		Duration: 500 * time.Millisecond, Rate: 100, Concurrency: 8,
-		Gateway:    []string{exe, "-test.run=^TestBenchGateway$", "--"},
-		GatewayEnv: []string{benchGatewayEnv},
-	}}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	if err := runBench(ctx, o, &stdout, &stderr); err != nil {
-		t.Fatalf("bench: %v\n%s", err, stderr.String())
-	}
-	t.Logf("progress:\n%s", stderr.String())
-
 	var r bench.Report
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("--json printed something that is not a report: %v\n%s", err, stdout.String())
-	}
+	t.Logf("progress:\n%s", runTestBench(t, false, &r))
 	positive := map[string]float64{
 		"direct requests/s":               r.Throughput.Direct.PerSecond,
 		"gateway requests/s":              r.Throughput.Gateway.PerSecond,
@@ -239,4 +220,30 @@ func TestBenchSetups(t *testing.T) {
 			t.Errorf("the report lacks %q:\n%s", section, text.String())
 		}
 	}
+}
+
+// runTestBench runs `sluice bench --json` briefly (--observability when
+// observability), with this test binary as the gateway (TestBenchGateway),
+// decodes its report into report and returns the progress it printed.
+func runTestBench(t *testing.T, observability bool, report any) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := benchOptions{json: true, observability: observability, cfg: bench.Config{
+		Duration: 500 * time.Millisecond, Rate: 100, Concurrency: 8,
+		Gateway:    []string{exe, "-test.run=^TestBenchGateway$", "--"},
+		GatewayEnv: []string{benchGatewayEnv},
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if err := runBench(ctx, o, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), report); err != nil {
+		t.Fatalf("--json printed something that is not a report: %v\n%s", err, stdout.String())
+	}
+	return stderr.String()
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestCompatResponsesClientEndToEnd drives `sluice serve`'s translated
@@ -23,14 +21,8 @@ func TestCompatResponsesClientEndToEnd(t *testing.T) {
 	nodeDir := nodeE2EDir(t, "openai")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
-
+	mock, mockURL, base := startMockServe(t, ctx)
 	matrix := compatMatrix()
-	base := startServe(t, ctx)
 	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
 	gwID := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)["id"].(string)
 	addMatrixKeys(t, base, gwID, mockURL, matrix)

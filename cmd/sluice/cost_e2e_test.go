@@ -71,26 +71,12 @@ func testServeLogsCacheWrites(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
-	base := startServe(t, ctx)
-	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
-	gwID := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)["id"].(string)
-	for _, k := range []struct{ provider, key, url, options string }{
-		{"openai", e2eOpenAIKey, mockURL + "/v1", `{}`}, {"anthropic", e2eAnthropicKey, mockURL, `{}`},
-		{"google", e2eGoogleKey, mockURL, `{}`}, {"cohere", e2eCohereKey, mockURL, `{}`},
-		{"bedrock", providertest.MockSecretAccessKey, mockURL,
-			fmt.Sprintf(`{"region":"us-east-1","access_key_id":%q}`, providertest.MockAccessKeyID)},
-	} {
-		call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
-			fmt.Sprintf(`{"provider":%q,"alias":"mock","key":%q,"base_url":%q,"options":%s}`, k.provider, k.key, k.url, k.options), 201)
-	}
-	token := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"cost"}`, 201)["secret"].(string)
+	mock, mockURL, base := startMockServe(t, ctx)
+	_, token := serveGateway(t, base, mockURL, `{"slug":"prod"}`, "cost",
+		e2eProvider{Provider: "anthropic", key: e2eAnthropicKey}, e2eProvider{Provider: "google", key: e2eGoogleKey},
+		e2eProvider{Provider: "cohere", key: e2eCohereKey}, e2eProvider{Provider: "bedrock", key: providertest.MockSecretAccessKey,
+			options: fmt.Sprintf(`{"region":"us-east-1","access_key_id":%q}`, providertest.MockAccessKeyID)})
 	url := base + "/v1/acme/prod/compat/chat/completions"
-	waitServing(t, url, token)
 	before := len(logsOf(t, base))
 
 	steps := make([]providertest.Step, len(cases))

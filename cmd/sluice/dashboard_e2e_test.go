@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // chromiumPath is Debian's Chromium, which the dashboard's end-to-end test
@@ -47,13 +45,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
-
-	base := startServe(t, ctx)
+	mock, mockURL, base := startMockServe(t, ctx)
 	const password = "admin-password-for-e2e"
 	me := call(t, base, "GET", "/admin/v1/me", "", 200)
 	call(t, base, "PATCH", "/admin/v1/users/"+me["id"].(string), fmt.Sprintf(`{"password":%q}`, password), 200)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestDoorErrorsEndToEnd drives every door of issue 14 — /compat/v1/messages
@@ -26,13 +24,7 @@ func TestDoorErrorsEndToEnd(t *testing.T) {
 	nodeE2EDir(t, "@anthropic-ai", "sdk")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
-
-	base := startServe(t, ctx)
+	mock, mockURL, base := startMockServe(t, ctx)
 	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
 	// prod serves; staging is a gateway the Member is not assigned to;
 	// tight has a hard budget smaller than any request.

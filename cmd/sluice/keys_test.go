@@ -67,20 +67,7 @@ func TestKeysReseal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := svc.Bootstrap(ctx, testAdminToken); err != nil {
-				t.Fatal(err)
-			}
-			p, err := svc.Authenticate(ctx, testAdminToken)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := svc.CreateTenant(ctx, p, admin.TenantInput{ID: "acme"}); err != nil {
-				t.Fatal(err)
-			}
-			g, err := svc.CreateGateway(ctx, p, "acme", admin.GatewayInput{Slug: "prod"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, g := bootstrapAcme(t, ctx, svc)
 			for _, alias := range []string{"a", "b"} {
 				if _, err := svc.CreateKey(ctx, p, g.ID, admin.KeyInput{Provider: "openai", Alias: alias, Key: canary}); err != nil {
 					t.Fatal(err)
@@ -216,4 +203,26 @@ func TestPrivateUpstreamsSwitchIsNamed(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--allow-private-upstreams") || !strings.Contains(err.Error(), "SLUICE_ALLOW_PRIVATE_UPSTREAMS") {
 		t.Fatalf("refusal %v does not name --allow-private-upstreams and SLUICE_ALLOW_PRIVATE_UPSTREAMS", err)
 	}
+}
+
+// bootstrapAcme bootstraps svc with the test admin token and creates the
+// tenant acme and its gateway prod as the administrator; it returns the
+// administrator and the gateway.
+func bootstrapAcme(t *testing.T, ctx context.Context, svc *admin.Service) (*auth.Principal, *store.Gateway) {
+	t.Helper()
+	if _, _, err := svc.Bootstrap(ctx, testAdminToken); err != nil {
+		t.Fatal(err)
+	}
+	p, err := svc.Authenticate(ctx, testAdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateTenant(ctx, p, admin.TenantInput{ID: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.CreateGateway(ctx, p, "acme", admin.GatewayInput{Slug: "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, g
 }

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestOversizedBodyRealClients sends an 11 MiB request to `sluice serve`
@@ -20,19 +17,8 @@ import (
 func TestOversizedBodyRealClients(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
-	base := startServe(t, ctx)
-	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
-	gw := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)
-	gwID := gw["id"].(string)
-	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
-		fmt.Sprintf(`{"provider":"openai","alias":"mock","key":"sk-mock-upstream-key-0001","base_url":%q}`, mockURL+"/v1"), 201)
-	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)["secret"].(string)
-	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok)
+	_, mockURL, base := startMockServe(t, ctx)
+	_, tok := serveGateway(t, base, mockURL, `{"slug":"prod"}`, "e2e")
 
 	t.Run("python", func(t *testing.T) {
 		if _, err := exec.LookPath("python3"); err != nil {

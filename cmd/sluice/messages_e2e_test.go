@@ -25,14 +25,8 @@ func TestMessagesClientEndToEnd(t *testing.T) {
 	nodeDir := nodeE2EDir(t, "@anthropic-ai", "sdk")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
-
+	mock, mockURL, base := startMockServe(t, ctx)
 	matrix := compatMatrix()
-	base := startServe(t, ctx)
 	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
 	gwID := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)["id"].(string)
 	addMatrixKeys(t, base, gwID, mockURL, matrix)

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // TestOpenAIClientModelsList drives `sluice serve` with the official openai
@@ -17,26 +14,14 @@ func TestOpenAIClientModelsList(t *testing.T) {
 	nodeDir := nodeE2EDir(t, "openai")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
-
-	base := startServe(t, ctx)
-	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
-	gw := call(t, base, "POST", "/admin/v1/tenants/acme/gateways",
-		`{"slug":"prod","routes":[{"name":"smart","strategy":"fallback","targets":[{"provider":"openai","model":"gpt-4o-mini"}]}]}`, 201)
-	gwID := gw["id"].(string)
-	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
-		fmt.Sprintf(`{"provider":"openai","alias":"mock","key":"sk-mock-upstream-key-0001","base_url":%q}`, mockURL+"/v1"), 201)
-	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)
+	mock, mockURL, base := startMockServe(t, ctx)
+	gwID, tok := serveGateway(t, base, mockURL,
+		`{"slug":"prod","routes":[{"name":"smart","strategy":"fallback","targets":[{"provider":"openai","model":"gpt-4o-mini"}]}]}`, "e2e")
 	restricted := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens",
 		`{"name":"restricted","allowed_models":["openai/gpt-4o-mini"]}`, 201)
-	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
 	before := mock.Count()
 
-	out, err := runNodeTests(ctx, t, nodeDir, "models.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string),
+	out, err := runNodeTests(ctx, t, nodeDir, "models.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok,
 		"SLUICE_RESTRICTED_TOKEN="+restricted["secret"].(string))
 	if err != nil {
 		t.Fatalf("the openai client tests failed: %v", err)

@@ -21,22 +21,10 @@ func TestOpenAIClientEndToEnd(t *testing.T) {
 	nodeDir := nodeE2EDir(t, "openai")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close()
+	mock, mockURL, base := startMockServe(t, ctx)
+	_, tok := serveGateway(t, base, mockURL, `{"slug":"prod"}`, "e2e")
 
-	base := startServe(t, ctx)
-	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
-	gw := call(t, base, "POST", "/admin/v1/tenants/acme/gateways", `{"slug":"prod"}`, 201)
-	gwID := gw["id"].(string)
-	call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/keys",
-		fmt.Sprintf(`{"provider":"openai","alias":"mock","key":"sk-mock-upstream-key-0001","base_url":%q}`, mockURL+"/v1"), 201)
-	tok := call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", `{"name":"e2e"}`, 201)
-	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", tok["secret"].(string))
-
-	out, err := runNodeTests(ctx, t, nodeDir, "openai.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok["secret"].(string))
+	out, err := runNodeTests(ctx, t, nodeDir, "openai.test.mjs", "SLUICE_URL="+base+"/v1/acme/prod", "SLUICE_TOKEN="+tok)
 	if err != nil {
 		t.Fatalf("the openai client tests failed: %v", err)
 	}
@@ -120,6 +108,33 @@ func startServe(t *testing.T, ctx context.Context) string {
 	base := "http://" + addr
 	waitHealthy(t, base)
 	return base
+}
+
+// startMockServe starts the mock provider and `sluice serve`, both
+// stopped when the test ends, and returns the mock, its URL and serve's
+// base URL.
+func startMockServe(t *testing.T, ctx context.Context) (*providertest.Server, string, string) {
+	t.Helper()
+	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mock.Close() })
+	return mock, mockURL, startServe(t, ctx)
+}
+
+// serveGateway creates the tenant acme and its gateway (gateway is the
+// gateway's JSON, its slug "prod"), an openai key to the mock (waitServing
+// sends a chat to openai) and the keys of more, and a token tokenName;
+// it waits until the gateway serves and returns its id and the token.
+func serveGateway(t *testing.T, base, mockURL, gateway, tokenName string, more ...e2eProvider) (gwID, token string) {
+	t.Helper()
+	call(t, base, "POST", "/admin/v1/tenants", `{"id":"acme","name":"Acme"}`, 201)
+	gwID = call(t, base, "POST", "/admin/v1/tenants/acme/gateways", gateway, 201)["id"].(string)
+	addMatrixKeys(t, base, gwID, mockURL, append([]e2eProvider{{Provider: "openai", key: e2eOpenAIKey}}, more...))
+	token = call(t, base, "POST", "/admin/v1/gateways/"+gwID+"/tokens", fmt.Sprintf(`{"name":%q}`, tokenName), 201)["secret"].(string)
+	waitServing(t, base+"/v1/acme/prod/compat/chat/completions", token)
+	return gwID, token
 }
 
 // waitServing waits until the proxy's snapshot has the new gateway and

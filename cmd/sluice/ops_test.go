@@ -36,20 +36,7 @@ func TestBackupRestoreEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeSvc()
-	if _, _, err := svc.Bootstrap(ctx, testAdminToken); err != nil {
-		t.Fatal(err)
-	}
-	p, err := svc.Authenticate(ctx, testAdminToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.CreateTenant(ctx, p, admin.TenantInput{ID: "acme"}); err != nil {
-		t.Fatal(err)
-	}
-	g, err := svc.CreateGateway(ctx, p, "acme", admin.GatewayInput{Slug: "prod"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, g := bootstrapAcme(t, ctx, svc)
 	const canary = "sk-CANARY-backup-0001"
 	if _, err := svc.CreateKey(ctx, p, g.ID, admin.KeyInput{Provider: "openai", Alias: "main", Key: canary}); err != nil {
 		t.Fatal(err)

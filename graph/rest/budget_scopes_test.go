@@ -1,9 +1,7 @@
 package rest
 
 import (
-	"context"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,15 +10,6 @@ import (
 	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
-
-// kindSpend is a budget.SpendSource answering a fixed spend per scope
-// kind ("token", "tenant", …).
-type kindSpend map[string]money.USD
-
-func (k kindSpend) SpendSince(_ context.Context, scope string, _ time.Time) (int64, error) {
-	kind, _, _ := strings.Cut(scope, ":")
-	return int64(k[kind]), nil
-}
 
 // wireBudget is a budget object of an answer.
 type wireBudget struct {
@@ -46,7 +35,7 @@ type withBudget struct {
 func TestTokenAndTenantBudgetsREST(t *testing.T) {
 	for _, b := range testenv.Backends {
 		t.Run(string(b), func(t *testing.T) {
-			spend := kindSpend{"token": money.FromFloat(2.5), "tenant": money.FromFloat(7)}
+			spend := testenv.KindSpend{"token": money.FromFloat(2.5), "tenant": money.FromFloat(7)}
 			s := newAdminServerWith(t, b, func(c *admin.Config) { c.Budgets = budget.NewLocal(spend) })
 			f := setUp(t, s)
 			gwTokens := "/admin/v1/gateways/" + f.gatewayID + "/tokens"

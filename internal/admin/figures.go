@@ -238,17 +238,10 @@ func (s *Service) GatewaySpend(ctx context.Context, p *auth.Principal, gatewayID
 // TenantAnalysis answers a tenant's top gateways, users and models, error
 // rate and cache savings over a range.
 func (s *Service) TenantAnalysis(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*analytics.TenantAnalysis, error) {
-	if err := s.can(ctx, p, auth.OpTenantAnalytics); err != nil {
-		return nil, err
-	}
-	t, err := s.tenant(ctx, s.db, p, tenantID)
+	_, q, err := s.tenantFigures(ctx, p, auth.OpTenantAnalytics, tenantID, r)
 	if err != nil {
 		return nil, err
 	}
-	if r, err = s.checkRange(r); err != nil {
-		return nil, err
-	}
-	q := analytics.Query{TenantID: t.ID, From: r.From, To: r.To}
 	a, err := s.cfg.Analytics.TenantAnalysis(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read tenant analysis: %w", err)
@@ -473,4 +466,21 @@ func gatewayListing[T any](ctx context.Context, s *Service, p *auth.Principal, o
 		rows = []T{}
 	}
 	return &List[T]{Data: rows, NextCursor: next}, nil
+}
+
+// tenantFigures checks that p may do op on the tenant tenantID and that r
+// is a valid range; it returns the tenant and the query of its figures
+// over r.
+func (s *Service) tenantFigures(ctx context.Context, p *auth.Principal, op auth.Op, tenantID string, r Range) (*store.Tenant, analytics.Query, error) {
+	if err := s.can(ctx, p, op); err != nil {
+		return nil, analytics.Query{}, err
+	}
+	t, err := s.tenant(ctx, s.db, p, tenantID)
+	if err != nil {
+		return nil, analytics.Query{}, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return nil, analytics.Query{}, err
+	}
+	return t, analytics.Query{TenantID: t.ID, From: r.From, To: r.To}, nil
 }

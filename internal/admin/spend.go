@@ -33,17 +33,10 @@ type ScopeSpend struct {
 // cost breakdowns read it; the names come with it because they may not
 // list gateways, users or tokens themselves.
 func (s *Service) TenantSpend(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*Spend, error) {
-	if err := s.can(ctx, p, auth.OpTenantSpend); err != nil {
-		return nil, err
-	}
-	t, err := s.tenant(ctx, s.db, p, tenantID)
+	t, q, err := s.tenantFigures(ctx, p, auth.OpTenantSpend, tenantID, r)
 	if err != nil {
 		return nil, err
 	}
-	if r, err = s.checkRange(r); err != nil {
-		return nil, err
-	}
-	q := analytics.Query{TenantID: t.ID, From: r.From, To: r.To}
 	sp, err := s.spend(ctx, q)
 	if err != nil {
 		return nil, err

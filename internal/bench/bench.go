@@ -121,33 +121,55 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Run starts the mock provider and the gateway, measures every phase and
-// stops both. It returns early, with ctx's error, when ctx ends.
-func Run(ctx context.Context, cfg Config) (*Report, error) {
+// startMock validates cfg and starts the mock provider. It returns a
+// context that stop ends, the mock's URL, and stop, which closes the mock.
+func startMock(ctx context.Context, cfg Config) (context.Context, string, func(), error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, "", nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		cancel()
+		return nil, "", nil, err
 	}
-	defer mock.Close()
+	return ctx, mockURL, func() { mock.Close(); cancel() }, nil
+}
 
-	cpus := planCPUs(cfg.NoPin)
+// pinLoad plans the CPUs, pins this process (the load) to its own unless
+// cfg.NoPin, and runs it on two Ps at least; restore undoes both.
+func pinLoad(cfg Config) (cpus cpuPlan, restore func(), err error) {
+	cpus = planCPUs(cfg.NoPin)
+	unpin := func() {}
 	if len(cpus.load) > 0 {
-		restore, err := pinSelf(cpus.load)
-		if err != nil {
-			return nil, err
+		if unpin, err = pinSelf(cpus.load); err != nil {
+			return cpuPlan{}, nil, err
 		}
-		defer restore()
 	}
 	// Two Ps even on one CPU: the scheduling goroutine of a fixed-rate
 	// phase sleeps in a system call (for a precise wake-up), and the other
 	// P keeps reading responses meanwhile.
 	prevProcs := runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
-	defer runtime.GOMAXPROCS(prevProcs)
+	return cpus, func() {
+		runtime.GOMAXPROCS(prevProcs)
+		unpin()
+	}, nil
+}
+
+// Run starts the mock provider and the gateway, measures every phase and
+// stops both. It returns early, with ctx's error, when ctx ends.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	ctx, mockURL, stop, err := startMock(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+
+	cpus, restore, err := pinLoad(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 
 	fmt.Fprintf(cfg.Progress, "bench: starting the gateway (%s serve)\n", cfg.Gateway[0])
 	gw, err := startGateway(ctx, gatewayOptions{command: cfg.Gateway, env: cfg.GatewayEnv, cpu: cpus.gateway})

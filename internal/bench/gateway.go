@@ -50,25 +50,37 @@ type gateway struct {
 	stopErr  error
 }
 
-// startGateway starts `sluice serve` on a free loopback port with
-// GOMAXPROCS=1 and waits until /healthz answers 200.
-func startGateway(ctx context.Context, o gatewayOptions) (*gateway, error) {
+// newGateway picks a free loopback address and makes a temporary dir
+// named after prefix (what names it in errors) for a child process whose
+// admin token is adminToken; it returns the gateway, not yet started, and
+// its address.
+func newGateway(prefix, what, adminToken string) (*gateway, string, error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	dir, err := os.MkdirTemp("", "sluice-bench-")
+	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
-		return nil, fmt.Errorf("create the gateway's data dir: %w", err)
+		return nil, "", fmt.Errorf("create the %s: %w", what, err)
 	}
-	g := &gateway{
+	return &gateway{
 		base:       "http://" + addr,
-		adminToken: "sk-sl-bench-" + rand.Text(),
+		adminToken: adminToken,
 		dataDir:    dir,
 		out:        &tail{max: outputTail},
 		http:       &http.Client{Timeout: 10 * time.Second},
 		exited:     make(chan struct{}),
+	}, addr, nil
+}
+
+// startGateway starts `sluice serve` on a free loopback port with
+// GOMAXPROCS=1 and waits until /healthz answers 200.
+func startGateway(ctx context.Context, o gatewayOptions) (*gateway, error) {
+	g, addr, err := newGateway("sluice-bench-", "gateway's data dir", "sk-sl-bench-"+rand.Text())
+	if err != nil {
+		return nil, err
 	}
+	dir := g.dataDir
 	args := append(append([]string{}, o.command[1:]...), "serve", "--listen", addr, "--data-dir", dir, "--shutdown-grace", "2s")
 	g.cmd = exec.Command(o.command[0], args...)
 	// The caller's SLUICE_ variables (a database URL, a listen address)
@@ -78,11 +90,17 @@ func startGateway(ctx context.Context, o gatewayOptions) (*gateway, error) {
 		"SLUICE_ADMIN_TOKEN="+g.adminToken,
 		"SLUICE_ALLOW_PRIVATE_UPSTREAMS=true")
 	g.cmd.Env = append(g.cmd.Env, o.env...)
+	return g.run(ctx, o.cpu, "gateway")
+}
+
+// run starts g.cmd pinned to cpu (what names it in errors), its output
+// in g.out, and waits until it answers /healthz; it stops it otherwise.
+func (g *gateway) run(ctx context.Context, cpu int, what string) (*gateway, error) {
 	g.cmd.Stdout, g.cmd.Stderr = g.out, g.out
 	g.cmd.SysProcAttr = childAttr()
-	if err := startPinned(g.cmd, o.cpu); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start the gateway %s: %w", o.command[0], err)
+	if err := startPinned(g.cmd, cpu); err != nil {
+		_ = os.RemoveAll(g.dataDir)
+		return nil, fmt.Errorf("start the %s %s: %w", what, g.cmd.Args[0], err)
 	}
 	go func() {
 		g.waitErr = g.cmd.Wait()

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -15,8 +14,6 @@ import (
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/sluicehq/sluice/proxy/providers/providertest"
 )
 
 // observabilityRounds is how many times each phase runs on each gateway,
@@ -59,31 +56,21 @@ type ObservedGateway struct {
 // gateways — one exporting to the receiver, one without export — and
 // measures both the same way, alternating, observabilityRounds times.
 func RunObservability(ctx context.Context, cfg Config) (*ObservabilityReport, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	mock, mockURL, err := providertest.Start(ctx, "127.0.0.1:0")
+	ctx, mockURL, stop, err := startMock(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer mock.Close()
+	defer stop()
 	recv, err := startReceiver()
 	if err != nil {
 		return nil, err
 	}
 	defer recv.close()
-	cpus := planCPUs(cfg.NoPin)
-	if len(cpus.load) > 0 {
-		restore, err := pinSelf(cpus.load)
-		if err != nil {
-			return nil, err
-		}
-		defer restore()
+	cpus, restore, err := pinLoad(cfg)
+	if err != nil {
+		return nil, err
 	}
-	prevProcs := runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))) // as in Run
-	defer runtime.GOMAXPROCS(prevProcs)
+	defer restore()
 
 	envs := map[string][]string{"off": cfg.GatewayEnv, "on": append(append([]string{}, cfg.GatewayEnv...), "SLUICE_OTLP_ENDPOINT="+recv.url)}
 	gws, tokens := map[string]*gateway{}, map[string]string{}
@@ -107,7 +94,7 @@ func RunObservability(ctx context.Context, cfg Config) (*ObservabilityReport, er
 		scrape(ctx, gws["on"], &scrapes)
 	}()
 	defer wg.Wait()
-	defer cancel()
+	defer stop() // ends ctx, and so the scraper, before wg.Wait
 
 	r := &ObservabilityReport{Machine: describeMachine(cpus), Rounds: observabilityRounds, Settings: Settings{
 		DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(), Rate: cfg.Rate, Concurrency: cfg.Concurrency,

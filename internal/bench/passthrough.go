@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -104,38 +103,12 @@ func relay(rc *fasthttp.RequestCtx, c *fasthttp.HostClient) {
 // loopback port, GOMAXPROCS=1, pinned to o.cpu, with o.env added.
 func startPassthrough(ctx context.Context, o gatewayOptions, upstream string) (*gateway, error) {
 	command, cpu := o.command, o.cpu
-	addr, err := freeAddr()
+	g, addr, err := newGateway("sluice-bench-floor-", "pass-through's dir", rand.Text())
 	if err != nil {
 		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "sluice-bench-floor-")
-	if err != nil {
-		return nil, fmt.Errorf("create the pass-through's dir: %w", err)
-	}
-	g := &gateway{
-		base:       "http://" + addr,
-		adminToken: rand.Text(),
-		dataDir:    dir,
-		out:        &tail{max: outputTail},
-		http:       &http.Client{Timeout: 10 * time.Second},
-		exited:     make(chan struct{}),
 	}
 	args := append(append([]string{}, command[1:]...), "bench-passthrough", "--listen", addr, "--upstream", upstream)
 	g.cmd = exec.Command(command[0], args...)
 	g.cmd.Env = append(append(envWithout(os.Environ(), "SLUICE_"), "GOMAXPROCS=1"), o.env...)
-	g.cmd.Stdout, g.cmd.Stderr = g.out, g.out
-	g.cmd.SysProcAttr = childAttr()
-	if err := startPinned(g.cmd, cpu); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start the pass-through %s: %w", command[0], err)
-	}
-	go func() {
-		g.waitErr = g.cmd.Wait()
-		close(g.exited)
-	}()
-	if err := g.waitHealthy(ctx); err != nil {
-		_ = g.stop()
-		return nil, err
-	}
-	return g, nil
+	return g.run(ctx, cpu, "pass-through")
 }
