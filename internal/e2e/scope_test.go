@@ -282,10 +282,14 @@ func TestStatsAndLogsScope(t *testing.T) {
 		forbidden("acme-m1", "/admin/v1/logs")
 	})
 	t.Run("other roles below tenant administrator", func(t *testing.T) {
-		// The AI Manager's own tokens only; Finance and Viewer hold none.
-		checkStats("acme-aim", "", byUser["acme-aim"])
-		checkStats("acme-fin", "", nil)
+		// The AI Manager (View analytics dashboards) and Finance (View
+		// cost breakdowns) see their whole tenant (docs/decisions.md,
+		// "Stats scope for roles that read cost or analytics"); the Viewer holds neither and
+		// no tokens, so it sees nothing.
+		checkStats("acme-aim", "", byTenant["acme"])
+		checkStats("acme-fin", "", byTenant["acme"])
 		checkStats("acme-viewer", "", nil)
+		notFound("acme-fin", "/admin/v1/stats?tenant=beta")
 		notFound("acme-viewer", "/admin/v1/stats?tenant=beta")
 	})
 	t.Run("tenant administrator", func(t *testing.T) {
