@@ -152,25 +152,7 @@ func (s *Server) serveCohereChat(ctx *fasthttp.RequestCtx, st Step) {
 		r.prompt = st.PromptTokens
 	}
 
-	if !sleep(ctx, st.Latency) {
-		return
-	}
-	if st.ResetAfter > 0 && !req.Stream {
-		abort(ctx)
-		return
-	}
-	if st.RetryAfter != "" {
-		ctx.Response.Header.Set("Retry-After", st.RetryAfter)
-	}
-	if req.Stream {
-		s.sendStream(ctx, r.stream(st.Chunks), st)
-		return
-	}
-	if st.Status != 0 {
-		ctx.SetStatusCode(st.Status)
-	}
-	ctx.SetContentType("application/json")
-	ctx.SetBody(r.appendBody(make([]byte, 0, 384+2*len(r.text))))
+	s.reply(ctx, st, req.Stream, r.stream, func() []byte { return r.appendBody(make([]byte, 0, 384+2*len(r.text))) })
 }
 
 // invalid returns the error message of a request Cohere would refuse.

@@ -261,26 +261,7 @@ func (s *Server) serveOpenAI(ctx *fasthttp.RequestCtx, kind openAIKind, st Step)
 		r.prompt = st.PromptTokens
 	}
 
-	if !sleep(ctx, st.Latency) {
-		return
-	}
-	if st.ResetAfter > 0 && !r.stream {
-		abort(ctx)
-		return
-	}
-	if st.RetryAfter != "" {
-		ctx.Response.Header.Set("Retry-After", st.RetryAfter)
-	}
-	if r.stream {
-		s.sendStream(ctx, r.streamBody(st.Chunks), st)
-		return
-	}
-	if st.Status != 0 {
-		ctx.SetStatusCode(st.Status)
-	}
-	ctx.SetContentType("application/json")
-	x.out = r.appendBody(x.out)
-	ctx.SetBody(x.out)
+	s.reply(ctx, st, r.stream, r.streamBody, func() []byte { x.out = r.appendBody(x.out); return x.out })
 }
 
 // openAITexts reads a prompt or an embeddings input: a string, an array of

@@ -174,25 +174,7 @@ func (s *Server) serveResponses(ctx *fasthttp.RequestCtx, st Step) {
 	if st.PromptTokens > 0 {
 		r.prompt = st.PromptTokens
 	}
-	if !sleep(ctx, st.Latency) {
-		return
-	}
-	if st.ResetAfter > 0 && !req.Stream {
-		abort(ctx)
-		return
-	}
-	if st.RetryAfter != "" {
-		ctx.Response.Header.Set("Retry-After", st.RetryAfter)
-	}
-	if req.Stream {
-		s.sendStream(ctx, r.stream(st.Chunks), st)
-		return
-	}
-	if st.Status != 0 {
-		ctx.SetStatusCode(st.Status)
-	}
-	ctx.SetContentType("application/json")
-	ctx.SetBody(r.appendResponse(nil, "completed", true))
+	s.reply(ctx, st, req.Stream, r.stream, func() []byte { return r.appendResponse(nil, "completed", true) })
 }
 
 // responsesReply is what a Responses request is answered with.

@@ -109,3 +109,29 @@ func (sm *stream) play(w *bufio.Writer, n int, delay time.Duration, done <-chan 
 		}
 	}
 }
+
+// reply ends a scripted answer the way every wire format does: the Step's
+// latency, a reset connection instead of a non-streamed answer when the
+// Step asks for one, its Retry-After, then the stream built by events or
+// the JSON body built by body, with the Step's status.
+func (s *Server) reply(ctx *fasthttp.RequestCtx, st Step, streamed bool, events func(chunks int) *stream, body func() []byte) {
+	if !sleep(ctx, st.Latency) {
+		return
+	}
+	if st.ResetAfter > 0 && !streamed {
+		abort(ctx)
+		return
+	}
+	if st.RetryAfter != "" {
+		ctx.Response.Header.Set("Retry-After", st.RetryAfter)
+	}
+	if streamed {
+		s.sendStream(ctx, events(st.Chunks), st)
+		return
+	}
+	if st.Status != 0 {
+		ctx.SetStatusCode(st.Status)
+	}
+	ctx.SetContentType("application/json")
+	ctx.SetBody(body())
+}
