@@ -2,30 +2,14 @@ package anthropic
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/internal/codectest"
 )
-
-func relayNative(st providers.Stream) ([]byte, llm.Usage, error) {
-	defer st.Close()
-	var out []byte
-	for {
-		frame, err := st.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
-			return out, st.Usage(), err
-		}
-		out = append(out, frame...)
-	}
-}
 
 // TestNativeStreamGolden: a Messages stream (thinking with its signature,
 // text, cache reads and writes) is relayed event by event as it came,
@@ -35,7 +19,7 @@ func TestNativeStreamGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, u, err := relayNative(providers.NewNativeReader(messagesWire{}, bytes.NewReader(in), ""))
+	out, u, err := codectest.RelayAll(providers.NewNativeReader(messagesWire{}, bytes.NewReader(in), ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +38,7 @@ func TestNativeStreamErrors(t *testing.T) {
 		{"error event", "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n", "Overloaded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := relayNative(providers.NewNativeReader(messagesWire{}, strings.NewReader(tc.in), ""))
+			_, _, err := codectest.RelayAll(providers.NewNativeReader(messagesWire{}, strings.NewReader(tc.in), ""))
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("error %v, want %q", err, tc.err)
 			}

@@ -2,32 +2,14 @@ package openai
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/providers/internal/codectest"
 )
-
-// relayAll reads a native stream to its end: the frames back to back,
-// the usage and the error that ended it (nil for a clean end).
-func relayAll(st providers.Stream) ([]byte, llm.Usage, error) {
-	defer st.Close()
-	var out []byte
-	for {
-		frame, err := st.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
-			return out, st.Usage(), err
-		}
-		out = append(out, frame...)
-	}
-}
 
 // TestResponsesStreamGolden: a Responses stream is relayed event by event
 // as it came, and its usage read from response.completed.
@@ -36,7 +18,7 @@ func TestResponsesStreamGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, u, err := relayAll(providers.NewNativeReader(responsesWire{}, bytes.NewReader(in), ""))
+	out, u, err := codectest.RelayAll(providers.NewNativeReader(responsesWire{}, bytes.NewReader(in), ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +39,7 @@ func TestResponsesStreamEnds(t *testing.T) {
 		{"no event names", "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}}\n\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, u, err := relayAll(providers.NewNativeReader(responsesWire{}, strings.NewReader(tc.in), ""))
+			out, u, err := codectest.RelayAll(providers.NewNativeReader(responsesWire{}, strings.NewReader(tc.in), ""))
 			switch {
 			case tc.err == "" && err != nil:
 				t.Fatalf("error %v", err)

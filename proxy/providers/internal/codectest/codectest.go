@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"net"
@@ -149,6 +150,23 @@ func ReadChunks(s providers.Stream) ([]string, error) {
 			return out, err
 		}
 		out = append(out, string(c))
+	}
+}
+
+// RelayAll reads a native stream to its end: the frames back to back, the
+// usage and the error that ended it (nil for a clean end).
+func RelayAll(st providers.Stream) ([]byte, llm.Usage, error) {
+	defer st.Close()
+	var out []byte
+	for {
+		frame, err := st.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return out, st.Usage(), err
+		}
+		out = append(out, frame...)
 	}
 }
 
