@@ -34,13 +34,18 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Analysis() AnalysisResolver
+	AuditEntry() AuditEntryResolver
 	CreatedToken() CreatedTokenResolver
 	Gateway() GatewayResolver
+	Group() GroupResolver
+	LogRecord() LogRecordResolver
 	Mutation() MutationResolver
 	ProviderKey() ProviderKeyResolver
 	Query() QueryResolver
 	Rule() RuleResolver
 	Tenant() TenantResolver
+	TenantAnalysis() TenantAnalysisResolver
 	Token() TokenResolver
 	User() UserResolver
 }
@@ -85,6 +90,7 @@ type ComplexityRoot struct {
 
 	AuditEntry struct {
 		Action       func(childComplexity int) int
+		Actor        func(childComplexity int) int
 		ActorEmail   func(childComplexity int) int
 		ActorID      func(childComplexity int) int
 		ActorRole    func(childComplexity int) int
@@ -93,6 +99,7 @@ type ComplexityRoot struct {
 		IP           func(childComplexity int) int
 		Outcome      func(childComplexity int) int
 		RequestID    func(childComplexity int) int
+		Resource     func(childComplexity int) int
 		ResourceID   func(childComplexity int) int
 		ResourceType func(childComplexity int) int
 		TS           func(childComplexity int) int
@@ -221,6 +228,7 @@ type ComplexityRoot struct {
 		Errors    func(childComplexity int) int
 		Key       func(childComplexity int) int
 		LatencyMS func(childComplexity int) int
+		Ref       func(childComplexity int) int
 		Requests  func(childComplexity int) int
 		TokensIn  func(childComplexity int) int
 		TokensOut func(childComplexity int) int
@@ -277,6 +285,7 @@ type ComplexityRoot struct {
 		CostUSD            func(childComplexity int) int
 		ErrorCode          func(childComplexity int) int
 		ErrorMessage       func(childComplexity int) int
+		Gateway            func(childComplexity int) int
 		GatewayID          func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		LatencyMS          func(childComplexity int) int
@@ -293,10 +302,12 @@ type ComplexityRoot struct {
 		TS                 func(childComplexity int) int
 		TTFBMS             func(childComplexity int) int
 		TenantID           func(childComplexity int) int
+		Token              func(childComplexity int) int
 		TokenID            func(childComplexity int) int
 		TokensIn           func(childComplexity int) int
 		TokensOut          func(childComplexity int) int
 		TraceID            func(childComplexity int) int
+		User               func(childComplexity int) int
 		UserAgent          func(childComplexity int) int
 		UserID             func(childComplexity int) int
 	}
@@ -382,6 +393,13 @@ type ComplexityRoot struct {
 		UpdateTenant          func(childComplexity int, id string, input admin.TenantPatch) int
 		UpdateUser            func(childComplexity int, id string, input admin.UserPatch) int
 		UpdateUserToken       func(childComplexity int, userID string, tokenID string, input admin.TokenPatch) int
+	}
+
+	ObjectRef struct {
+		ID    func(childComplexity int) int
+		Kind  func(childComplexity int) int
+		Name  func(childComplexity int) int
+		State func(childComplexity int) int
 	}
 
 	PlaygroundModel struct {
@@ -704,6 +722,13 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AnalysisResolver interface {
+	Groups(ctx context.Context, obj *analytics.Analysis) ([]Group, error)
+}
+type AuditEntryResolver interface {
+	Resource(ctx context.Context, obj *store.AuditEntry) (*admin.ObjectRef, error)
+	Actor(ctx context.Context, obj *store.AuditEntry) (*admin.ObjectRef, error)
+}
 type CreatedTokenResolver interface {
 	AllowedModels(ctx context.Context, obj *admin.CreatedToken) ([]string, error)
 }
@@ -714,6 +739,14 @@ type GatewayResolver interface {
 	Rules(ctx context.Context, obj *store.Gateway) (*admin.List[store.Rule], error)
 	Tokens(ctx context.Context, obj *store.Gateway, limit *int, cursor *string) (*admin.List[store.Token], error)
 	CircuitBreakerStates(ctx context.Context, obj *store.Gateway) (*admin.List[admin.BreakerState], error)
+}
+type GroupResolver interface {
+	Ref(ctx context.Context, obj *Group) (*admin.ObjectRef, error)
+}
+type LogRecordResolver interface {
+	Gateway(ctx context.Context, obj *analytics.Record) (*admin.ObjectRef, error)
+	User(ctx context.Context, obj *analytics.Record) (*admin.ObjectRef, error)
+	Token(ctx context.Context, obj *analytics.Record) (*admin.ObjectRef, error)
 }
 type MutationResolver interface {
 	CreateTenant(ctx context.Context, input admin.TenantInput) (*store.Tenant, error)
@@ -794,6 +827,11 @@ type TenantResolver interface {
 	Gateways(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.Gateway], error)
 	Users(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.User], error)
 	Alerts(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.Alert], error)
+}
+type TenantAnalysisResolver interface {
+	TopGateways(ctx context.Context, obj *analytics.TenantAnalysis) ([]Group, error)
+	TopUsers(ctx context.Context, obj *analytics.TenantAnalysis) ([]Group, error)
+	TopModels(ctx context.Context, obj *analytics.TenantAnalysis) ([]Group, error)
 }
 type TokenResolver interface {
 	AllowedModels(ctx context.Context, obj *store.Token) ([]string, error)
@@ -963,6 +1001,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntry.Action(childComplexity), true
+	case "AuditEntry.actor":
+		if e.ComplexityRoot.AuditEntry.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Actor(childComplexity), true
 	case "AuditEntry.actorEmail":
 		if e.ComplexityRoot.AuditEntry.ActorEmail == nil {
 			break
@@ -1011,6 +1055,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEntry.RequestID(childComplexity), true
+	case "AuditEntry.resource":
+		if e.ComplexityRoot.AuditEntry.Resource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Resource(childComplexity), true
 	case "AuditEntry.resourceId":
 		if e.ComplexityRoot.AuditEntry.ResourceID == nil {
 			break
@@ -1546,6 +1596,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.LatencyMS(childComplexity), true
+	case "Group.ref":
+		if e.ComplexityRoot.Group.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Ref(childComplexity), true
 	case "Group.requests":
 		if e.ComplexityRoot.Group.Requests == nil {
 			break
@@ -1780,6 +1836,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.ErrorMessage(childComplexity), true
+	case "LogRecord.gateway":
+		if e.ComplexityRoot.LogRecord.Gateway == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.Gateway(childComplexity), true
 	case "LogRecord.gatewayId":
 		if e.ComplexityRoot.LogRecord.GatewayID == nil {
 			break
@@ -1876,6 +1938,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.TenantID(childComplexity), true
+	case "LogRecord.token":
+		if e.ComplexityRoot.LogRecord.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.Token(childComplexity), true
 	case "LogRecord.tokenId":
 		if e.ComplexityRoot.LogRecord.TokenID == nil {
 			break
@@ -1900,6 +1968,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.TraceID(childComplexity), true
+	case "LogRecord.user":
+		if e.ComplexityRoot.LogRecord.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.User(childComplexity), true
 	case "LogRecord.userAgent":
 		if e.ComplexityRoot.LogRecord.UserAgent == nil {
 			break
@@ -2441,6 +2515,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateUserToken(childComplexity, args["userId"].(string), args["tokenId"].(string), args["input"].(admin.TokenPatch)), true
+
+	case "ObjectRef.id":
+		if e.ComplexityRoot.ObjectRef.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectRef.ID(childComplexity), true
+	case "ObjectRef.kind":
+		if e.ComplexityRoot.ObjectRef.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectRef.Kind(childComplexity), true
+	case "ObjectRef.name":
+		if e.ComplexityRoot.ObjectRef.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectRef.Name(childComplexity), true
+	case "ObjectRef.state":
+		if e.ComplexityRoot.ObjectRef.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectRef.State(childComplexity), true
 
 	case "PlaygroundModel.gatewayId":
 		if e.ComplexityRoot.PlaygroundModel.GatewayID == nil {
@@ -4701,6 +4800,10 @@ type AuditEntry {
   outcome: String!
   ip: String!
   requestId: String!
+  "The resource named (null for a resource type without names: model_price, session, lookups)."
+  resource: ObjectRef
+  "The actor as a user of today (deleted when the user is gone; actorEmail keeps the email of the time)."
+  actor: ObjectRef
 }
 
 "Selects audit entries; absent fields match everything. from is inclusive, to exclusive."
@@ -4797,6 +4900,27 @@ type Group {
   tokensOut: Int!
   costUsd: USD!
   latencyMs: Latency!
+  "The gateway or user a group of gateway or user is (key its id); null for other groupings and for the group without one."
+  ref: ObjectRef
+}
+
+"""
+An object that a request log, an analytics group or an audit entry refers to
+by id, named as the caller may see it. Names are read in one query per kind
+and request.
+"""
+type ObjectRef {
+  "tenant, gateway, user, token, provider_key or rule"
+  kind: String!
+  id: String!
+  "The object's name (a user's email); empty unless state is named."
+  name: String!
+  """
+  named; deleted (no object has the id any more); hidden (the object is of
+  another tenant, or the caller's role may not read names of its kind: users'
+  emails are read by roles that manage users or read cost breakdowns).
+  """
+  state: String!
 }
 
 type Analysis {
@@ -4899,6 +5023,10 @@ type LogRecord {
   responseBody: String!
   "The front door: chat, completions, embeddings, responses, messages, count_tokens or models; empty on logs written before it was recorded."
   operation: String!
+  "The gateway, the user and the API token of the request, named (null without one)."
+  gateway: ObjectRef
+  user: ObjectRef
+  token: ObjectRef
 }
 
 "Selects request logs; absent fields match everything."
@@ -5113,6 +5241,10 @@ func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field gr
 		return ec.fieldContext_AuditEntry_ip(ctx, field)
 	case "requestId":
 		return ec.fieldContext_AuditEntry_requestId(ctx, field)
+	case "resource":
+		return ec.fieldContext_AuditEntry_resource(ctx, field)
+	case "actor":
+		return ec.fieldContext_AuditEntry_actor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditEntry", field.Name)
 }
@@ -5367,6 +5499,8 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 		return ec.fieldContext_Group_costUsd(ctx, field)
 	case "latencyMs":
 		return ec.fieldContext_Group_latencyMs(ctx, field)
+	case "ref":
+		return ec.fieldContext_Group_ref(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Group", field.Name)
 }
@@ -5517,6 +5651,12 @@ func (ec *executionContext) childFields_LogRecord(ctx context.Context, field gra
 		return ec.fieldContext_LogRecord_responseBody(ctx, field)
 	case "operation":
 		return ec.fieldContext_LogRecord_operation(ctx, field)
+	case "gateway":
+		return ec.fieldContext_LogRecord_gateway(ctx, field)
+	case "user":
+		return ec.fieldContext_LogRecord_user(ctx, field)
+	case "token":
+		return ec.fieldContext_LogRecord_token(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LogRecord", field.Name)
 }
@@ -5617,6 +5757,20 @@ func (ec *executionContext) childFields_ModelSpend(ctx context.Context, field gr
 		return ec.fieldContext_ModelSpend_costUsd(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ModelSpend", field.Name)
+}
+
+func (ec *executionContext) childFields_ObjectRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ObjectRef_kind(ctx, field)
+	case "id":
+		return ec.fieldContext_ObjectRef_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ObjectRef_name(ctx, field)
+	case "state":
+		return ec.fieldContext_ObjectRef_state(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ObjectRef", field.Name)
 }
 
 func (ec *executionContext) childFields_PlaygroundModel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8338,11 +8492,11 @@ func (ec *executionContext) _Analysis_groups(ctx context.Context, field graphql.
 			return ec.fieldContext_Analysis_groups(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Groups, nil
+			return ec.Resolvers.Analysis().Groups(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []analytics.Group) graphql.Marshaler {
-			return ec.marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroupᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGroupᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8352,8 +8506,8 @@ func (ec *executionContext) fieldContext_Analysis_groups(_ context.Context, fiel
 	fc = &graphql.FieldContext{
 		Object:     "Analysis",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Group(ctx, field)
 		},
@@ -8658,6 +8812,70 @@ func (ec *executionContext) _AuditEntry_requestId(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_AuditEntry_requestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_resource(ctx context.Context, field graphql.CollectedField, obj *store.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_resource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEntry().Resource(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.ObjectRef) graphql.Marshaler {
+			return ec.marshalOObjectRef2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐObjectRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ObjectRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEntry_actor(ctx context.Context, field graphql.CollectedField, obj *store.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEntry().Actor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.ObjectRef) graphql.Marshaler {
+			return ec.marshalOObjectRef2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐObjectRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ObjectRef(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _AuditEntryConnection_data(ctx context.Context, field graphql.CollectedField, obj *admin.List[store.AuditEntry]) (ret graphql.Marshaler) {
@@ -10610,7 +10828,7 @@ func (ec *executionContext) fieldContext_GatewayConnection_nextCursor(_ context.
 	return graphql.NewScalarFieldContext("GatewayConnection", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Group_key(ctx context.Context, field graphql.CollectedField, obj *analytics.Group) (ret graphql.Marshaler) {
+func (ec *executionContext) _Group_key(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10633,7 +10851,7 @@ func (ec *executionContext) fieldContext_Group_key(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Group_requests(ctx context.Context, field graphql.CollectedField, obj *analytics.Group) (ret graphql.Marshaler) {
+func (ec *executionContext) _Group_requests(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10656,7 +10874,7 @@ func (ec *executionContext) fieldContext_Group_requests(_ context.Context, field
 	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Group_errors(ctx context.Context, field graphql.CollectedField, obj *analytics.Group) (ret graphql.Marshaler) {
+func (ec *executionContext) _Group_errors(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10679,7 +10897,7 @@ func (ec *executionContext) fieldContext_Group_errors(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Group_tokensIn(ctx context.Context, field graphql.CollectedField, obj *analytics.Group) (ret graphql.Marshaler) {
+func (ec *executionContext) _Group_tokensIn(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10702,7 +10920,7 @@ func (ec *executionContext) fieldContext_Group_tokensIn(_ context.Context, field
 	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Group_tokensOut(ctx context.Context, field graphql.CollectedField, obj *analytics.Group) (ret graphql.Marshaler) {
+func (ec *executionContext) _Group_tokensOut(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10725,7 +10943,7 @@ func (ec *executionContext) fieldContext_Group_tokensOut(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Group_costUsd(ctx context.Context, field graphql.CollectedField, obj *analytics.Group) (ret graphql.Marshaler) {
+func (ec *executionContext) _Group_costUsd(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10748,7 +10966,7 @@ func (ec *executionContext) fieldContext_Group_costUsd(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type USD does not have child fields"))
 }
 
-func (ec *executionContext) _Group_latencyMs(ctx context.Context, field graphql.CollectedField, obj *analytics.Group) (ret graphql.Marshaler) {
+func (ec *executionContext) _Group_latencyMs(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10775,6 +10993,38 @@ func (ec *executionContext) fieldContext_Group_latencyMs(_ context.Context, fiel
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Latency(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Group_ref(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.ObjectRef) graphql.Marshaler {
+			return ec.marshalOObjectRef2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐObjectRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Group_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Group",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ObjectRef(ctx, field)
 		},
 	}
 	return fc, nil
@@ -12116,6 +12366,102 @@ func (ec *executionContext) _LogRecord_operation(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_LogRecord_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LogRecord_gateway(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_gateway(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LogRecord().Gateway(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.ObjectRef) graphql.Marshaler {
+			return ec.marshalOObjectRef2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐObjectRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_gateway(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LogRecord",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ObjectRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LogRecord_user(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LogRecord().User(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.ObjectRef) graphql.Marshaler {
+			return ec.marshalOObjectRef2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐObjectRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LogRecord",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ObjectRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LogRecord_token(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LogRecord().Token(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.ObjectRef) graphql.Marshaler {
+			return ec.marshalOObjectRef2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐObjectRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LogRecord",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ObjectRef(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _LogRecordConnection_data(ctx context.Context, field graphql.CollectedField, obj *LogRecordConnection) (ret graphql.Marshaler) {
@@ -14208,6 +14554,98 @@ func (ec *executionContext) _Mutation_signOut(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Mutation_signOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ObjectRef_kind(ctx context.Context, field graphql.CollectedField, obj *admin.ObjectRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectRef_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectRef_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ObjectRef", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ObjectRef_id(ctx context.Context, field graphql.CollectedField, obj *admin.ObjectRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectRef_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectRef_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ObjectRef", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ObjectRef_name(ctx context.Context, field graphql.CollectedField, obj *admin.ObjectRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectRef_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectRef_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ObjectRef", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ObjectRef_state(ctx context.Context, field graphql.CollectedField, obj *admin.ObjectRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectRef_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectRef_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ObjectRef", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PlaygroundModel_gatewayId(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundModel) (ret graphql.Marshaler) {
@@ -18820,11 +19258,11 @@ func (ec *executionContext) _TenantAnalysis_topGateways(ctx context.Context, fie
 			return ec.fieldContext_TenantAnalysis_topGateways(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TopGateways, nil
+			return ec.Resolvers.TenantAnalysis().TopGateways(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []analytics.Group) graphql.Marshaler {
-			return ec.marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroupᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGroupᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18834,8 +19272,8 @@ func (ec *executionContext) fieldContext_TenantAnalysis_topGateways(_ context.Co
 	fc = &graphql.FieldContext{
 		Object:     "TenantAnalysis",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Group(ctx, field)
 		},
@@ -18852,11 +19290,11 @@ func (ec *executionContext) _TenantAnalysis_topUsers(ctx context.Context, field 
 			return ec.fieldContext_TenantAnalysis_topUsers(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TopUsers, nil
+			return ec.Resolvers.TenantAnalysis().TopUsers(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []analytics.Group) graphql.Marshaler {
-			return ec.marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroupᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGroupᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18866,8 +19304,8 @@ func (ec *executionContext) fieldContext_TenantAnalysis_topUsers(_ context.Conte
 	fc = &graphql.FieldContext{
 		Object:     "TenantAnalysis",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Group(ctx, field)
 		},
@@ -18884,11 +19322,11 @@ func (ec *executionContext) _TenantAnalysis_topModels(ctx context.Context, field
 			return ec.fieldContext_TenantAnalysis_topModels(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TopModels, nil
+			return ec.Resolvers.TenantAnalysis().TopModels(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []analytics.Group) graphql.Marshaler {
-			return ec.marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroupᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGroupᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18898,8 +19336,8 @@ func (ec *executionContext) fieldContext_TenantAnalysis_topModels(_ context.Cont
 	fc = &graphql.FieldContext{
 		Object:     "TenantAnalysis",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Group(ctx, field)
 		},
@@ -23142,23 +23580,56 @@ func (ec *executionContext) _Analysis(ctx context.Context, sel ast.SelectionSet,
 		case "from":
 			out.Values[i] = ec._Analysis_from(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "to":
 			out.Values[i] = ec._Analysis_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "groupBy":
 			out.Values[i] = ec._Analysis_groupBy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "groups":
-			out.Values[i] = ec._Analysis_groups(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Analysis_groups(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23195,68 +23666,144 @@ func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSe
 		case "id":
 			out.Values[i] = ec._AuditEntry_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ts":
 			out.Values[i] = ec._AuditEntry_ts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "actorId":
 			out.Values[i] = ec._AuditEntry_actorId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "actorEmail":
 			out.Values[i] = ec._AuditEntry_actorEmail(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "actorRole":
 			out.Values[i] = ec._AuditEntry_actorRole(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tenantId":
 			out.Values[i] = ec._AuditEntry_tenantId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "action":
 			out.Values[i] = ec._AuditEntry_action(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resourceType":
 			out.Values[i] = ec._AuditEntry_resourceType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resourceId":
 			out.Values[i] = ec._AuditEntry_resourceId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "changes":
 			out.Values[i] = ec._AuditEntry_changes(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "outcome":
 			out.Values[i] = ec._AuditEntry_outcome(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ip":
 			out.Values[i] = ec._AuditEntry_ip(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requestId":
 			out.Values[i] = ec._AuditEntry_requestId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "resource":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AuditEntry_resource(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "actor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AuditEntry_actor(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24297,7 +24844,7 @@ func (ec *executionContext) _GatewayConnection(ctx context.Context, sel ast.Sele
 
 var groupImplementors = []string{"Group"}
 
-func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, obj *analytics.Group) graphql.Marshaler {
+func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, obj *Group) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, groupImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -24310,38 +24857,76 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 		case "key":
 			out.Values[i] = ec._Group_key(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requests":
 			out.Values[i] = ec._Group_requests(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "errors":
 			out.Values[i] = ec._Group_errors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tokensIn":
 			out.Values[i] = ec._Group_tokensIn(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tokensOut":
 			out.Values[i] = ec._Group_tokensOut(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "costUsd":
 			out.Values[i] = ec._Group_costUsd(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "latencyMs":
 			out.Values[i] = ec._Group_latencyMs(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "ref":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_ref(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24673,158 +25258,272 @@ func (ec *executionContext) _LogRecord(ctx context.Context, sel ast.SelectionSet
 		case "id":
 			out.Values[i] = ec._LogRecord_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ts":
 			out.Values[i] = ec._LogRecord_ts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tenantId":
 			out.Values[i] = ec._LogRecord_tenantId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "gatewayId":
 			out.Values[i] = ec._LogRecord_gatewayId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tokenId":
 			out.Values[i] = ec._LogRecord_tokenId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "userId":
 			out.Values[i] = ec._LogRecord_userId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "provider":
 			out.Values[i] = ec._LogRecord_provider(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "model":
 			out.Values[i] = ec._LogRecord_model(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "route":
 			out.Values[i] = ec._LogRecord_route(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._LogRecord_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "errorCode":
 			out.Values[i] = ec._LogRecord_errorCode(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "errorMessage":
 			out.Values[i] = ec._LogRecord_errorMessage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "latencyMs":
 			out.Values[i] = ec._LogRecord_latencyMs(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ttfbMs":
 			out.Values[i] = ec._LogRecord_ttfbMs(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tokensIn":
 			out.Values[i] = ec._LogRecord_tokensIn(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tokensOut":
 			out.Values[i] = ec._LogRecord_tokensOut(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cachedTokens":
 			out.Values[i] = ec._LogRecord_cachedTokens(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cacheWriteTokens":
 			out.Values[i] = ec._LogRecord_cacheWriteTokens(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cacheWrite1hTokens":
 			out.Values[i] = ec._LogRecord_cacheWrite1hTokens(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "reasoningTokens":
 			out.Values[i] = ec._LogRecord_reasoningTokens(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "costUsd":
 			out.Values[i] = ec._LogRecord_costUsd(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cache":
 			out.Values[i] = ec._LogRecord_cache(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "attempts":
 			out.Values[i] = ec._LogRecord_attempts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ruleHits":
 			out.Values[i] = ec._LogRecord_ruleHits(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
 			out.Values[i] = ec._LogRecord_metadata(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "traceId":
 			out.Values[i] = ec._LogRecord_traceId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clientIp":
 			out.Values[i] = ec._LogRecord_clientIp(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "userAgent":
 			out.Values[i] = ec._LogRecord_userAgent(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requestBody":
 			out.Values[i] = ec._LogRecord_requestBody(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "responseBody":
 			out.Values[i] = ec._LogRecord_responseBody(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "operation":
 			out.Values[i] = ec._LogRecord_operation(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "gateway":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LogRecord_gateway(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "user":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LogRecord_user(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "token":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LogRecord_token(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25433,6 +26132,59 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_signOut(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var objectRefImplementors = []string{"ObjectRef"}
+
+func (ec *executionContext) _ObjectRef(ctx context.Context, sel ast.SelectionSet, obj *admin.ObjectRef) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, objectRefImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ObjectRef")
+		case "kind":
+			out.Values[i] = ec._ObjectRef_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._ObjectRef_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ObjectRef_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._ObjectRef_state(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27744,43 +28496,142 @@ func (ec *executionContext) _TenantAnalysis(ctx context.Context, sel ast.Selecti
 		case "from":
 			out.Values[i] = ec._TenantAnalysis_from(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "to":
 			out.Values[i] = ec._TenantAnalysis_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requests":
 			out.Values[i] = ec._TenantAnalysis_requests(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "errorRate":
 			out.Values[i] = ec._TenantAnalysis_errorRate(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cacheSavingsUsd":
 			out.Values[i] = ec._TenantAnalysis_cacheSavingsUsd(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "topGateways":
-			out.Values[i] = ec._TenantAnalysis_topGateways(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TenantAnalysis_topGateways(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "topUsers":
-			out.Values[i] = ec._TenantAnalysis_topUsers(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TenantAnalysis_topUsers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "topModels":
-			out.Values[i] = ec._TenantAnalysis_topModels(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TenantAnalysis_topModels(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -29077,15 +29928,15 @@ func (ec *executionContext) unmarshalNGatewaySettings2githubᚗcomᚋsluicehqᚋ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNGroup2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroup(ctx context.Context, sel ast.SelectionSet, v analytics.Group) graphql.Marshaler {
+func (ec *executionContext) marshalNGroup2githubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGroup(ctx context.Context, sel ast.SelectionSet, v Group) graphql.Marshaler {
 	return ec._Group(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []analytics.Group) graphql.Marshaler {
+func (ec *executionContext) marshalNGroup2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []Group) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNGroup2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroup(ctx, sel, v[i])
+		return ec.marshalNGroup2githubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGroup(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -30151,6 +31002,13 @@ func (ec *executionContext) marshalOModelPriceConnection2ᚖgithubᚗcomᚋsluic
 		return graphql.Null
 	}
 	return ec._ModelPriceConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOObjectRef2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐObjectRef(ctx context.Context, sel ast.SelectionSet, v *admin.ObjectRef) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ObjectRef(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOPlaygroundModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[admin.PlaygroundModel]) graphql.Marshaler {

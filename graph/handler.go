@@ -93,6 +93,7 @@ func NewHandler(svc *admin.Service, opts Options) http.Handler {
 		maxAliases: opts.MaxAliases,
 		complexity: extension.FixedComplexityLimit(opts.MaxComplexity),
 	})
+	srv.AroundOperations(withNames(svc))
 	srv.AroundFields(classifyErrors)
 	srv.SetErrorPresenter(presenter(opts.Logger))
 	srv.SetRecoverFunc(recoverPanic)

@@ -16,6 +16,21 @@ import (
 	"github.com/sluicehq/sluice/internal/store"
 )
 
+// Groups is the resolver for the groups field.
+func (r *analysisResolver) Groups(ctx context.Context, obj *analytics.Analysis) ([]Group, error) {
+	return groupsOf(ctx, groupKind(obj.GroupBy), obj.Groups), nil
+}
+
+// Resource is the resolver for the resource field.
+func (r *auditEntryResolver) Resource(ctx context.Context, obj *store.AuditEntry) (*admin.ObjectRef, error) {
+	return namesFrom(ctx).ref(ctx, obj.ResourceType, obj.ResourceID)
+}
+
+// Actor is the resolver for the actor field.
+func (r *auditEntryResolver) Actor(ctx context.Context, obj *store.AuditEntry) (*admin.ObjectRef, error) {
+	return namesFrom(ctx).ref(ctx, admin.RefUser, obj.ActorID)
+}
+
 // AllowedModels is the resolver for the allowedModels field.
 func (r *createdTokenResolver) AllowedModels(ctx context.Context, obj *admin.CreatedToken) ([]string, error) {
 	return obj.AllowedModels, nil
@@ -48,6 +63,26 @@ func (r *gatewayResolver) Tokens(ctx context.Context, obj *store.Gateway, limit 
 func (r *gatewayResolver) CircuitBreakerStates(ctx context.Context, obj *store.Gateway) (*admin.List[admin.BreakerState], error) {
 	p := auth.From(ctx)
 	return r.Svc.CircuitBreaker(ctx, p, obj.ID)
+}
+
+// Ref is the resolver for the ref field.
+func (r *groupResolver) Ref(ctx context.Context, obj *Group) (*admin.ObjectRef, error) {
+	return namesFrom(ctx).ref(ctx, obj.kind, obj.Key)
+}
+
+// Gateway is the resolver for the gateway field.
+func (r *logRecordResolver) Gateway(ctx context.Context, obj *analytics.Record) (*admin.ObjectRef, error) {
+	return namesFrom(ctx).ref(ctx, admin.RefGateway, obj.GatewayID)
+}
+
+// User is the resolver for the user field.
+func (r *logRecordResolver) User(ctx context.Context, obj *analytics.Record) (*admin.ObjectRef, error) {
+	return namesFrom(ctx).ref(ctx, admin.RefUser, obj.UserID)
+}
+
+// Token is the resolver for the token field.
+func (r *logRecordResolver) Token(ctx context.Context, obj *analytics.Record) (*admin.ObjectRef, error) {
+	return namesFrom(ctx).ref(ctx, admin.RefToken, obj.TokenID)
 }
 
 // CreateTenant is the resolver for the createTenant field.
@@ -358,7 +393,11 @@ func (r *queryResolver) TenantAnalytics(ctx context.Context, tenantID string, fr
 // Logs is the resolver for the logs field.
 func (r *queryResolver) Logs(ctx context.Context, filter *LogFilter, limit *int, cursor *string) (*LogRecordConnection, error) {
 	p := auth.From(ctx)
-	return r.Svc.Logs(ctx, p, filter.query(limit, cursor))
+	l, err := r.Svc.Logs(ctx, p, filter.query(limit, cursor))
+	if err == nil {
+		expectLogs(ctx, l.Data)
+	}
+	return l, err
 }
 
 // Log is the resolver for the log field.
@@ -430,7 +469,11 @@ func (r *queryResolver) CircuitBreaker(ctx context.Context, gatewayID string) (*
 // AuditLog is the resolver for the auditLog field.
 func (r *queryResolver) AuditLog(ctx context.Context, filter *admin.AuditFilter, limit *int, cursor *string) (*admin.List[store.AuditEntry], error) {
 	p := auth.From(ctx)
-	return r.Svc.ListAudit(ctx, p, auditFilter(filter), pageArgs(limit, cursor))
+	l, err := r.Svc.ListAudit(ctx, p, auditFilter(filter), pageArgs(limit, cursor))
+	if err == nil {
+		expectAudit(ctx, l.Data)
+	}
+	return l, err
 }
 
 // ClientErrors is the resolver for the clientErrors field.
@@ -467,6 +510,21 @@ func (r *tenantResolver) Alerts(ctx context.Context, obj *store.Tenant, limit *i
 	return r.Svc.ListAlerts(ctx, p, obj.ID, pageArgs(limit, cursor))
 }
 
+// TopGateways is the resolver for the topGateways field.
+func (r *tenantAnalysisResolver) TopGateways(ctx context.Context, obj *analytics.TenantAnalysis) ([]Group, error) {
+	return groupsOf(ctx, admin.RefGateway, obj.TopGateways), nil
+}
+
+// TopUsers is the resolver for the topUsers field.
+func (r *tenantAnalysisResolver) TopUsers(ctx context.Context, obj *analytics.TenantAnalysis) ([]Group, error) {
+	return groupsOf(ctx, admin.RefUser, obj.TopUsers), nil
+}
+
+// TopModels is the resolver for the topModels field.
+func (r *tenantAnalysisResolver) TopModels(ctx context.Context, obj *analytics.TenantAnalysis) ([]Group, error) {
+	return groupsOf(ctx, "", obj.TopModels), nil
+}
+
 // AllowedModels is the resolver for the allowedModels field.
 func (r *tokenResolver) AllowedModels(ctx context.Context, obj *store.Token) ([]string, error) {
 	return obj.AllowedModels, nil
@@ -484,11 +542,23 @@ func (r *userResolver) Gateways(ctx context.Context, obj *store.User) (*admin.Li
 	return r.Svc.ListUserGateways(ctx, p, obj.ID)
 }
 
+// Analysis returns AnalysisResolver implementation.
+func (r *Resolver) Analysis() AnalysisResolver { return &analysisResolver{r} }
+
+// AuditEntry returns AuditEntryResolver implementation.
+func (r *Resolver) AuditEntry() AuditEntryResolver { return &auditEntryResolver{r} }
+
 // CreatedToken returns CreatedTokenResolver implementation.
 func (r *Resolver) CreatedToken() CreatedTokenResolver { return &createdTokenResolver{r} }
 
 // Gateway returns GatewayResolver implementation.
 func (r *Resolver) Gateway() GatewayResolver { return &gatewayResolver{r} }
+
+// Group returns GroupResolver implementation.
+func (r *Resolver) Group() GroupResolver { return &groupResolver{r} }
+
+// LogRecord returns LogRecordResolver implementation.
+func (r *Resolver) LogRecord() LogRecordResolver { return &logRecordResolver{r} }
 
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -505,6 +575,9 @@ func (r *Resolver) Rule() RuleResolver { return &ruleResolver{r} }
 // Tenant returns TenantResolver implementation.
 func (r *Resolver) Tenant() TenantResolver { return &tenantResolver{r} }
 
+// TenantAnalysis returns TenantAnalysisResolver implementation.
+func (r *Resolver) TenantAnalysis() TenantAnalysisResolver { return &tenantAnalysisResolver{r} }
+
 // Token returns TokenResolver implementation.
 func (r *Resolver) Token() TokenResolver { return &tokenResolver{r} }
 
@@ -512,13 +585,18 @@ func (r *Resolver) Token() TokenResolver { return &tokenResolver{r} }
 func (r *Resolver) User() UserResolver { return &userResolver{r} }
 
 type (
-	createdTokenResolver struct{ *Resolver }
-	gatewayResolver      struct{ *Resolver }
-	mutationResolver     struct{ *Resolver }
-	providerKeyResolver  struct{ *Resolver }
-	queryResolver        struct{ *Resolver }
-	ruleResolver         struct{ *Resolver }
-	tenantResolver       struct{ *Resolver }
-	tokenResolver        struct{ *Resolver }
-	userResolver         struct{ *Resolver }
+	analysisResolver       struct{ *Resolver }
+	auditEntryResolver     struct{ *Resolver }
+	createdTokenResolver   struct{ *Resolver }
+	gatewayResolver        struct{ *Resolver }
+	groupResolver          struct{ *Resolver }
+	logRecordResolver      struct{ *Resolver }
+	mutationResolver       struct{ *Resolver }
+	providerKeyResolver    struct{ *Resolver }
+	queryResolver          struct{ *Resolver }
+	ruleResolver           struct{ *Resolver }
+	tenantResolver         struct{ *Resolver }
+	tenantAnalysisResolver struct{ *Resolver }
+	tokenResolver          struct{ *Resolver }
+	userResolver           struct{ *Resolver }
 )
