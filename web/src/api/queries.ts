@@ -12,7 +12,8 @@ const USER = `id tenantId email name role status createdAt lastSeenAt rateLimit 
 const TENANT = `id name status createdAt updatedAt settings { logRetentionDays logBodiesDefault allowedProviders alertWebhookUrl alertWebhookSecretSet } budget { ${BUDGET} }`;
 const SPAN = 'spanId parentId name start durationMs status attributes';
 const LATENCY = 'latencyMs { p50 p95 p99 }';
-const GROUP = `key requests errors tokensIn tokensOut costUsd ${LATENCY}`;
+const REF = 'kind id name state';
+const GROUP = `key ref { ${REF} } requests errors tokensIn tokensOut costUsd ${LATENCY}`;
 const SCOPE_SPEND = `id name requests costUsd budget { ${BUDGET} }`;
 const SPEND = `from to totalUsd byModel { provider model requests costUsd } byDay { day requests costUsd } budget { ${BUDGET} }
   byGateway { ${SCOPE_SPEND} } byUser { ${SCOPE_SPEND} } byToken { ${SCOPE_SPEND} }`;
@@ -58,7 +59,7 @@ export const Q = {
 
   logs: `query Logs($filter: LogFilterInput, $cursor: String) {
     logs(filter: $filter, limit: 50, cursor: $cursor) {
-      data { id ts tenantId gatewayId userId provider model route status errorCode latencyMs tokensIn tokensOut costUsd cache operation }
+      data { id ts tenantId gatewayId userId provider model route status errorCode latencyMs tokensIn tokensOut costUsd cache operation gateway { ${REF} } user { ${REF} } }
       nextCursor
     }
   }`,
@@ -66,7 +67,7 @@ export const Q = {
     log(id: $id) {
       id ts tenantId gatewayId tokenId userId provider model route status errorCode latencyMs ttfbMs tokensIn tokensOut
       cachedTokens cacheWriteTokens cacheWrite1hTokens reasoningTokens costUsd cache attempts ruleHits metadata traceId
-      clientIp userAgent requestBody responseBody operation
+      clientIp userAgent requestBody responseBody operation gateway { ${REF} } user { ${REF} } token { ${REF} }
     }
   }`,
   trace: `query TraceDetail($id: ID!) {
@@ -98,7 +99,7 @@ export const Q = {
   playgroundSearch: `query PlaygroundSearch($q: String) { playgroundSearch(q: $q, limit: 100) { data { gatewayId gatewaySlug tenantId provider model route } } }`,
   audit: `query AuditLog($filter: AuditFilter, $cursor: String) {
     auditLog(filter: $filter, limit: 50, cursor: $cursor) {
-      data { id ts actorId actorEmail actorRole tenantId action resourceType resourceId changes outcome ip requestId }
+      data { id ts actorId actorEmail actorRole tenantId action resourceType resourceId changes outcome ip requestId resource { ${REF} } actor { ${REF} } }
       nextCursor
     }
   }`,

@@ -162,6 +162,9 @@ export interface BreakerState {
 }
 export interface LogRecord {
   id: string;
+  gateway?: ObjectRef | null;
+  user?: ObjectRef | null;
+  token?: ObjectRef | null;
   ts: string;
   tenantId: string;
   gatewayId: string;
@@ -221,8 +224,19 @@ export interface TraceSummary {
   model: string;
   spans: number;
 }
+/** ObjectRef is an object a record refers to, named by the server as the caller may see it. */
+export interface ObjectRef {
+  kind: string;
+  id: string;
+  /** The name (a user's email); '' unless state is named. */
+  name: string;
+  /** named, deleted, or hidden (another tenant's, or the role may not read names of its kind). */
+  state: string;
+}
 export interface Group {
   key: string;
+  /** The gateway or user the key is (groups by gateway or user). */
+  ref?: ObjectRef | null;
   requests: number;
   errors: number;
   tokensIn: number;
@@ -287,6 +301,9 @@ export interface PlaygroundToken {
 }
 export interface AuditEntry {
   id: string;
+  /** The resource named (null for types without names) and the actor as a user of today. */
+  resource?: ObjectRef | null;
+  actor?: ObjectRef | null;
   ts: string;
   actorId: string;
   actorEmail: string;

@@ -26,8 +26,11 @@ describe('navFor', () => {
 });
 
 describe('homeFor', () => {
-  it('lands Finance on Spend and every other role on its first page', () => {
+  it('lands Finance on Spend, the AI Manager on Analytics and every other role on its first page', () => {
     expect(homeFor('finance')).toBe('/ui/spend');
+    expect(homeFor('ai_manager')).toBe('/ui/analytics');
+    expect(homeFor('viewer')).toBe('/ui/overview');
+    expect(homeFor('tenant_administrator')).toBe('/ui/overview');
     expect(homeFor('administrator')).toBe('/ui/overview');
     expect(homeFor('member')).toBe('/ui/overview');
     expect(homeFor('demo_user')).toBe('/ui/overview');

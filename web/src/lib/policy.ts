@@ -244,10 +244,11 @@ export function navFor(role: Role): NavItem[] {
 
 /**
  * LANDING is the page a role starts on when it may open it: Finance, whose
- * job is the money, lands on Spend; every other role on the first page of
- * its navigation (Overview).
+ * job is the money, lands on Spend; the AI Manager, whose job is how the
+ * models are used, on Analytics; every other role on the first page of its
+ * navigation (Overview).
  */
-const LANDING: Partial<Record<Role, PageId>> = { finance: 'spend' };
+const LANDING: Partial<Record<Role, PageId>> = { finance: 'spend', ai_manager: 'analytics' };
 
 /** homeFor is the path a role lands on after signing in (undefined: no page at all). */
 export function homeFor(role: Role): string | undefined {

@@ -7,11 +7,13 @@ import { useApp } from '../app/context';
 import { Q } from '../api/queries';
 import type { Group, TenantAnalysis } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
+import { RefLink } from '../components/RefLink';
 import { RangePicker, TenantPicker } from '../components/TenantPicker';
 import { Empty, PageHeader, Stat } from '../components/ui';
 import { downloadCSV, objectsToCSV } from '../lib/csv';
 import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD } from '../lib/format';
-import { allowed } from '../lib/policy';
+import { allowed, seesTenantFigures } from '../lib/policy';
+import { refText } from '../lib/refs';
 import { RANGES, rangeOf, type RangeId } from '../lib/range';
 
 const GROUPS = [
@@ -23,11 +25,12 @@ const GROUPS = [
   ['error_code', 'Error code'],
 ] as const;
 
-/** groupsCSV flattens analysis groups for export. */
+/** groupsCSV flattens analysis groups for export; a group of a gateway or user carries its name. */
 export function groupsCSV(groups: Group[], groupBy: string): string {
+  const named = groups.some((g) => g.ref);
   return objectsToCSV(
-    groups.map((g) => ({ ...g, p50: g.latencyMs.p50, p95: g.latencyMs.p95, errorRate: g.requests ? g.errors / g.requests : 0 })),
-    [['key', groupBy], 'requests', 'errors', ['errorRate', 'error_rate'], ['tokensIn', 'tokens_in'], ['tokensOut', 'tokens_out'], ['costUsd', 'cost_usd'], ['p50', 'latency_p50_ms'], ['p95', 'latency_p95_ms']],
+    groups.map((g) => ({ ...g, name: refText(g.ref, ''), p50: g.latencyMs.p50, p95: g.latencyMs.p95, errorRate: g.requests ? g.errors / g.requests : 0 })),
+    [['key', groupBy], ...(named ? [['name', `${groupBy}_name`] as ['name', string]] : []), 'requests', 'errors', ['errorRate', 'error_rate'], ['tokensIn', 'tokens_in'], ['tokensOut', 'tokens_out'], ['costUsd', 'cost_usd'], ['p50', 'latency_p50_ms'], ['p95', 'latency_p95_ms']],
   );
 }
 
@@ -43,7 +46,10 @@ export function Analytics() {
 
   return (
     <>
-      <PageHeader title="Analytics" subtitle="Usage grouped the way you choose.">
+      <PageHeader
+        title="Analytics"
+        subtitle={role !== 'administrator' && seesTenantFigures(role) ? "Your tenant's usage, grouped the way you choose." : 'Usage grouped the way you choose.'}
+      >
         {role === 'administrator' && <TenantPicker allowAll />}
         <RangePicker value={range} onChange={setRange} options={RANGES} />
       </PageHeader>
@@ -71,7 +77,16 @@ export function Analytics() {
           ) : null}
         </div>
         <QueryView<{ groups: Group[] }> q={q} field="analytics" what="analytics">
-          {(a) => <GroupTable groups={a.groups} label={GROUPS.find((g) => g[0] === groupBy)?.[1] ?? groupBy} />}
+          {(a) => (
+            <>
+              {a.groups.some((g) => g.ref?.kind === 'user' && g.ref.state === 'hidden') && !a.groups.some((g) => g.ref?.state === 'named') && (
+                <p className="muted" data-testid="names-hidden">
+                  Users are shown by id: your role may not read users. A Tenant Administrator sees their emails.
+                </p>
+              )}
+              <GroupTable groups={a.groups} label={GROUPS.find((g) => g[0] === groupBy)?.[1] ?? groupBy} />
+            </>
+          )}
         </QueryView>
       </section>
     </>
@@ -107,7 +122,9 @@ function TopList({ title, groups }: { title: string; groups: Group[] }) {
         <ol>
           {groups.slice(0, 8).map((g) => (
             <li key={g.key}>
-              <span className="top-key">{g.key || '(none)'}</span>
+              <span className="top-key">
+                <RefLink r={g.ref} fallback={g.key || '(none)'} />
+              </span>
               <span className="top-bar" aria-hidden="true">
                 <span style={{ width: `${(g.requests / max) * 100}%` }} />
               </span>
@@ -167,7 +184,7 @@ function GroupTable({ groups, label }: { groups: Group[]; label: string }) {
           <tbody>
             {groups.map((g) => (
               <tr key={g.key}>
-                <td>{g.key || <em>(none)</em>}</td>
+                <td>{g.ref ? <RefLink r={g.ref} /> : g.key || <em>(none)</em>}</td>
                 <td className="num">{formatInt(g.requests)}</td>
                 <td className="num">{formatInt(g.errors)}</td>
                 <td className="num">{formatPercent(g.requests ? g.errors / g.requests : 0)}</td>

@@ -4,12 +4,22 @@ import { useState, type FormEvent } from 'react';
 import { Q } from '../api/queries';
 import type { AuditEntry, Connection } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
+import { RefLink } from '../components/RefLink';
 import { Badge, Empty, Field, PageHeader, Pager, usePager } from '../components/ui';
 import { downloadCSV, objectsToCSV } from '../lib/csv';
 import { formatTime } from '../lib/format';
 import { localInputToISO } from '../lib/range';
 
 const RESOURCE_TYPES = ['', 'tenant', 'gateway', 'provider_key', 'rule', 'token', 'user', 'model_price', 'session'];
+
+/**
+ * Actor is who made an entry: the user as named today, linked where the
+ * role may open it; a user since deleted keeps the email of the time.
+ */
+function Actor({ a }: { a: AuditEntry }) {
+  if (a.actor?.state === 'deleted' && a.actorEmail) return <span title="This user no longer exists.">(deleted) {a.actorEmail}</span>;
+  return <RefLink r={a.actor} fallback={a.actorEmail || a.actorId || '—'} />;
+}
 
 export function Audit() {
   const [draft, setDraft] = useState({ tenant: '', actor: '', action: '', resourceType: '', from: '', to: '' });
@@ -111,14 +121,14 @@ export function Audit() {
                         <tr key={a.id}>
                           <td>{formatTime(a.ts)}</td>
                           <td>
-                            {a.actorEmail || a.actorId} <span className="muted">{a.actorRole}</span>
+                            <Actor a={a} /> <span className="muted">{a.actorRole}</span>
                           </td>
                           <td>{a.tenantId || '—'}</td>
                           <td>
                             <code>{a.action}</code>
                           </td>
-                          <td className="wrap">
-                            {a.resourceType} <code>{a.resourceId}</code>
+                          <td className="wrap" data-resource={a.resourceId}>
+                            <span className="muted">{a.resourceType}</span> {a.resource ? <RefLink r={a.resource} /> : <code>{a.resourceId}</code>}
                           </td>
                           <td>
                             <Badge tone={a.outcome === 'ok' ? 'good' : 'bad'}>{a.outcome}</Badge>

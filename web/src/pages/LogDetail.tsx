@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { Q } from '../api/queries';
 import type { LogRecord, Trace } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
+import { RefLink } from '../components/RefLink';
 import { Badge, CopyButton, Empty, PageHeader, StatusBadge } from '../components/ui';
 import { formatDuration, formatInt, formatTime, formatUSD, prettyBody } from '../lib/format';
 import { Link } from '../lib/router';
@@ -34,7 +35,7 @@ export function LogDetail({ id }: { id: string }) {
               </dd>
               <dt>Tenant / gateway</dt>
               <dd>
-                {l.tenantId} / <Link to={`/ui/gateways/${l.gatewayId}`}>{l.gatewayId}</Link>
+                {l.tenantId} / <RefLink r={l.gateway} fallback={l.gatewayId || '—'} />
               </dd>
               <dt>Operation</dt>
               <dd>{l.operation ? <code>{l.operation}</code> : '—'}</dd>
@@ -42,7 +43,7 @@ export function LogDetail({ id }: { id: string }) {
               <dd>{l.route || '—'}</dd>
               <dt>Token / user</dt>
               <dd>
-                {l.tokenId || '—'} / {l.userId ? <Link to={`/ui/users/${l.userId}`}>{l.userId}</Link> : '—'}
+                <RefLink r={l.token} fallback={l.tokenId || '—'} /> / <RefLink r={l.user} fallback={l.userId || '—'} />
               </dd>
               <dt>Latency</dt>
               <dd>

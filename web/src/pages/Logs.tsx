@@ -6,6 +6,7 @@ import { useApp } from '../app/context';
 import { Q } from '../api/queries';
 import type { Connection, Gateway, LogRecord } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
+import { RefLink } from '../components/RefLink';
 import { TenantPicker } from '../components/TenantPicker';
 import { Badge, Empty, Field, PageHeader, Pager, StatusBadge, usePager } from '../components/ui';
 import { objectsToCSV, downloadCSV } from '../lib/csv';
@@ -203,7 +204,9 @@ function LogTable({ filter, gateways }: { filter: Record<string, unknown>; gatew
                         <td>
                           <Link to={`/ui/logs/${l.id}`}>{formatTime(l.ts)}</Link>
                         </td>
-                        <td>{slug(l.gatewayId)}</td>
+                        <td>
+                          <RefLink r={l.gateway} fallback={slug(l.gatewayId)} />
+                        </td>
                         <td>{l.operation ? <code>{l.operation}</code> : <span className="muted">—</span>}</td>
                         <td>
                           {l.provider}/{l.model}

@@ -1,7 +1,8 @@
 // Overview: the usage figures of a range (stats) and their time series.
 // The server applies the scope rule: an Administrator sees any tenant or
 // all; the Tenant Administrator, Finance and the AI Manager their tenant;
-// Member and Viewer their own requests (seesTenantFigures).
+// Member and Viewer their own requests (seesTenantFigures), which the page
+// says, with an empty state that explains the rule when there are none.
 
 import { useMemo, useState } from 'react';
 import { useApp } from '../app/context';
@@ -10,9 +11,9 @@ import type { Point, Stats } from '../api/types';
 import { TimeChart } from '../components/Chart';
 import { QueryView, useGQL } from '../components/data';
 import { RangePicker, TenantPicker } from '../components/TenantPicker';
-import { PageHeader, Stat } from '../components/ui';
+import { Empty, PageHeader, Stat } from '../components/ui';
 import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD, formatUSDAxis } from '../lib/format';
-import { seesTenantFigures } from '../lib/policy';
+import { seesTenantFigures, type Role } from '../lib/policy';
 import { RANGES, rangeOf, type RangeId } from '../lib/range';
 import { setQuery, useLocation } from '../lib/router';
 
@@ -37,7 +38,9 @@ export function Overview() {
         : 'Requests of all tenants.'
       : seesTenantFigures(role)
         ? 'Requests of your tenant.'
-        : 'Requests made with your own tokens.';
+        : (OWN_SCOPE[role] ?? 'Requests made with your own tokens.');
+  // A role that sees only its own requests and has none gets the reason, not a page of zeros.
+  const noneOfOwn = role !== 'administrator' && !seesTenantFigures(role) && q.data?.stats?.requests === 0;
 
   return (
     <>
@@ -48,6 +51,12 @@ export function Overview() {
           Refresh
         </button>
       </PageHeader>
+      {noneOfOwn ? (
+        <section className="panel" data-testid="own-scope-empty">
+          <Empty>{OWN_EMPTY[role] ?? 'No requests of yours in this range.'}</Empty>
+        </section>
+      ) : (
+        <>
       <QueryView<Stats> q={q} field="stats" what="usage figures">
         {(s) => (
           <section className="stats" aria-label="Figures">
@@ -63,9 +72,24 @@ export function Overview() {
       <QueryView<{ points: Point[] }> q={q} field="timeseries" what="the time series">
         {(ts) => <Charts points={ts.points} range={[r.from, r.to]} />}
       </QueryView>
+        </>
+      )}
     </>
   );
 }
+
+/** OWN_SCOPE says what the Overview of a role limited to its own requests shows, and why. */
+const OWN_SCOPE: Partial<Record<Role, string>> = {
+  member: 'Your usage: Members see the requests made with their own API tokens; a Tenant Administrator sees the whole tenant.',
+  viewer: 'Your usage: Viewers see only their own requests; ask a Tenant Administrator for tenant-wide figures.',
+};
+
+/** OWN_EMPTY is the empty state of such a role with no requests in the range. */
+const OWN_EMPTY: Partial<Record<Role, string>> = {
+  member: 'You made no requests in this range. Send one from the Playground, or with an API token from My account.',
+  viewer:
+    'No requests of yours in this range. Viewers see only their own requests, and a Viewer holds no API tokens; the tenant’s figures are shown to Tenant Administrators, Finance and AI Managers. Ask a Tenant Administrator for tenant-wide figures.',
+};
 
 function Charts({ points, range }: { points: Point[]; range: [string, string] }) {
   const ts = useMemo(() => points.map((p) => p.ts), [points]);

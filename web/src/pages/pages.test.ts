@@ -62,4 +62,20 @@ describe('prices and exports', () => {
     const csv = groupsCSV([{ key: 'openai', requests: 4, errors: 1, tokensIn: 10, tokensOut: 5, costUsd: 0.5, latencyMs: { p50: 100, p95: 200, p99: 300 } }], 'provider');
     expect(csv).toBe('provider,requests,errors,error_rate,tokens_in,tokens_out,cost_usd,latency_p50_ms,latency_p95_ms\r\nopenai,4,1,0.25,10,5,0.5,100,200\r\n');
   });
+  it('exports the names of gateways and users next to their ids', () => {
+    const lat = { p50: 1, p95: 2, p99: 3 };
+    const row = { requests: 1, errors: 0, tokensIn: 0, tokensOut: 0, costUsd: 0, latencyMs: lat };
+    const csv = groupsCSV(
+      [
+        { ...row, key: 'gw_1', ref: { kind: 'gateway', id: 'gw_1', name: 'Production', state: 'named' } },
+        { ...row, key: 'gw_2', ref: { kind: 'gateway', id: 'gw_2', name: '', state: 'deleted' } },
+      ],
+      'gateway',
+    );
+    expect(csv.split('\r\n').slice(0, 3)).toEqual([
+      'gateway,gateway_name,requests,errors,error_rate,tokens_in,tokens_out,cost_usd,latency_p50_ms,latency_p95_ms',
+      'gw_1,Production,1,0,0,0,0,0,1,2',
+      'gw_2,(deleted) gw_2,1,0,0,0,0,0,1,2',
+    ]);
+  });
 });
