@@ -8,6 +8,7 @@ import type {
   Gateway,
   Group,
   LogRecord,
+  ObjectRef,
   ModelPrice,
   Point,
   ProviderKey,
@@ -177,6 +178,22 @@ function group(key: string, share: number, requests: number, cost: number, r: ()
   };
 }
 
+/** DEMO_NAMES are the names the server would give the demo's objects (ObjectRef). */
+const DEMO_NAMES: Record<string, [kind: string, name: string]> = {
+  gw_demo_prod: ['gateway', 'Production'],
+  gw_demo_staging: ['gateway', 'Staging'],
+  usr_demo_dana: ['user', 'dana@acme.example'],
+  usr_demo_lee: ['user', 'lee@acme.example'],
+  usr_demo_sam: ['user', 'sam@acme.example'],
+  tok_demo_1: ['token', 'backend'],
+};
+
+/** demoRef names a demo object as the server would, or null for an id that is none. */
+export function demoRef(id: string): ObjectRef | null {
+  const n = DEMO_NAMES[id];
+  return n ? { kind: n[0], id, name: n[1], state: 'named' } : null;
+}
+
 export function demoGroups(groupBy: string, from: string, to: string): Group[] {
   const s = demoStats(from, to);
   const r = rng(groupBy.length * 31);
@@ -188,7 +205,7 @@ export function demoGroups(groupBy: string, from: string, to: string): Group[] {
     status: [['200', 0.985], ['429', 0.009], ['502', 0.006]],
     error_code: [['', 0.985], ['rate_limit_exceeded', 0.009], ['upstream_error', 0.006]],
   };
-  return (keys[groupBy] ?? keys.model).map(([k, sh]) => group(k, sh, s.requests, s.costUsd, r));
+  return (keys[groupBy] ?? keys.model).map(([k, sh]) => ({ ...group(k, sh, s.requests, s.costUsd, r), ref: groupBy === 'gateway' || groupBy === 'user' ? demoRef(k) : null }));
 }
 
 export function demoSpend(from: string, to: string, withBudget: boolean): Spend {
@@ -252,6 +269,8 @@ export function demoLogs(): LogRecord[] {
       costUsd: failed ? 0 : +((tokensIn * pin + tokensOut * pout) / 1e6).toFixed(7),
       cache: i % 7 === 0 ? 'HIT' : 'MISS',
       operation: 'chat',
+      gateway: demoRef('gw_demo_prod'),
+      user: demoRef(['usr_demo_dana', 'usr_demo_lee', 'usr_demo_sam'][i % 3]),
     };
   });
 }
@@ -263,6 +282,7 @@ export function demoLog(id: string): LogRecord | null {
   return {
     ...l,
     tokenId: 'tok_demo_1',
+    token: demoRef('tok_demo_1'),
     ttfbMs: Math.round(l.latencyMs * 0.4),
     cachedTokens: 0,
     attempts: l.route ? 2 : 1,

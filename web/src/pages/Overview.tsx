@@ -51,29 +51,27 @@ export function Overview() {
           Refresh
         </button>
       </PageHeader>
-      {noneOfOwn ? (
-        <section className="panel" data-testid="own-scope-empty">
-          <Empty>{OWN_EMPTY[role] ?? 'No requests of yours in this range.'}</Empty>
-        </section>
-      ) : (
-        <>
       <QueryView<Stats> q={q} field="stats" what="usage figures">
-        {(s) => (
-          <section className="stats" aria-label="Figures">
-            <Stat label="Requests" value={formatInt(s.requests)} sub={`${formatInt(s.cached)} from cache`} />
-            <Stat label="Errors" value={formatInt(s.errors)} sub={s.requests ? `${formatPercent(s.errors / s.requests)} of requests` : 'no requests'} />
-            <Stat label="Tokens" value={formatCompact(s.tokensIn + s.tokensOut)} sub={`${formatCompact(s.tokensIn)} in · ${formatCompact(s.tokensOut)} out`} />
-            <Stat label="Cost" value={formatUSD(s.costUsd)} />
-            <Stat label="Cache hit rate" value={formatPercent(s.cacheHitRate)} />
-            <Stat label="Latency p50" value={formatDuration(s.latencyMs.p50)} sub={`p95 ${formatDuration(s.latencyMs.p95)}`} />
-          </section>
-        )}
+        {(s) =>
+          noneOfOwn ? (
+            <section className="panel" data-testid="own-scope-empty">
+              <Empty>{OWN_EMPTY[role] ?? 'No requests of yours in this range.'}</Empty>
+            </section>
+          ) : (
+            <section className="stats" aria-label="Figures">
+              <Stat label="Requests" value={formatInt(s.requests)} sub={`${formatInt(s.cached)} from cache`} />
+              <Stat label="Errors" value={formatInt(s.errors)} sub={s.requests ? `${formatPercent(s.errors / s.requests)} of requests` : 'no requests'} />
+              <Stat label="Tokens" value={formatCompact(s.tokensIn + s.tokensOut)} sub={`${formatCompact(s.tokensIn)} in · ${formatCompact(s.tokensOut)} out`} />
+              <Stat label="Cost" value={formatUSD(s.costUsd)} />
+              <Stat label="Cache hit rate" value={formatPercent(s.cacheHitRate)} />
+              <Stat label="Latency p50" value={formatDuration(s.latencyMs.p50)} sub={`p95 ${formatDuration(s.latencyMs.p95)}`} />
+            </section>
+          )
+        }
       </QueryView>
       <QueryView<{ points: Point[] }> q={q} field="timeseries" what="the time series">
-        {(ts) => <Charts points={ts.points} range={[r.from, r.to]} />}
+        {(ts) => (noneOfOwn ? null : <Charts points={ts.points} range={[r.from, r.to]} />)}
       </QueryView>
-        </>
-      )}
     </>
   );
 }
