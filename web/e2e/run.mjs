@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { namesAndLandings } from './names19.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BASE = need('SLUICE_URL');
@@ -550,6 +551,8 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
   await page.goto('/ui/logs');
   await page.getByRole('heading', { name: "You don't have access to request logs and traces" }).waitFor();
 });
+
+await namesAndLandings({ page, base: BASE, adminToken: ADMIN_TOKEN, adminPassword: ADMIN_PASSWORD, state, step, signInWithPassword, signOut, nav, navIds, until, shot });
 
 await step('an ended session (401) goes back to sign-in', async () => {
   await page.goto('/ui/overview');
