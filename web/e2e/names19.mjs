@@ -64,6 +64,7 @@ export async function namesAndLandings(h) {
     await signOut();
     await signInWithPassword('admin@localhost', h.adminPassword);
     await nav('Analytics');
+    await page.getByLabel('Tenant', { exact: true }).selectOption('acme');
     const top = page.locator('.top-list').filter({ has: page.getByRole('heading', { name: 'Top gateways' }) });
     const link = top.getByRole('link', { name: 'Production', exact: true });
     await link.waitFor();
