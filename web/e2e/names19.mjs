@@ -12,8 +12,9 @@ const VIEWER = { email: 'vic@acme.test', password: 'viewer-password-123', role: 
 
 /**
  * namesAndLandings runs the steps. h holds run.mjs's page and helpers:
- * page, base, adminToken, adminPassword, state (gatewayURL, logPath),
- * step, signInWithPassword, signOut, nav, navIds, until, shot.
+ * page, base, adminToken, adminPassword, finance ({ email, password }),
+ * state (gatewayURL, logPath), step, signInWithPassword, signOut, nav,
+ * navIds, until, shot.
  */
 export async function namesAndLandings(h) {
   const { page, step, signInWithPassword, signOut, nav, navIds, until, shot, state } = h;
@@ -28,6 +29,13 @@ export async function namesAndLandings(h) {
       });
       assert.equal(res.status, 201, await res.text());
     }
+  });
+
+  await step('names19: Finance lands on Spend', async () => {
+    await signOut();
+    await signInWithPassword(h.finance.email, h.finance.password);
+    await until('Finance lands on Spend', async () => assert.equal(path(), '/ui/spend'), 10_000);
+    await page.getByRole('heading', { name: 'Spend of tenant acme' }).waitFor();
   });
 
   await step('names19: the AI Manager lands on Analytics with its tenant’s figures; gateways named, users by id with the reason', async () => {
@@ -82,6 +90,9 @@ export async function namesAndLandings(h) {
     const gw = facts.locator('dt:text-is("Tenant / gateway") + dd').getByRole('link', { name: 'Production', exact: true });
     assert.equal(await gw.getAttribute('href'), state.gatewayURL);
     await facts.locator('dt:text-is("Token / user") + dd').getByRole('link', { name: 'admin@localhost' }).waitFor();
+    await nav('Logs');
+    const row = page.locator(`tr[data-log="${state.requestId}"]`);
+    assert.equal(await row.getByRole('link', { name: 'Production', exact: true }).getAttribute('href'), state.gatewayURL);
 
     await nav('Audit log');
     const created = page.locator('tr').filter({ has: page.getByRole('cell', { name: 'gateway.create', exact: true }) }).first();

@@ -552,7 +552,7 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
   await page.getByRole('heading', { name: "You don't have access to request logs and traces" }).waitFor();
 });
 
-await namesAndLandings({ page, base: BASE, adminToken: ADMIN_TOKEN, adminPassword: ADMIN_PASSWORD, state, step, signInWithPassword, signOut, nav, navIds, until, shot });
+await namesAndLandings({ page, base: BASE, adminToken: ADMIN_TOKEN, adminPassword: ADMIN_PASSWORD, finance: FINANCE, state, step, signInWithPassword, signOut, nav, navIds, until, shot });
 
 await step('an ended session (401) goes back to sign-in', async () => {
   await page.goto('/ui/overview');

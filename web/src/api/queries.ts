@@ -59,7 +59,7 @@ export const Q = {
 
   logs: `query Logs($filter: LogFilterInput, $cursor: String) {
     logs(filter: $filter, limit: 50, cursor: $cursor) {
-      data { id ts tenantId gatewayId userId provider model route status errorCode latencyMs tokensIn tokensOut costUsd cache operation gateway { ${REF} } user { ${REF} } }
+      data { id ts tenantId gatewayId userId provider model route status errorCode latencyMs tokensIn tokensOut costUsd cache operation gateway { ${REF} } }
       nextCursor
     }
   }`,
