@@ -49,7 +49,7 @@ func groupKind(groupBy string) string {
 
 // names is the per-operation cache of the names of objects that records
 // refer to (a dataloader without a wait): a listing resolver says which ids
-// it returned (expect); the first Ref field to ask for an id of a kind then
+// it returned (expect); the first ObjectRef field to ask for an id of a kind then
 // reads every expected id of that kind in one admin.Service.Names call, and
 // every other field finds its name in the cache. The lock is held during
 // that read so that the concurrent field resolvers of one list wait for the
@@ -58,7 +58,8 @@ type names struct {
 	svc     *admin.Service
 	mu      sync.Mutex
 	pending map[string]map[string]struct{}        // kind → ids expected, not yet read
-	known   map[string]map[string]admin.ObjectRef // kind → id → its Ref
+	failed  map[string]error                      // kind → why its read failed: not tried again
+	known   map[string]map[string]admin.ObjectRef // kind → id → its ObjectRef
 }
 
 type namesKey struct{}
@@ -112,6 +113,9 @@ func (n *names) ref(ctx context.Context, kind, id string) (*admin.ObjectRef, err
 	if r, ok := n.known[kind][id]; ok {
 		return &r, nil
 	}
+	if err := n.failed[kind]; err != nil {
+		return nil, err
+	}
 	batch := []string{id}
 	for other := range n.pending[kind] {
 		if other != id {
@@ -121,6 +125,12 @@ func (n *names) ref(ctx context.Context, kind, id string) (*admin.ObjectRef, err
 	delete(n.pending, kind)
 	got, err := n.svc.Names(ctx, auth.From(ctx), kind, batch)
 	if err != nil {
+		// Every field of the kind answers this error rather than each
+		// reading again from a store that just failed.
+		if n.failed == nil {
+			n.failed = map[string]error{}
+		}
+		n.failed[kind] = err
 		return nil, err
 	}
 	if n.known == nil {

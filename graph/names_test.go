@@ -264,3 +264,25 @@ func TestAuditNames(t *testing.T) {
 		t.Errorf("the gateway the Tenant Administrator created: %q, want its actor named", byTA)
 	}
 }
+
+// TestNamesReadFailureOnce: when the read of a kind's names fails, every
+// field of that kind answers the error and the store is not asked again.
+func TestNamesReadFailureOnce(t *testing.T) {
+	e := newEnv(t)
+	reads := &nameReads{n: map[string]int{}}
+	e.st.DB.AddQueryHook(reads)
+	ctx := auth.With(context.Background(), e.admin)
+	n := &names{svc: e.svc}
+	n.expect(admin.RefGateway, "gw_a", "gw_b", "gw_c")
+	if err := e.st.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"gw_a", "gw_b", "gw_c"} {
+		if r, err := n.ref(ctx, admin.RefGateway, id); err == nil {
+			t.Errorf("%s: %+v, want the read's error", id, r)
+		}
+	}
+	if got := reads.reads()["gateways"]; got != 1 {
+		t.Errorf("read the gateways %d times, want 1", got)
+	}
+}

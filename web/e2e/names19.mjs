@@ -45,6 +45,7 @@ export async function namesAndLandings(h) {
     assert.deepEqual(await navIds(), ['overview', 'analytics', 'account']);
     await page.getByRole('heading', { name: 'Analytics', level: 1 }).waitFor();
     await page.getByText("Your tenant's usage, grouped the way you choose.").waitFor();
+    await page.getByTestId('tenant-summary-scope').waitFor();
     await page.getByLabel('Group by').selectOption('gateway');
     // The gateway's name, as plain text: the AI Manager may not open gateway pages.
     const cell = page.locator('table.table tbody td').filter({ hasText: /^Production$/ });

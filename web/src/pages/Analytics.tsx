@@ -53,10 +53,14 @@ export function Analytics() {
         {role === 'administrator' && <TenantPicker allowAll />}
         <RangePicker value={range} onChange={setRange} options={RANGES} />
       </PageHeader>
-      {withTenant && (
+      {withTenant ? (
         <QueryView<TenantAnalysis> q={ta} field="tenantAnalytics" what="tenant analytics">
           {(a) => <TenantSummary a={a} tenant={tenant || session.user.tenantId} />}
         </QueryView>
+      ) : (
+        <p className="muted" data-testid="tenant-summary-scope">
+          The tenant summary (error rate, cache savings, top lists) is for Tenant Administrators; group by gateway, user or model below for the same rankings.
+        </p>
       )}
       <section className="panel">
         <div className="panel-head">
