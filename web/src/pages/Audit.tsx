@@ -9,6 +9,7 @@ import { Badge, Empty, Field, PageHeader, Pager, usePager } from '../components/
 import { downloadCSV, objectsToCSV } from '../lib/csv';
 import { formatTime } from '../lib/format';
 import { localInputToISO } from '../lib/range';
+import { refText } from '../lib/refs';
 
 const RESOURCE_TYPES = ['', 'tenant', 'gateway', 'provider_key', 'rule', 'token', 'user', 'model_price', 'session'];
 
@@ -94,8 +95,8 @@ export function Audit() {
                       downloadCSV(
                         'sluice-audit.csv',
                         objectsToCSV(
-                          c.data.map((a) => ({ ...a, changes: a.changes == null ? '' : JSON.stringify(a.changes) })),
-                          ['ts', 'actorEmail', 'actorRole', 'tenantId', 'action', 'resourceType', 'resourceId', 'outcome', 'ip', 'requestId', 'changes'],
+                          c.data.map((a) => ({ ...a, resourceName: refText(a.resource, ''), changes: a.changes == null ? '' : JSON.stringify(a.changes) })),
+                          ['ts', 'actorEmail', 'actorRole', 'tenantId', 'action', 'resourceType', 'resourceId', 'resourceName', 'outcome', 'ip', 'requestId', 'changes'],
                         ),
                       )
                     }
