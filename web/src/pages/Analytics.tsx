@@ -88,7 +88,7 @@ export function Analytics() {
                   Users are shown by id: your role may not read users. A Tenant Administrator sees their emails.
                 </p>
               )}
-              <GroupTable groups={a.groups} label={GROUPS.find((g) => g[0] === groupBy)?.[1] ?? groupBy} />
+              <GroupTable groups={a.groups} label={GROUPS.find((g) => g[0] === groupBy)?.[1] ?? groupBy} none={NONE[groupBy]} />
             </>
           )}
         </QueryView>
@@ -108,14 +108,17 @@ function TenantSummary({ a, tenant }: { a: TenantAnalysis; tenant: string }) {
       </div>
       <div className="top-lists">
         <TopList title="Top models" groups={a.topModels} />
-        <TopList title="Top users" groups={a.topUsers} />
+        <TopList title="Top users" groups={a.topUsers} none={NONE.user} />
         <TopList title="Top gateways" groups={a.topGateways} />
       </div>
     </section>
   );
 }
 
-function TopList({ title, groups }: { title: string; groups: Group[] }) {
+/** NONE names the group of requests without a user or gateway (a gateway token has no user). */
+const NONE: Record<string, string> = { user: 'no user (gateway tokens)', gateway: 'no gateway' };
+
+function TopList({ title, groups, none = '(none)' }: { title: string; groups: Group[]; none?: string }) {
   const max = Math.max(1, ...groups.map((g) => g.requests));
   return (
     <div className="top-list">
@@ -127,7 +130,7 @@ function TopList({ title, groups }: { title: string; groups: Group[] }) {
           {groups.slice(0, 8).map((g) => (
             <li key={g.key}>
               <span className="top-key">
-                <RefLink r={g.ref} fallback={g.key || '(none)'} />
+                <RefLink r={g.ref} fallback={g.key || none} />
               </span>
               <span className="top-bar" aria-hidden="true">
                 <span style={{ width: `${(g.requests / max) * 100}%` }} />
@@ -150,7 +153,7 @@ export function totals(groups: Group[]) {
   return { requests, errors, errorRate: requests ? errors / requests : 0, costUsd: groups.reduce((n, g) => n + g.costUsd, 0) };
 }
 
-function GroupTable({ groups, label }: { groups: Group[]; label: string }) {
+function GroupTable({ groups, label, none = '(none)' }: { groups: Group[]; label: string; none?: string }) {
   if (groups.length === 0) return <Empty>No requests in this range.</Empty>;
   const t = totals(groups);
   return (
@@ -188,7 +191,7 @@ function GroupTable({ groups, label }: { groups: Group[]; label: string }) {
           <tbody>
             {groups.map((g) => (
               <tr key={g.key}>
-                <td>{g.ref ? <RefLink r={g.ref} /> : g.key || <em>(none)</em>}</td>
+                <td>{g.ref ? <RefLink r={g.ref} /> : g.key || <em>{none}</em>}</td>
                 <td className="num">{formatInt(g.requests)}</td>
                 <td className="num">{formatInt(g.errors)}</td>
                 <td className="num">{formatPercent(g.requests ? g.errors / g.requests : 0)}</td>
