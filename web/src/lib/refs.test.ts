@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { refText, refView } from './refs';
+import { ROLES } from './policy';
+import { readsUserNames, refText, refView } from './refs';
 
 const gw = { kind: 'gateway', id: 'gw_1', name: 'Production', state: 'named' };
 const usr = { kind: 'user', id: 'usr_1', name: 'mia@acme.test', state: 'named' };
@@ -31,5 +32,11 @@ describe('refText', () => {
     expect(refText({ ...gw, name: '', state: 'deleted' }, 'x')).toBe('(deleted) gw_1');
     expect(refText({ ...usr, name: '', state: 'hidden' }, 'x')).toBe('usr_1');
     expect(refText(undefined, 'x')).toBe('x');
+  });
+});
+
+describe('readsUserNames', () => {
+  it('names users for the roles that manage users or read cost breakdowns', () => {
+    expect(ROLES.filter(readsUserNames)).toEqual(['administrator', 'tenant_administrator', 'finance']);
   });
 });

@@ -3,7 +3,7 @@
 // deleted one as "(deleted) id"; one the server would not name as its id.
 
 import type { ObjectRef } from '../api/types';
-import { canSee, type PageId, type Role } from './policy';
+import { allowed, canSee, hasPermission, type PageId, type Role } from './policy';
 
 /** PAGE_OF is the page an object of a kind opens on, for the kinds that have one. */
 const PAGE_OF: Partial<Record<string, { page: PageId; path: (id: string) => string }>> = {
@@ -47,6 +47,15 @@ export function refView(ref: ObjectRef | null | undefined, role: Role, fallback:
         isId: true,
       };
   }
+}
+
+/**
+ * readsUserNames mirrors the server's rule (readsUserNames in
+ * internal/admin/names.go): users are named, by email, for roles that may
+ * list users or read cost breakdowns; others get their ids.
+ */
+export function readsUserNames(role: Role): boolean {
+  return allowed(role, 'user.list') || hasPermission(role, 'View cost breakdowns');
 }
 
 /** refText is the text of refView, for CSV exports. */

@@ -13,7 +13,7 @@ import { Empty, PageHeader, Stat } from '../components/ui';
 import { downloadCSV, objectsToCSV } from '../lib/csv';
 import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD } from '../lib/format';
 import { allowed, seesTenantFigures } from '../lib/policy';
-import { refText } from '../lib/refs';
+import { readsUserNames, refText } from '../lib/refs';
 import { RANGES, rangeOf, type RangeId } from '../lib/range';
 
 const GROUPS = [
@@ -83,7 +83,7 @@ export function Analytics() {
         <QueryView<{ groups: Group[] }> q={q} field="analytics" what="analytics">
           {(a) => (
             <>
-              {a.groups.some((g) => g.ref?.kind === 'user' && g.ref.state === 'hidden') && !a.groups.some((g) => g.ref?.state === 'named') && (
+              {groupBy === 'user' && !readsUserNames(role) && a.groups.some((g) => g.ref?.state === 'hidden') && (
                 <p className="muted" data-testid="names-hidden">
                   Users are shown by id: your role may not read users. A Tenant Administrator sees their emails.
                 </p>
