@@ -157,16 +157,18 @@ function LogTable({
                           </td>
                           <td>{names.gateway(l.gatewayId)}</td>
                           <td>{l.operation ? <code>{l.operation}</code> : <span className="muted">—</span>}</td>
-                          <td>
+                          <td className="model">
                             <button type="button" className="link row-open" aria-label={`Open ${modelLabel(l)} at ${formatTime(l.ts)} in the side panel`} onClick={(e) => show(l, e.currentTarget)}>
                               {modelLabel(l)}
                             </button>
                             {l.route ? <span className="muted"> via {l.route}</span> : null}
                           </td>
-                          <td>
+                          <td className="status">
                             <StatusBadge status={l.status} /> {l.errorCode && <code className="muted">{l.errorCode}</code>}
                           </td>
-                          <td className="num">{formatDuration(l.latencyMs)}</td>
+                          <td className="num" data-latency-ms={l.latencyMs}>
+                            {formatDuration(l.latencyMs)}
+                          </td>
                           <td className="num">
                             {formatInt(l.tokensIn)} / {formatInt(l.tokensOut)}
                           </td>

@@ -110,14 +110,14 @@ export function FilterBar({ applied, gateways, users, tokens, scoped }: { applie
             ))}
           </select>
         </Field>
-        <Field label="Latency from (ms)">
-          <input inputMode="numeric" value={f.min_latency} onChange={set('min_latency')} placeholder="0" />
+        <Field label="Latency from">
+          <input inputMode="numeric" value={f.min_latency} onChange={set('min_latency')} placeholder="ms" />
         </Field>
-        <Field label="Latency to (ms)">
-          <input inputMode="numeric" value={f.max_latency} onChange={set('max_latency')} placeholder="any" />
+        <Field label="Latency to">
+          <input inputMode="numeric" value={f.max_latency} onChange={set('max_latency')} placeholder="ms" />
         </Field>
         <Field label="Search">
-          <input type="search" value={f.search} onChange={set('search')} placeholder="metadata value or request id" />
+          <input type="search" value={f.search} onChange={set('search')} placeholder="metadata, request id" title="A metadata value or a request id, or a part of one" />
         </Field>
       </div>
       {open && (
@@ -138,11 +138,11 @@ export function FilterBar({ applied, gateways, users, tokens, scoped }: { applie
               ))}
             </select>
           </Field>
-          <Field label="Cost from (USD)">
-            <input inputMode="decimal" value={f.min_cost} onChange={set('min_cost')} placeholder="0" />
+          <Field label="Cost from">
+            <input inputMode="decimal" value={f.min_cost} onChange={set('min_cost')} placeholder="USD" />
           </Field>
-          <Field label="Cost to (USD)">
-            <input inputMode="decimal" value={f.max_cost} onChange={set('max_cost')} placeholder="any" />
+          <Field label="Cost to">
+            <input inputMode="decimal" value={f.max_cost} onChange={set('max_cost')} placeholder="USD" />
           </Field>
           <Field label="Metadata" hint="key=value, one per line; all must match.">
             <textarea rows={1} value={f.metadata} onChange={set('metadata')} placeholder="team=search" />
