@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/analytics/analyticstest"
+	"github.com/sluicehq/sluice/analytics/embedded/embeddedtest"
 	"github.com/sluicehq/sluice/internal/admin"
 )
 
@@ -41,7 +42,7 @@ func ids(data map[string]any) []string {
 // totalCount is selected.
 func TestLogsExplorer(t *testing.T) {
 	var counts atomic.Int32
-	store := analyticstest.TriageStore(t, "platform", time.Now().UTC())
+	store := embeddedtest.Open(t, analyticstest.Triage("platform", time.Now().UTC())...)
 	e := newEnvWith(t, func(c *admin.Config) { c.Analytics = countingAnalytics{store, &counts} })
 	const q = `query($f: LogFilterInput, $s: LogSortInput, $c: String) {
 		logs(filter: $f, sort: $s, limit: 2, cursor: $c) { data { id } nextCursor totalCount } }`

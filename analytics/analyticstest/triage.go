@@ -1,15 +1,12 @@
 package analyticstest
 
 import (
-	"path/filepath"
-	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/analytics/embedded"
 )
 
-// The requests of TriageStore, oldest first; the comments say how the log
+// The requests of Triage, oldest first; the comments say how the log
 // filters and orders of the admin API see them.
 const (
 	TriageOK        = "0190b8c6-0001-7000-8000-000000000001" // openai/gpt-4o-mini 200, 300 ms, tok_a, team=Search, the only priced one
@@ -19,16 +16,10 @@ const (
 	TriageStreamCut = "0190b8c6-0005-7000-8000-000000000005" // openai/gpt-4o-mini 200 with upstream_error, 1500 ms, tok_a
 )
 
-// TriageStore is an embedded analytics store holding five requests of
-// tenant in the minutes before now, for tests of the log explorer over
-// the admin API.
-func TriageStore(tb testing.TB, tenant string, now time.Time) *embedded.Store {
-	tb.Helper()
-	s, err := embedded.Open(tb.Context(), filepath.Join(tb.TempDir(), "analytics.db"))
-	if err != nil {
-		tb.Fatalf("open analytics: %v", err)
-	}
-	tb.Cleanup(func() { _ = s.Close() })
+// Triage returns five requests of tenant in the minutes before now, for
+// tests of the log explorer over the admin API (embeddedtest.Open stores
+// them).
+func Triage(tenant string, now time.Time) []*analytics.Record {
 	rec := func(i int, id, provider, model string, status int, code string, latency int64, token string) *analytics.Record {
 		return &analytics.Record{ID: id, TS: now.Add(time.Duration(i-10) * time.Minute).Truncate(time.Millisecond),
 			TenantID: tenant, GatewayID: "gw_triage", TokenID: token, Provider: provider, Model: model,
@@ -40,11 +31,7 @@ func TriageStore(tb testing.TB, tenant string, now time.Time) *embedded.Store {
 	refused.Attempts, refused.ErrorMessage = 0, "model openai/gpt-4o-mini is not allowed on this gateway"
 	cut := rec(5, TriageStreamCut, "openai", "gpt-4o-mini", 200, "upstream_error", 1500, "tok_a")
 	cut.ErrorMessage = "the stream ended early"
-	recs := []*analytics.Record{ok, refused,
+	return []*analytics.Record{ok, refused,
 		rec(3, TriageUpstream, "openai", "gpt-4o-mini", 502, "upstream_error", 900, "tok_a"),
 		rec(4, TriageLimited, "anthropic", "claude-3-5-haiku", 429, "rate_limit_exceeded", 50, "tok_b"), cut}
-	if err := s.Write(tb.Context(), &analytics.Batch{ID: "triage", Records: recs}); err != nil {
-		tb.Fatalf("write analytics: %v", err)
-	}
-	return s
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluicehq/sluice/analytics/analyticstest"
+	"github.com/sluicehq/sluice/analytics/embedded/embeddedtest"
 	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
@@ -17,7 +18,7 @@ import (
 // latency and cost ranges and free text, sorts with a cursor that keeps
 // the order, and answers total_count when count=true.
 func TestLogsExplorer(t *testing.T) {
-	store := analyticstest.TriageStore(t, "acme", time.Now().UTC())
+	store := embeddedtest.Open(t, analyticstest.Triage("acme", time.Now().UTC())...)
 	s := newAdminServerWith(t, testenv.SQLite, func(c *admin.Config) { c.Analytics = store })
 	type page struct {
 		Data []struct {
