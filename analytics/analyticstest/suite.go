@@ -602,6 +602,8 @@ func (s *suite) checkAll(t *testing.T) {
 			return s.b.Logs(t.Context(), analytics.LogFilter{Query: whole, Limit: limit, Cursor: cursor})
 		})
 		check(t, "Logs", got, nil, s.ref.logs(analytics.LogFilter{Query: whole}))
+		n, err := s.b.LogCount(t.Context(), analytics.LogFilter{Query: whole})
+		check(t, "LogCount", n, err, int64(len(got)))
 	})
 	t.Run("Traces", func(t *testing.T) {
 		for _, gw := range []string{"gw-alpha-1", "gw-beta-1", "gw-gamma-1"} {
