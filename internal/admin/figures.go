@@ -278,7 +278,8 @@ func checkFigurePage(pg Page) (Page, error) {
 	return checked, nil
 }
 
-// Logs lists request logs, newest first. A caller other than the
+// Logs lists request logs in the order lq asks for (newest first by
+// default), with their total count when lq.Count. A caller other than the
 // Administrator sees only its own tenant's logs.
 func (s *Service) Logs(ctx context.Context, p *auth.Principal, lq LogQuery) (*List[analytics.Record], error) {
 	if err := s.can(ctx, p, auth.OpLogList); err != nil {
