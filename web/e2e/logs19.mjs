@@ -8,9 +8,10 @@ const TENANT_ADMIN = { email: 'tara@acme.test', password: 'tenant-admin-password
 
 /**
  * logsExplorer runs the steps. The tenant acme, its gateway prod and the
- * API token state.tokenSecret exist; any user may be signed in.
+ * API token state.tokenSecret exist (the gateway's page is state.gatewayURL,
+ * its settings allow 3 attempts); any user may be signed in.
  */
-export async function logsExplorer({ page, step, BASE, ADMIN_TOKEN, state, nav, signInWithPassword, signOut, until, shot }) {
+export async function logsExplorer({ page, step, BASE, ADMIN_TOKEN, MOCK_URL, state, nav, signInWithPassword, signOut, until, shot }) {
   await step('Tenant Administrator: finds a refused request by model in Logs and reads why in the side panel', async () => {
     // A request the gateway refuses: no key of the gateway serves openai/gpt-4o.
     const res = await fetch(`${BASE}/v1/acme/prod/compat/chat/completions`, {
@@ -65,6 +66,45 @@ export async function logsExplorer({ page, step, BASE, ADMIN_TOKEN, state, nav, 
     // The filtered view survives a reload (a bookmark).
     await page.reload();
     await row.waitFor();
+  });
+
+  await step('Tenant Administrator: the side panel shows the retries of an upstream failure', async () => {
+    // A key whose only model always answers 503: the gateway tries it three times.
+    const gw = state.gatewayURL.split('/').pop();
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const added = await fetch(`${BASE}/admin/v1/gateways/${gw}/keys`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ provider: 'openai', alias: 'flaky', key: 'sk-mock-upstream-key-0503', base_url: MOCK_URL + '/v1', models: ['gpt-4o-mini@status=503'] }),
+    });
+    assert.equal(added.status, 201, await added.text());
+    let id;
+    await until('the gateway serves the flaky key', async () => {
+      const res = await fetch(`${BASE}/v1/acme/prod/compat/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${state.tokenSecret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'openai/gpt-4o-mini@status=503', messages: [{ role: 'user', content: 'fail thrice' }] }),
+      });
+      await res.text();
+      assert.ok(res.status >= 500, `answered ${res.status}`);
+      id = res.headers.get('x-sluice-request-id');
+    });
+    const removed = await fetch(`${BASE}/admin/v1/gateways/${gw}/keys/openai/flaky`, { method: 'DELETE', headers: admin });
+    assert.equal(removed.status, 204, await removed.text());
+
+    await page.goto('/ui/logs?status_class=5xx&model=' + encodeURIComponent('openai/gpt-4o-mini@status=503'));
+    const row = page.locator(`tr[data-log="${id}"]`);
+    await until('the failed request is listed', async () => {
+      if (!(await row.count())) await page.reload();
+      await row.waitFor({ timeout: 2000 });
+    });
+    await row.getByRole('button', { name: /in the side panel/ }).press('Enter');
+    const panel = page.getByTestId('log-panel');
+    await until('the panel lists the attempts', async () => assert.equal((await panel.getByTestId('attempt-summary').textContent()).trim(), '3 attempts: 2 retries'));
+    assert.equal(await panel.locator('.attempts li').count(), 3);
+    await shot('logs-panel-retries');
+    await panel.getByRole('button', { name: 'Close' }).click();
+    await panel.waitFor({ state: 'detached' });
   });
 
   await step('Tenant Administrator: sorts the logs by latency, both ways; no column is cut off at 1440 px', async () => {

@@ -553,7 +553,7 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
   await page.getByRole('heading', { name: "You don't have access to request logs and traces" }).waitFor();
 });
 
-await logsExplorer({ page, step, BASE, ADMIN_TOKEN, state, nav, signInWithPassword, signOut, until, shot });
+await logsExplorer({ page, step, BASE, ADMIN_TOKEN, MOCK_URL, state, nav, signInWithPassword, signOut, until, shot });
 
 await step('an ended session (401) goes back to sign-in', async () => {
   await page.goto('/ui/overview');
