@@ -8,6 +8,7 @@ import { RefLink } from '../components/RefLink';
 import { Badge, CopyButton, Empty, PageHeader, StatusBadge } from '../components/ui';
 import { formatDuration, formatInt, formatTime, formatUSD, prettyBody } from '../lib/format';
 import { Link } from '../lib/router';
+import { modelLabel } from '../lib/logs';
 import { layoutWaterfall } from '../lib/waterfall';
 
 export function LogDetail({ id }: { id: string }) {
@@ -17,7 +18,7 @@ export function LogDetail({ id }: { id: string }) {
       {(l) => (
         <>
           <PageHeader
-            title={`${l.provider}/${l.model}`}
+            title={modelLabel(l)}
             subtitle={
               <>
                 <Link to="/ui/logs">Logs</Link> / <code>{l.id}</code> <CopyButton text={l.id} label="Copy id" />
@@ -33,6 +34,12 @@ export function LogDetail({ id }: { id: string }) {
               <dd>
                 <StatusBadge status={l.status} /> {l.errorCode && <code>{l.errorCode}</code>}
               </dd>
+              {l.errorMessage ? (
+                <>
+                  <dt>Error message</dt>
+                  <dd>{l.errorMessage}</dd>
+                </>
+              ) : null}
               <dt>Tenant / gateway</dt>
               <dd>
                 {l.tenantId} / <RefLink r={l.gateway} fallback={l.gatewayId || '—'} />
