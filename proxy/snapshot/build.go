@@ -83,10 +83,14 @@ func BuildWith(ctx context.Context, st *store.Store, box Opener, now time.Time, 
 }
 
 // open opens the sealed provider keys with box, by gateway id. A key that
-// does not open is returned in unopened instead.
+// does not open is returned in unopened instead; a disabled key is left
+// out: the proxy sends nothing with it.
 func open(rows []store.ProviderKey, box Opener) (keys map[string][]openedKey, unopened []UnopenedKey) {
 	keys = make(map[string][]openedKey)
 	for _, k := range rows {
+		if k.Disabled {
+			continue
+		}
 		v, err := box.Open(k.SealedKey)
 		if err != nil {
 			unopened = append(unopened, UnopenedKey{ID: k.ID, GatewayID: k.GatewayID, Provider: k.Provider, Alias: k.Alias, Err: err})
