@@ -271,7 +271,8 @@ func (b adminBreakers) BreakerStates(gatewayID string) map[string]admin.BreakerS
 	out := make(map[string]admin.BreakerState, len(st))
 	for k, s := range st {
 		out[k] = admin.BreakerState{Provider: s.Provider, KeyAlias: s.KeyAlias, State: string(s.State),
-			ConsecutiveFailures: s.ConsecutiveFailures, OpenedAt: s.OpenedAt, NextProbeAt: s.NextProbeAt}
+			ConsecutiveFailures: s.ConsecutiveFailures, OpenedAt: s.OpenedAt, NextProbeAt: s.NextProbeAt,
+			LastError: s.LastError, LastErrorAt: s.LastErrorAt}
 	}
 	return out
 }
