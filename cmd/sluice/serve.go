@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -102,6 +103,8 @@ func serve(ctx context.Context, c *config, which parts) error {
 		cfg := admin.Config{Store: st, Box: box, Logger: log, AllowPrivateBaseURLs: c.AllowPrivateUpstream,
 			Analytics: backend,
 			Budgets:   budgets, // live counters; the persisted spend for counters not in use
+			KeyTester: newKeyTester(c.AllowPrivateUpstream),
+			PublicURL: strings.TrimSuffix(c.PublicURL, "/"),
 		}
 		if dp != nil {
 			cfg.Breakers = adminBreakers{dp.inf}

@@ -135,7 +135,10 @@ func (s *Service) scopeTenant(ctx context.Context, p *auth.Principal, tenantID s
 
 // Stats answers the usage figures of a range under the scope rule.
 func (s *Service) Stats(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*analytics.Stats, error) {
-	return s.StatsIn(ctx, p, Scope{TenantID: tenantID}, r)
+	if err := s.can(ctx, p, auth.OpStats); err != nil {
+		return nil, err
+	}
+	return s.stats(ctx, p, Scope{TenantID: tenantID}, r)
 }
 
 // StatsIn is Stats of a scope that may name one gateway.
@@ -143,6 +146,10 @@ func (s *Service) StatsIn(ctx context.Context, p *auth.Principal, sc Scope, r Ra
 	if err := s.can(ctx, p, auth.OpStats); err != nil {
 		return nil, err
 	}
+	return s.stats(ctx, p, sc, r)
+}
+
+func (s *Service) stats(ctx context.Context, p *auth.Principal, sc Scope, r Range) (*analytics.Stats, error) {
 	q, err := s.scopeOf(ctx, p, sc, true)
 	if err != nil {
 		return nil, err
@@ -165,7 +172,10 @@ func (s *Service) StatsIn(ctx context.Context, p *auth.Principal, sc Scope, r Ra
 // the scope rule. An empty interval is hour for ranges up to 90 days and
 // day beyond.
 func (s *Service) Timeseries(ctx context.Context, p *auth.Principal, tenantID, interval string, r Range) (*analytics.Timeseries, error) {
-	return s.TimeseriesIn(ctx, p, Scope{TenantID: tenantID}, interval, r)
+	if err := s.can(ctx, p, auth.OpStatsTimeseries); err != nil {
+		return nil, err
+	}
+	return s.timeseries(ctx, p, Scope{TenantID: tenantID}, interval, r)
 }
 
 // TimeseriesIn is Timeseries of a scope that may name one gateway.
@@ -173,6 +183,10 @@ func (s *Service) TimeseriesIn(ctx context.Context, p *auth.Principal, sc Scope,
 	if err := s.can(ctx, p, auth.OpStatsTimeseries); err != nil {
 		return nil, err
 	}
+	return s.timeseries(ctx, p, sc, interval, r)
+}
+
+func (s *Service) timeseries(ctx context.Context, p *auth.Principal, sc Scope, interval string, r Range) (*analytics.Timeseries, error) {
 	q, err := s.scopeOf(ctx, p, sc, true)
 	if err != nil {
 		return nil, err
@@ -214,7 +228,10 @@ func (s *Service) TimeseriesIn(ctx context.Context, p *auth.Principal, sc Scope,
 // status or error code. The Administrator sees any tenant (or all); other
 // roles their own tenant.
 func (s *Service) Analysis(ctx context.Context, p *auth.Principal, tenantID, groupBy string, r Range) (*analytics.Analysis, error) {
-	return s.AnalysisIn(ctx, p, Scope{TenantID: tenantID}, groupBy, r)
+	if err := s.can(ctx, p, auth.OpStatsAnalytics); err != nil {
+		return nil, err
+	}
+	return s.analysis(ctx, p, Scope{TenantID: tenantID}, groupBy, r)
 }
 
 // AnalysisIn is Analysis of a scope that may name one gateway.
@@ -222,6 +239,10 @@ func (s *Service) AnalysisIn(ctx context.Context, p *auth.Principal, sc Scope, g
 	if err := s.can(ctx, p, auth.OpStatsAnalytics); err != nil {
 		return nil, err
 	}
+	return s.analysis(ctx, p, sc, groupBy, r)
+}
+
+func (s *Service) analysis(ctx context.Context, p *auth.Principal, sc Scope, groupBy string, r Range) (*analytics.Analysis, error) {
 	q, err := s.scopeOf(ctx, p, sc, false)
 	if err != nil {
 		return nil, err

@@ -223,3 +223,11 @@ func keyTestMessage(err error, key secret.Value) string {
 	}
 	return msg
 }
+
+// GatewayBaseURL is the base URL of a gateway's inference API: the public
+// URL (--public-url) followed by /v1/{tenant}/{slug}, or that path alone
+// when no public URL is configured (the dashboard then puts its own origin
+// in front). The doors follow it: /compat, /openai, /anthropic, ….
+func (s *Service) GatewayBaseURL(g *store.Gateway) string {
+	return s.cfg.PublicURL + "/v1/" + g.TenantID + "/" + g.Slug
+}

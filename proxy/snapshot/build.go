@@ -203,7 +203,7 @@ func assemble(r *rows, keys map[string][]openedKey, now time.Time, counters *Cou
 			}
 			key := &Key{
 				ID: k.ID, Provider: k.Provider, Alias: k.Alias, BaseURL: k.BaseURL, Weight: k.Weight,
-				Models: []string(k.Models), Options: keyOptions(k.Options), Secret: k.Secret,
+				Models: []string(k.Models), Options: KeyOptions(k.Options), Secret: k.Secret,
 			}
 			key.Upstream = cb.get("upstream", g.TenantID+" "+upstreamID(key))
 			g.Keys[k.Provider] = append(g.Keys[k.Provider], key)
