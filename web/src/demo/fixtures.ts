@@ -116,7 +116,16 @@ export const demoTokens: Token[] = [
 export const demoBreakers: BreakerState[] = [
   { provider: 'openai', keyAlias: 'main', state: 'closed', consecutiveFailures: 0, openedAt: null, nextProbeAt: null },
   { provider: 'anthropic', keyAlias: 'main', state: 'closed', consecutiveFailures: 1, openedAt: null, nextProbeAt: null },
-  { provider: 'groq', keyAlias: 'backup', state: 'open', consecutiveFailures: 5, openedAt: new Date(Date.now() - 20_000).toISOString(), nextProbeAt: new Date(Date.now() + 10_000).toISOString() },
+  {
+    provider: 'groq',
+    keyAlias: 'backup',
+    state: 'open',
+    consecutiveFailures: 5,
+    openedAt: new Date(Date.now() - 20_000).toISOString(),
+    nextProbeAt: new Date(Date.now() + 10_000).toISOString(),
+    lastError: 'upstream answered 503: service overloaded',
+    lastErrorAt: new Date(Date.now() - 20_000).toISOString(),
+  },
 ];
 
 const MODELS: [string, string, number, number][] = [
@@ -311,6 +320,9 @@ export const demoPrices: ModelPrice[] = [
   ...MODELS.map(([provider, model, i, o]) => ({ provider, model, inputPerMtok: i, outputPerMtok: o, cachedInputPerMtok: i / 2, deprecatedAt: null, sunsetAt: null, source: 'seed', updatedAt: T0 })),
   { provider: 'openai', model: 'gpt-4-turbo', inputPerMtok: 10, outputPerMtok: 30, cachedInputPerMtok: 0, deprecatedAt: '2026-01-01T00:00:00Z', sunsetAt: '2026-12-31T00:00:00Z', source: 'admin', updatedAt: T0 },
 ];
+
+/** demoCatalog is the catalog's chat models of the demo's providers (GraphQL models). */
+export const demoCatalog = MODELS.map(([provider, id]) => ({ provider, id, name: id, kind: 'chat' }));
 
 export const demoProviders = [
   { id: 'openai', name: 'OpenAI', defaultBaseUrl: 'https://api.openai.com/v1', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },

@@ -7,6 +7,7 @@ import type { Connection, Gateway, Provider, Route } from '../../api/types';
 import { useAction, useGQL } from '../../components/data';
 import { Button, Empty, Field, InlineProblem, Submit } from '../../components/ui';
 import * as v from '../../lib/validate';
+import { ModelList, useGatewayModels } from './models';
 
 interface TargetDraft {
   provider: string;
@@ -52,6 +53,8 @@ export function Routes({ gateway: g, onSaved }: { gateway: Gateway; onSaved: () 
   const act = useAction();
   const errs = routeErrors(routes);
   const plist = providers.data?.providers?.data ?? [];
+  const modelsOf = useGatewayModels(g.id);
+  const used = [...new Set(routes.flatMap((r) => r.targets.map((t) => t.provider)))];
 
   const update = (i: number, r: RouteDraft) => {
     setSaved(false);
@@ -126,7 +129,14 @@ export function Routes({ gateway: g, onSaved }: { gateway: Gateway; onSaved: () 
                       </select>
                     </td>
                     <td>
-                      <input aria-label={`Model of target ${k + 1}`} value={t.model} onChange={(e) => setT({ model: e.target.value })} placeholder="gpt-4o" />
+                      <input
+                        aria-label={`Model of target ${k + 1}`}
+                        list={`route-models-${t.provider}`}
+                        value={t.model}
+                        onChange={(e) => setT({ model: e.target.value })}
+                        placeholder="gpt-4o"
+                        autoComplete="off"
+                      />
                     </td>
                     <td>
                       <input aria-label={`Key alias of target ${k + 1}`} value={t.keyAlias} onChange={(e) => setT({ keyAlias: e.target.value })} placeholder="any" />
@@ -170,6 +180,9 @@ export function Routes({ gateway: g, onSaved }: { gateway: Gateway; onSaved: () 
         )}
       </div>
       <InlineProblem problem={act.problem} />
+      {used.map((p) => (
+        <ModelList key={p} id={`route-models-${p}`} models={modelsOf(p)} />
+      ))}
     </form>
   );
 }
