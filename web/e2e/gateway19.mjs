@@ -1,8 +1,9 @@
 // Browser steps of the gateway pages (issue 19, item 11), called from
 // run.mjs once the Administrator's gateway prod has served traffic: the
-// Activity tab with its figures and breaker states, a key test, a key
-// rotation after which inference still succeeds, and a new token's base
-// URL and snippets copied to the clipboard.
+// Activity tab with its figures and breaker states, a key test, a new
+// token's base URL and snippets copied to the clipboard, and a key
+// rotation after which inference (with that token, so that the e2e
+// token's spend stays as Finance expects it) still succeeds.
 
 import assert from 'node:assert/strict';
 
@@ -45,38 +46,13 @@ export async function gatewayPages(h) {
     await shot('gateway-key-test');
   });
 
-  await step('Gateway pages: a key is rotated (new key, weight shifted, old retired) and inference still succeeds', async () => {
-    await page.getByRole('button', { name: 'Rotate openai/mock' }).click();
-    const panel = page.getByRole('region', { name: 'Rotate openai/mock' });
-    assert.equal(await panel.getByLabel('New alias').inputValue(), 'mock-2');
-    await panel.getByLabel('New API key').fill('sk-mock-upstream-key-0003');
-    await panel.getByRole('button', { name: 'Add new key' }).click();
-    await panel.getByText(/Added openai\/mock-2 \(…0003\)/).waitFor();
-    await panel.getByLabel('Share of the new key (%)').fill('90');
-    await panel.getByRole('button', { name: 'Shift weight' }).click();
-    await panel.getByText('Weights set: new 90, old 10.').waitFor();
-    await panel.getByRole('button', { name: 'Disable openai/mock' }).click();
-    await panel.getByText('Rotation done: openai/mock is disabled.').waitFor();
-    const old = page.locator('tr[data-key="openai/mock"]');
-    await old.getByText('disabled').waitFor();
-    await page.locator('tr[data-key="openai/mock-2"]').getByRole('cell', { name: '90', exact: true }).waitFor();
-    await shot('gateway-key-rotation');
-    const res = await fetch(`${BASE}/v1/acme/prod/compat/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${state.tokenSecret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'after the rotation' }] }),
-    });
-    assert.equal(res.status, 200, await res.text());
-    await page.locator('tr[data-key="openai/mock-2"]').getByRole('button', { name: 'Test openai/mock-2' }).click();
-    await page.locator('tr[data-key="openai/mock-2"]').getByTestId('key-test').filter({ hasText: /^Test ok/ }).waitFor();
-  });
-
   await step('Gateway pages: a new token shows the full base URL and snippets, copied to the clipboard', async () => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: BASE });
     await page.getByRole('tab', { name: 'Tokens' }).click();
     await page.getByLabel('Token name').fill('sdk');
     await page.getByRole('button', { name: 'Create token' }).click();
     const secret = (await page.getByTestId('new-secret').textContent()).trim();
+    state.sdkSecret = secret;
     const base = `${BASE}/v1/acme/prod`;
     const connect = page.getByRole('region', { name: 'Connect with the new token' });
     assert.equal((await connect.getByTestId('connect-base-url').textContent()).trim(), base);
@@ -104,4 +80,31 @@ export async function gatewayPages(h) {
     await page.getByRole('button', { name: 'I have copied it' }).click();
     assert.equal(await page.getByText(secret).count(), 0, 'the secret and its snippets are gone once dismissed');
   });
+  await step('Gateway pages: a key is rotated (new key, weight shifted, old retired) and inference still succeeds', async () => {
+    await page.getByRole('tab', { name: 'Provider keys' }).click();
+    await page.getByRole('button', { name: 'Rotate openai/mock' }).click();
+    const panel = page.getByRole('region', { name: 'Rotate openai/mock' });
+    assert.equal(await panel.getByLabel('New alias').inputValue(), 'mock-2');
+    await panel.getByLabel('New API key').fill('sk-mock-upstream-key-0003');
+    await panel.getByRole('button', { name: 'Add new key' }).click();
+    await panel.getByText(/Added openai\/mock-2 \(…0003\)/).waitFor();
+    await panel.getByLabel('Share of the new key (%)').fill('90');
+    await panel.getByRole('button', { name: 'Shift weight' }).click();
+    await panel.getByText('Weights set: new 90, old 10.').waitFor();
+    await panel.getByRole('button', { name: 'Disable openai/mock' }).click();
+    await panel.getByText('Rotation done: openai/mock is disabled.').waitFor();
+    const old = page.locator('tr[data-key="openai/mock"]');
+    await old.getByText('disabled').waitFor();
+    await page.locator('tr[data-key="openai/mock-2"]').getByRole('cell', { name: '90', exact: true }).waitFor();
+    await shot('gateway-key-rotation');
+    const res = await fetch(`${BASE}/v1/acme/prod/compat/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${state.sdkSecret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'after the rotation' }] }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    await page.locator('tr[data-key="openai/mock-2"]').getByRole('button', { name: 'Test openai/mock-2' }).click();
+    await page.locator('tr[data-key="openai/mock-2"]').getByTestId('key-test').filter({ hasText: /^Test ok/ }).waitFor();
+  });
+
 }
