@@ -120,7 +120,7 @@ function TopModels({ groups }: { groups: Group[] }) {
       <tbody>
         {groups.map((m) => (
           <tr key={m.key}>
-            <td>
+            <td className="wrap">
               <code>{m.key || '—'}</code>
             </td>
             <td className="num">{formatInt(m.requests)}</td>
