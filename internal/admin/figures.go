@@ -135,21 +135,19 @@ func (s *Service) scopeTenant(ctx context.Context, p *auth.Principal, tenantID s
 
 // Stats answers the usage figures of a range under the scope rule.
 func (s *Service) Stats(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*analytics.Stats, error) {
-	if err := s.can(ctx, p, auth.OpStats); err != nil {
-		return nil, err
-	}
-	return s.stats(ctx, p, Scope{TenantID: tenantID}, r)
+	return s.stats(ctx, p, auth.OpStats, Scope{TenantID: tenantID}, r)
 }
 
 // StatsIn is Stats of a scope that may name one gateway.
 func (s *Service) StatsIn(ctx context.Context, p *auth.Principal, sc Scope, r Range) (*analytics.Stats, error) {
-	if err := s.can(ctx, p, auth.OpStats); err != nil {
-		return nil, err
-	}
-	return s.stats(ctx, p, sc, r)
+	return s.stats(ctx, p, auth.OpStats, sc, r)
 }
 
-func (s *Service) stats(ctx context.Context, p *auth.Principal, sc Scope, r Range) (*analytics.Stats, error) {
+// stats checks op, then answers the figure of sc.
+func (s *Service) stats(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, r Range) (*analytics.Stats, error) {
+	if err := s.can(ctx, p, op); err != nil {
+		return nil, err
+	}
 	q, err := s.scopeOf(ctx, p, sc, true)
 	if err != nil {
 		return nil, err
@@ -172,21 +170,19 @@ func (s *Service) stats(ctx context.Context, p *auth.Principal, sc Scope, r Rang
 // the scope rule. An empty interval is hour for ranges up to 90 days and
 // day beyond.
 func (s *Service) Timeseries(ctx context.Context, p *auth.Principal, tenantID, interval string, r Range) (*analytics.Timeseries, error) {
-	if err := s.can(ctx, p, auth.OpStatsTimeseries); err != nil {
-		return nil, err
-	}
-	return s.timeseries(ctx, p, Scope{TenantID: tenantID}, interval, r)
+	return s.timeseries(ctx, p, auth.OpStatsTimeseries, Scope{TenantID: tenantID}, interval, r)
 }
 
 // TimeseriesIn is Timeseries of a scope that may name one gateway.
 func (s *Service) TimeseriesIn(ctx context.Context, p *auth.Principal, sc Scope, interval string, r Range) (*analytics.Timeseries, error) {
-	if err := s.can(ctx, p, auth.OpStatsTimeseries); err != nil {
-		return nil, err
-	}
-	return s.timeseries(ctx, p, sc, interval, r)
+	return s.timeseries(ctx, p, auth.OpStatsTimeseries, sc, interval, r)
 }
 
-func (s *Service) timeseries(ctx context.Context, p *auth.Principal, sc Scope, interval string, r Range) (*analytics.Timeseries, error) {
+// timeseries checks op, then answers the figure of sc.
+func (s *Service) timeseries(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, interval string, r Range) (*analytics.Timeseries, error) {
+	if err := s.can(ctx, p, op); err != nil {
+		return nil, err
+	}
 	q, err := s.scopeOf(ctx, p, sc, true)
 	if err != nil {
 		return nil, err
@@ -228,21 +224,19 @@ func (s *Service) timeseries(ctx context.Context, p *auth.Principal, sc Scope, i
 // status or error code. The Administrator sees any tenant (or all); other
 // roles their own tenant.
 func (s *Service) Analysis(ctx context.Context, p *auth.Principal, tenantID, groupBy string, r Range) (*analytics.Analysis, error) {
-	if err := s.can(ctx, p, auth.OpStatsAnalytics); err != nil {
-		return nil, err
-	}
-	return s.analysis(ctx, p, Scope{TenantID: tenantID}, groupBy, r)
+	return s.analysis(ctx, p, auth.OpStatsAnalytics, Scope{TenantID: tenantID}, groupBy, r)
 }
 
 // AnalysisIn is Analysis of a scope that may name one gateway.
 func (s *Service) AnalysisIn(ctx context.Context, p *auth.Principal, sc Scope, groupBy string, r Range) (*analytics.Analysis, error) {
-	if err := s.can(ctx, p, auth.OpStatsAnalytics); err != nil {
-		return nil, err
-	}
-	return s.analysis(ctx, p, sc, groupBy, r)
+	return s.analysis(ctx, p, auth.OpStatsAnalytics, sc, groupBy, r)
 }
 
-func (s *Service) analysis(ctx context.Context, p *auth.Principal, sc Scope, groupBy string, r Range) (*analytics.Analysis, error) {
+// analysis checks op, then answers the figure of sc.
+func (s *Service) analysis(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, groupBy string, r Range) (*analytics.Analysis, error) {
+	if err := s.can(ctx, p, op); err != nil {
+		return nil, err
+	}
 	q, err := s.scopeOf(ctx, p, sc, false)
 	if err != nil {
 		return nil, err

@@ -5,13 +5,13 @@
 import { useMemo, useState } from 'react';
 import { Q } from '../../api/queries';
 import type { BreakerState, Connection, Gateway, Group, Point, Stats } from '../../api/types';
-import { TimeChart } from '../../components/Chart';
 import { QueryView, useGQL } from '../../components/data';
 import { RangePicker } from '../../components/TenantPicker';
 import { Empty, Stat } from '../../components/ui';
-import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD, formatUSDAxis } from '../../lib/format';
+import { formatDuration, formatInt, formatPercent, formatUSD } from '../../lib/format';
 import { RANGES, rangeOf, type RangeId } from '../../lib/range';
 import { Link } from '../../lib/router';
+import { Charts } from '../Overview';
 import { BreakerBadge } from './Observe';
 
 type ActivityData = {
@@ -41,7 +41,7 @@ export function Activity({ gateway: g }: { gateway: Gateway }) {
         </QueryView>
       </section>
       <QueryView<{ points: Point[] }> q={q} field="timeseries" what="the gateway's time series">
-        {(ts) => <ActivityCharts points={ts.points} range={[r.from, r.to]} />}
+        {(ts) => <Charts points={ts.points} range={[r.from, r.to]} />}
       </QueryView>
       <div className="activity-grid">
         <section className="panel" aria-labelledby="top-models">
@@ -75,24 +75,6 @@ function Figures({ s }: { s: Stats }) {
       <Stat label="Spend" value={formatUSD(s.costUsd)} />
       {reasons && <Stat label="Refusals by reason" value={formatInt(s.refusals ?? 0)} sub={reasons} />}
     </div>
-  );
-}
-
-function ActivityCharts({ points, range }: { points: Point[]; range: [string, string] }) {
-  const ts = useMemo(() => points.map((p) => p.ts), [points]);
-  const traffic = useMemo(
-    () => [
-      { label: 'Requests', color: '#1d4ed8', values: points.map((p) => p.requests), fmt: formatCompact, fill: true },
-      { label: 'Errors', color: '#dc2626', values: points.map((p) => p.errors), fmt: formatCompact },
-    ],
-    [points],
-  );
-  const cost = useMemo(() => [{ label: 'Spend', color: '#059669', values: points.map((p) => p.costUsd), fmt: formatUSDAxis, fill: true }], [points]);
-  return (
-    <section className="charts" aria-label="Gateway charts">
-      <TimeChart title="Requests and errors" ts={ts} series={traffic} range={range} integer />
-      <TimeChart title="Spend (USD)" ts={ts} series={cost} range={range} bars />
-    </section>
   );
 }
 
