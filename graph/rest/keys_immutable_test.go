@@ -55,3 +55,20 @@ func TestProviderKeyEndpointNeedsTheKey(t *testing.T) {
 		t.Errorf("a key without the key: %d %s, want 400 naming key", r.status, r.body)
 	}
 }
+
+// TestGatewayFiguresREST: ?gateway= limits stats, timeseries and analytics
+// to one gateway; a gateway of another tenant than ?tenant= is 404.
+func TestGatewayFiguresREST(t *testing.T) {
+	s := newAdminServer(t, testenv.SQLite)
+	var gw, other struct{ ID string }
+	s.ok(testAdminToken, "POST", "/admin/v1/tenants", map[string]any{"id": "acme"}, 201, nil)
+	s.ok(testAdminToken, "POST", "/admin/v1/tenants/acme/gateways", map[string]any{"slug": "prod"}, 201, &gw)
+	s.ok(testAdminToken, "POST", "/admin/v1/tenants", map[string]any{"id": "beta"}, 201, nil)
+	s.ok(testAdminToken, "POST", "/admin/v1/tenants/beta/gateways", map[string]any{"slug": "prod"}, 201, &other)
+	for _, path := range []string{"/admin/v1/stats", "/admin/v1/stats/timeseries", "/admin/v1/stats/analytics"} {
+		s.ok(testAdminToken, "GET", path+"?gateway="+gw.ID, nil, 200, nil)
+		if r := s.do(testAdminToken, "GET", path+"?tenant=acme&gateway="+other.ID, nil); r.status != 404 {
+			t.Errorf("GET %s of another tenant's gateway: %d %s, want 404", path, r.status, r.body)
+		}
+	}
+}
