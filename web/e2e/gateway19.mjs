@@ -37,6 +37,20 @@ export async function gatewayPages(h) {
     await shot('gateway-activity');
   });
 
+  await step('Gateway pages: model pickers offer the keys’ and the catalog’s models, free entry kept', async () => {
+    await page.getByRole('tab', { name: 'Routes' }).click();
+    const model = page.getByLabel('Model of target 1');
+    assert.equal(await model.getAttribute('list'), 'route-models-openai');
+    const offered = await page.locator('datalist#route-models-openai option').evaluateAll((os) => os.map((o) => o.value));
+    assert.ok(offered[0] === 'gpt-4o-mini' && offered.includes('gpt-4o'), `offered ${offered.slice(0, 5)}`);
+    assert.equal(await model.inputValue(), 'gpt-4o-mini@chunks=8@delay=150ms', 'a typed model stays');
+    await page.getByRole('tab', { name: 'Provider keys' }).click();
+    const add = page.getByRole('form', { name: 'Add a provider key' });
+    await add.getByLabel('Add a catalog model').selectOption('gpt-4o');
+    assert.equal(await add.getByLabel('Models').inputValue(), 'gpt-4o');
+    await add.getByLabel('Models').fill('');
+  });
+
   await step('Gateway pages: a key test makes one upstream call and answers ok', async () => {
     await page.getByRole('tab', { name: 'Provider keys' }).click();
     const row = page.locator('tr[data-key="openai/mock"]');

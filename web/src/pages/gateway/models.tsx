@@ -19,16 +19,23 @@ export function modelOptions(provider: string, keys: { provider: string; models:
   return out;
 }
 
-/** useGatewayModels reads a gateway's keys and the catalog once, for every picker of a form. */
+/**
+ * useGatewayModels reads a gateway's keys and the catalog once, for every
+ * picker of a form: models(provider) are the models offered for it,
+ * aliases(provider) the aliases of its enabled keys.
+ */
 export function useGatewayModels(gatewayId: string) {
   const q = useGQL<ModelsData>(Q.gatewayModels, { id: gatewayId });
   const keys = q.data?.providerKeys?.data ?? [];
   const catalog = q.data?.models?.data ?? [];
-  return (provider: string) => modelOptions(provider, keys, catalog);
+  return {
+    models: (provider: string) => modelOptions(provider, keys, catalog),
+    aliases: (provider: string) => keys.filter((k) => k.provider === provider && !k.disabled).map((k) => k.alias),
+  };
 }
 
-/** ModelList is the datalist of a model input (its list attribute names id). */
-export function ModelList({ id, models }: { id: string; models: string[] }) {
+/** OptionList is the datalist of a model or alias input (its list attribute names id). */
+export function OptionList({ id, models }: { id: string; models: string[] }) {
   return (
     <datalist id={id}>
       {models.map((m) => (
