@@ -4189,7 +4189,7 @@ type Query {
   userTokens(userId: ID!, limit: Int, cursor: String): TokenConnection
   userGateways(userId: ID!): GatewayConnection
 
-  "Usage figures. from/to default to the last 24 hours."
+  "Usage figures. from/to default to the last 24 hours; gatewayId (here, in timeseries and analytics) limits them to one gateway."
   stats(tenantId: ID, gatewayId: ID, from: Time, to: Time): Stats
   "interval: minute, hour or day."
   timeseries(tenantId: ID, gatewayId: ID, interval: String, from: Time, to: Time): Timeseries
