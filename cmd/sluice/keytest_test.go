@@ -38,6 +38,16 @@ func TestKeyTestAndRotation(t *testing.T) {
 		t.Fatalf("key test of a refused key %v, want its reason without the key", res)
 	}
 
+	// A key the upstream refuses shows as the key's last error, without the key.
+	mock.Script(providertest.Step{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + e2eOpenAIKey + `"}}`})
+	if s := postJSON(t, chat, token, `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`); s == 200 {
+		t.Fatal("a refused key answered 200")
+	}
+	br := call(t, base, "GET", "/admin/v1/gateways/"+gwID+"/circuit-breaker", "", 200)["data"].([]any)[0].(map[string]any)
+	if msg, _ := br["last_error"].(string); !strings.Contains(msg, "401") || strings.Contains(msg, "upstream-key-0001") || br["last_error_at"] == nil {
+		t.Errorf("breaker after a refused key %v, want its last error without the key", br)
+	}
+
 	const newKey = "sk-mock-upstream-key-0002"
 	call(t, base, "POST", keys, fmt.Sprintf(`{"provider":"openai","alias":"next","key":%q,"base_url":%q}`, newKey, mockURL+"/v1"), 201)
 	call(t, base, "PATCH", keys+"/openai/next", `{"weight":10}`, 200)
