@@ -85,18 +85,11 @@ function TopModels({ groups }: { groups: Group[] }) {
       <thead>
         <tr>
           <th scope="col">Model</th>
-          <th scope="col" className="num">
-            Requests
-          </th>
-          <th scope="col" className="num">
-            Errors
-          </th>
-          <th scope="col" className="num">
-            p50
-          </th>
-          <th scope="col" className="num">
-            Spend
-          </th>
+          {['Requests', 'Errors', 'p50', 'Spend'].map((h) => (
+            <th key={h} scope="col" className="num">
+              {h}
+            </th>
+          ))}
         </tr>
       </thead>
       <tbody>
