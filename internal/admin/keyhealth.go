@@ -99,7 +99,7 @@ func (s *Service) UpdateKey(ctx context.Context, p *auth.Principal, gatewayID, p
 	k.UpdatedAt = s.now()
 	c := &change{Action: "key.update", ResourceType: "provider_key", ResourceID: k.ID, TenantID: g.TenantID, Config: true, Changes: changes}
 	err = s.write(ctx, p, c, func(tx bun.Tx) error {
-		if k.Disabled {
+		if in.Disabled != nil && *in.Disabled {
 			cur, err := store.Get[store.Gateway](ctx, tx, store.Eq("id", g.ID))
 			if err != nil {
 				return notFound(err, "gateway")
