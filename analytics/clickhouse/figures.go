@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
@@ -184,33 +185,22 @@ func (s *Store) Timeseries(ctx context.Context, q analytics.Query, interval stri
 	if !ok {
 		return nil, &analytics.QueryError{Param: "interval", Reason: "interval must be minute, hour or day"}
 	}
-	sec := int64(d / time.Second)
-	c := logCond(q)
+	sec := itoa(int64(d / time.Second))
 	// Integer division of the epoch second: UTC buckets whatever the
-	// server's time zone (toStartOfInterval is not in 18.16).
-	query := `SELECT toInt64(intDiv(toUInt32(ts), ` + itoa(sec) + `)) * ` + itoa(sec) + ` AS b,
-       toInt64(count()), toInt64(countIf(status >= 400)), sum(tokens_in), sum(tokens_out), sum(cost_usd)
-FROM request_logs ` + c.sql() + ` GROUP BY b`
-	rows, err := s.conn.Query(ctx, query, c.args...)
+	// server's time zone (toStartOfInterval is not in 18.16). The bucket
+	// is a group of aggregate, which also answers its percentiles.
+	rows, err := s.aggregate(ctx, logCond(q), "toString(intDiv(toUInt32(ts), "+sec+") * "+sec+")", "", true)
 	if err != nil {
 		return nil, fmt.Errorf("time series: %w", err)
 	}
-	defer rows.Close()
-	byBucket := map[int64]analytics.Point{}
-	for rows.Next() {
-		var (
-			b    int64
-			p    analytics.Point
-			cost int64
-		)
-		if err := rows.Scan(&b, &p.Requests, &p.Errors, &p.TokensIn, &p.TokensOut, &cost); err != nil {
-			return nil, fmt.Errorf("time series: %w", err)
+	byBucket := make(map[int64]analytics.Point, len(rows))
+	for _, r := range rows {
+		b, err := strconv.ParseInt(r.Key, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("time series: bucket %q: %w", r.Key, err)
 		}
-		p.CostUSD = money.USD(cost)
-		byBucket[b] = p
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("time series: %w", err)
+		byBucket[b] = analytics.Point{Requests: r.Requests, Errors: r.Errors, TokensIn: r.TokensIn, TokensOut: r.TokensOut,
+			CostUSD: money.USD(r.Cost), Cached: r.Cached, CacheSavedUSD: money.USD(r.Saved), LatencyMS: r.Latency}
 	}
 	return &analytics.Timeseries{Interval: interval, Points: fill(q, d, byBucket)}, nil
 }
