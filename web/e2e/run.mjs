@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { charts19 } from './charts19.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BASE = need('SLUICE_URL');
@@ -507,6 +508,8 @@ await step('Spend, analytics, prices and audit log render for the Administrator'
   await page.getByRole('cell', { name: 'gateway.create' }).first().waitFor();
   await shot('audit');
 });
+
+await charts19({ page, step, until, shot, nav, base: BASE, adminToken: ADMIN_TOKEN, state });
 
 await step('Member: only Overview, Playground and My account; logs are refused gracefully', async () => {
   await signOut();

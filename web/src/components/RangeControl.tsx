@@ -48,7 +48,7 @@ export function RangeControl({ choice, onChange }: { choice: RangeChoice; onChan
     onChange({ id: 'custom', from: r.range.from, to: r.range.to });
   };
   return (
-    <form className="range-control" onSubmit={apply} aria-label="Time range" noValidate>
+    <form className="range-control" onSubmit={apply} aria-label="Period" noValidate>
       <div className="inline-field">
         <label htmlFor="range-picker">Range</label>
         <select id="range-picker" value={custom ? 'custom' : choice.id} onChange={(e) => pick(e.target.value)}>

@@ -45,7 +45,7 @@ export function CostChart({ points, range }: { points: Point[]; range: TimeRange
   const ts = useMemo(() => points.map((p) => p.ts), [points]);
   const series = useMemo<SeriesDef[]>(() => [{ label: 'Cost', color: '--chart-cost', values: points.map((p) => p.costUsd), fmt: formatUSDAxis }], [points]);
   const total = points.reduce((t, p) => t + p.costUsd, 0);
-  return <TimeChart id="cost" title="Cost" unit="USD" summary={`${formatUSD(total)} in range`} ts={ts} series={series} range={span(range)} bars />;
+  return <TimeChart id="cost" title="Cost" unit="USD" summary={`${formatUSD(total)} in total`} ts={ts} series={series} range={span(range)} bars />;
 }
 
 export function CacheSavingsChart({ points, range }: { points: Point[]; range: TimeRange }) {
@@ -63,7 +63,7 @@ function GroupLines({ gt, metric, id, title, unit, range, fmt }: { gt: GroupTime
   const shaped = useMemo(() => topWithOther(gt, metric, TOP_N), [gt, metric]);
   const series = useMemo<SeriesDef[]>(() => shaped.series.map((s) => ({ label: s.label, color: s.color, values: s.values, fmt })), [shaped, fmt]);
   const total = shaped.series.reduce((t, s) => t + s.total, 0);
-  const summary = metric === 'costUsd' ? `${formatUSD(total)} in range` : `${formatInt(total)} in range`;
+  const summary = metric === 'costUsd' ? `${formatUSD(total)} in total` : `${formatInt(total)} in total`;
   return <TimeChart id={id} title={title} unit={unit} summary={summary} ts={shaped.ts} series={series} range={span(range)} integer={metric !== 'costUsd'} />;
 }
 
@@ -116,5 +116,5 @@ export function GuardrailHitsChart({ tenantId, range }: { tenantId: string | nul
 function GuardrailLines({ total, points, range }: { total: number; points: { ts: string; requests: number }[]; range: TimeRange }) {
   const ts = useMemo(() => points.map((p) => p.ts), [points]);
   const series = useMemo<SeriesDef[]>(() => [{ label: 'Rule hits', color: '--chart-hits', values: points.map((p) => p.requests), fmt: formatCompact }], [points]);
-  return <TimeChart id="guardrail-hits" title="Guardrail hits" unit="hits" summary={`${formatInt(total)} in range`} ts={ts} series={series} range={span(range)} integer bars />;
+  return <TimeChart id="guardrail-hits" title="Guardrail hits" unit="hits" summary={`${formatInt(total)} in total`} ts={ts} series={series} range={span(range)} integer bars />;
 }
