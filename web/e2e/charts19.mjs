@@ -121,8 +121,10 @@ export async function charts19({ page, step, until, shot, nav, base, adminToken,
       await expectCharts(page, until, ['cost-by-group']);
     }
     await page.getByLabel('Cost by', { exact: true }).selectOption('model');
-    await page.locator('figure[data-chart="latency"]').scrollIntoViewIfNeeded();
+    await page.locator('#over-time').evaluate((el) => el.scrollIntoView());
     await shot('charts19-analytics');
+    await page.locator('figure[data-chart="errors-by-reason"]').evaluate((el) => el.scrollIntoView());
+    await shot('charts19-analytics-2');
   });
 
   await step('Charts: the top-list bars line up in one column, sized by the cost they are sorted by', async () => {
@@ -147,14 +149,16 @@ export async function charts19({ page, step, until, shot, nav, base, adminToken,
       }
     }
     assert.ok(rows >= 3, `${rows} top-list rows`);
-    await page.locator('.top-lists').scrollIntoViewIfNeeded();
-    await shot('charts19-top-lists');
   });
 
   await step('Charts: Overview over the custom range draws traffic, solid cost bars, latency and cache savings', async () => {
     await page.goto(`/ui/overview?range=custom&from=${encodeURIComponent(from.toISOString())}&to=${encodeURIComponent(to.toISOString())}`);
     assert.equal(await page.getByLabel('Range', { exact: true }).inputValue(), 'custom');
     await expectCharts(page, until, ['traffic', 'cost', 'latency', 'cache-savings']);
+    // Hover a bucket with data: the tooltip shows its time and values.
+    const box = await page.locator('figure[data-chart="cost"] .u-over').boundingBox();
+    await page.mouse.move(box.x + box.width - 4, box.y + box.height / 2);
+    await page.locator('figure[data-chart="cost"] .chart-tip').filter({ hasText: 'Cost:' }).waitFor();
     await shot('charts19-overview');
   });
 }

@@ -54,7 +54,7 @@ function useColorScheme(): string {
 }
 
 /** tooltip is a uPlot plugin showing the time and the values under the cursor next to it. */
-function tooltip(fmtX: (ts: number) => string, fmts: ((v: number) => string)[]): uPlot.Plugin {
+function tooltip(fmtX: (ts: number) => string, values: (number | null)[][], fmts: ((v: number) => string)[]): uPlot.Plugin {
   let tip: HTMLDivElement;
   return {
     hooks: {
@@ -70,12 +70,23 @@ function tooltip(fmtX: (ts: number) => string, fmts: ((v: number) => string)[]):
           tip.style.display = 'none';
           return;
         }
+        // Built node by node: the strict CSP refuses style attributes in
+        // markup, but not styles set through the DOM.
+        const time = document.createElement('div');
+        time.className = 'chart-tip-time';
+        time.textContent = fmtX(u.data[0][i]);
         const rows = u.series.slice(1).map((s, k) => {
-          const v = u.data[k + 1][i];
-          const sw = typeof s.stroke === 'function' ? s.stroke(u, k + 1) : s.stroke;
-          return `<div><span class="chart-tip-swatch" style="background:${String(sw)}"></span>${escape(String(s.label))}: <b>${v == null ? '—' : escape(fmts[k](v))}</b></div>`;
+          const v = values[k][i];
+          const row = document.createElement('div');
+          const sw = document.createElement('span');
+          sw.className = 'chart-tip-swatch';
+          sw.style.background = String(typeof s.stroke === 'function' ? s.stroke(u, k + 1) : s.stroke);
+          const b = document.createElement('b');
+          b.textContent = v == null ? '—' : fmts[k](v);
+          row.append(sw, `${s.label}: `, b);
+          return row;
         });
-        tip.innerHTML = `<div class="chart-tip-time">${escape(fmtX(u.data[0][i]))}</div>${rows.join('')}`;
+        tip.replaceChildren(time, ...rows);
         tip.style.display = 'block';
         const left = u.cursor.left + 12;
         tip.style.left = (left + tip.offsetWidth > u.over.clientWidth ? u.cursor.left - tip.offsetWidth - 12 : left) + 'px';
@@ -83,10 +94,6 @@ function tooltip(fmtX: (ts: number) => string, fmts: ((v: number) => string)[]):
       },
     },
   };
-}
-
-function escape(s: string): string {
-  return s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 }
 
 export function TimeChart({
@@ -137,7 +144,7 @@ export function TimeChart({
       height,
       legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false } },
-      plugins: [tooltip((x) => formatTime(new Date(x * 1000).toISOString()), fmts)],
+      plugins: [tooltip((x) => formatTime(new Date(x * 1000).toISOString()), series.map((s) => s.values), fmts)],
       scales: {
         x: xr ? { time: true, range: () => [xr[0], xr[1]] } : { time: true },
         y: { range: (_u, _min, max) => [0, max != null && max > 0 ? max * 1.1 : 1] },
@@ -168,14 +175,20 @@ export function TimeChart({
             dash: s.dash ? [6, 4] : undefined,
             // Bars are filled solid: an outline alone reads as an empty bar.
             fill: asBar ? color : s.fill ? withAlpha(color, 0.15) : undefined,
-            value: (_u: uPlot, v: number | null) => (v == null ? '—' : fmts[i](v)),
+            // The values as given (a bar of 0 is drawn as none, below).
+            value: (_u: uPlot, _v: number | null, _si: number, idx: number | null) => {
+              const v = idx == null ? null : s.values[idx];
+              return v == null ? '—' : fmts[i](v);
+            },
             paths: asBar ? uPlot.paths.bars!({ size: [0.7, 40] }) : undefined,
             points: { show: !asBar && xs.length < 60, fill: color },
           };
         }),
       ],
     };
-    const plot = new uPlot(opts, [xs, ...series.map((s) => s.values)] as uPlot.AlignedData, el);
+    // A bar of 0 is not drawn: its outline would draw a broken line along the axis.
+    const drawn = series.map((s, i) => (bars && i === 0 ? s.values.map((v) => (v === 0 ? null : v)) : s.values));
+    const plot = new uPlot(opts, [xs, ...drawn] as uPlot.AlignedData, el);
     const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(200, el.clientWidth), height }));
     ro.observe(el);
     return () => {
