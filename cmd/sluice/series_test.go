@@ -14,11 +14,7 @@ import (
 // failures as one), latency percentiles per time-series bucket, and a
 // tenant's guardrail hits.
 func TestServeChartSeries(t *testing.T) {
-	t.Run("embedded", testServeChartSeries)
-	t.Run("clickhouse", func(t *testing.T) {
-		useClickHouse(t)
-		testServeChartSeries(t)
-	})
+	onEachBackend(t, testServeChartSeries)
 }
 
 func testServeChartSeries(t *testing.T) {
