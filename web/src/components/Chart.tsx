@@ -42,14 +42,15 @@ export function withAlpha(color: string, alpha: number): string {
 
 /** useColorScheme changes when the browser's colour scheme does, so that charts read their colours again. */
 function useColorScheme(): string {
-  const q = typeof window !== 'undefined' && window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;
-  const [dark, setDark] = useState(q?.matches ?? false);
+  const query = () => (typeof window !== 'undefined' && window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null);
+  const [dark, setDark] = useState(() => query()?.matches ?? false);
   useEffect(() => {
+    const q = query();
     if (!q) return;
     const on = () => setDark(q.matches);
     q.addEventListener('change', on);
     return () => q.removeEventListener('change', on);
-  }, [q]);
+  }, []);
   return dark ? 'dark' : 'light';
 }
 
