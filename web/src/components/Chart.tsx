@@ -24,9 +24,9 @@ export interface SeriesDef {
 }
 
 /** cssColor resolves a custom property name (--chart-1) on the document, or returns a colour as is. */
-export function cssColor(c: string, el: Element = document.documentElement): string {
+export function cssColor(c: string, el?: Element): string {
   if (!c.startsWith('--')) return c;
-  return getComputedStyle(el).getPropertyValue(c).trim() || '#64748b';
+  return getComputedStyle(el ?? document.documentElement).getPropertyValue(c).trim() || '#64748b';
 }
 
 /** withAlpha returns a #rgb / #rrggbb / rgb() colour with the given opacity (other forms unchanged). */
