@@ -70,7 +70,8 @@ export async function charts19({ page, step, until, shot, nav, base, adminToken,
 
   await step('Charts: a refusal, a cache hit and a guardrail hit give every chart data', async () => {
     secret = (await admin('POST', `/admin/v1/gateways/${gw}/tokens`, { name: 'charts' })).secret;
-    const refused = await chat('no-such-model', 'refused');
+    // A name without "model" in it: the Logs steps find their filter by that label.
+    const refused = await chat('unknown-llm', 'refused');
     assert.equal(refused.status, 400, await refused.text());
     const rule = (await admin('GET', `/admin/v1/gateways/${gw}/rules`)).data.find((r) => r.name === 'No emails upstream');
     await admin('PATCH', `/admin/v1/gateways/${gw}/rules`, { id: rule.id, enabled: true });
