@@ -39,11 +39,13 @@ type ResolverRoot interface {
 	CreatedToken() CreatedTokenResolver
 	Gateway() GatewayResolver
 	Group() GroupResolver
+	GroupTimeseries() GroupTimeseriesResolver
 	LogRecord() LogRecordResolver
 	Mutation() MutationResolver
 	ProviderKey() ProviderKeyResolver
 	Query() QueryResolver
 	Rule() RuleResolver
+	Series() SeriesResolver
 	Tenant() TenantResolver
 	TenantAnalysis() TenantAnalysisResolver
 	Token() TokenResolver
@@ -601,6 +603,7 @@ type ComplexityRoot struct {
 		Errors   func(childComplexity int) int
 		Key      func(childComplexity int) int
 		Points   func(childComplexity int) int
+		Ref      func(childComplexity int) int
 		Requests func(childComplexity int) int
 	}
 
@@ -787,6 +790,10 @@ type GatewayResolver interface {
 type GroupResolver interface {
 	Ref(ctx context.Context, obj *Group) (*admin.ObjectRef, error)
 }
+type GroupTimeseriesResolver interface {
+	Series(ctx context.Context, obj *analytics.GroupTimeseries) ([]Series, error)
+	Other(ctx context.Context, obj *analytics.GroupTimeseries) (*Series, error)
+}
 type LogRecordResolver interface {
 	Gateway(ctx context.Context, obj *analytics.Record) (*admin.ObjectRef, error)
 	User(ctx context.Context, obj *analytics.Record) (*admin.ObjectRef, error)
@@ -870,6 +877,9 @@ type QueryResolver interface {
 type RuleResolver interface {
 	Patterns(ctx context.Context, obj *store.Rule) ([]string, error)
 	Pii(ctx context.Context, obj *store.Rule) ([]string, error)
+}
+type SeriesResolver interface {
+	Ref(ctx context.Context, obj *Series) (*admin.ObjectRef, error)
 }
 type TenantResolver interface {
 	Gateways(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.Gateway], error)
@@ -3608,6 +3618,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Series.Points(childComplexity), true
+	case "Series.ref":
+		if e.ComplexityRoot.Series.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Ref(childComplexity), true
 	case "Series.requests":
 		if e.ComplexityRoot.Series.Requests == nil {
 			break
@@ -5206,6 +5222,8 @@ type GroupTimeseries {
 "One group's usage per bucket, with its totals over the range."
 type Series {
   key: String!
+  "The gateway, user or API token the series is (series by gateway, user or token); null otherwise."
+  ref: ObjectRef
   requests: Int!
   errors: Int!
   costUsd: USD!
@@ -6436,6 +6454,8 @@ func (ec *executionContext) childFields_Series(ctx context.Context, field graphq
 	switch field.Name {
 	case "key":
 		return ec.fieldContext_Series_key(ctx, field)
+	case "ref":
+		return ec.fieldContext_Series_ref(ctx, field)
 	case "requests":
 		return ec.fieldContext_Series_requests(ctx, field)
 	case "errors":
@@ -11821,11 +11841,11 @@ func (ec *executionContext) _GroupTimeseries_series(ctx context.Context, field g
 			return ec.fieldContext_GroupTimeseries_series(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Series, nil
+			return ec.Resolvers.GroupTimeseries().Series(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []analytics.Series) graphql.Marshaler {
-			return ec.marshalNSeries2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐSeriesᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11835,8 +11855,8 @@ func (ec *executionContext) fieldContext_GroupTimeseries_series(_ context.Contex
 	fc = &graphql.FieldContext{
 		Object:     "GroupTimeseries",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Series(ctx, field)
 		},
@@ -11853,11 +11873,11 @@ func (ec *executionContext) _GroupTimeseries_other(ctx context.Context, field gr
 			return ec.fieldContext_GroupTimeseries_other(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Other, nil
+			return ec.Resolvers.GroupTimeseries().Other(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *analytics.Series) graphql.Marshaler {
-			return ec.marshalOSeries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *Series) graphql.Marshaler {
+			return ec.marshalOSeries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐSeries(ctx, selections, v)
 		},
 		true,
 		false,
@@ -11867,8 +11887,8 @@ func (ec *executionContext) fieldContext_GroupTimeseries_other(_ context.Context
 	fc = &graphql.FieldContext{
 		Object:     "GroupTimeseries",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Series(ctx, field)
 		},
@@ -19267,7 +19287,7 @@ func (ec *executionContext) fieldContext_ScopeSpend_budget(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Series_key(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+func (ec *executionContext) _Series_key(ctx context.Context, field graphql.CollectedField, obj *Series) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19290,7 +19310,39 @@ func (ec *executionContext) fieldContext_Series_key(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Series_requests(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+func (ec *executionContext) _Series_ref(ctx context.Context, field graphql.CollectedField, obj *Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Series().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.ObjectRef) graphql.Marshaler {
+			return ec.marshalOObjectRef2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐObjectRef(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Series_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Series",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ObjectRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Series_requests(ctx context.Context, field graphql.CollectedField, obj *Series) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19313,7 +19365,7 @@ func (ec *executionContext) fieldContext_Series_requests(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Series_errors(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+func (ec *executionContext) _Series_errors(ctx context.Context, field graphql.CollectedField, obj *Series) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19336,7 +19388,7 @@ func (ec *executionContext) fieldContext_Series_errors(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Series_costUsd(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+func (ec *executionContext) _Series_costUsd(ctx context.Context, field graphql.CollectedField, obj *Series) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19359,7 +19411,7 @@ func (ec *executionContext) fieldContext_Series_costUsd(_ context.Context, field
 	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type USD does not have child fields"))
 }
 
-func (ec *executionContext) _Series_points(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+func (ec *executionContext) _Series_points(ctx context.Context, field graphql.CollectedField, obj *Series) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26595,33 +26647,99 @@ func (ec *executionContext) _GroupTimeseries(ctx context.Context, sel ast.Select
 		case "from":
 			out.Values[i] = ec._GroupTimeseries_from(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "to":
 			out.Values[i] = ec._GroupTimeseries_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "interval":
 			out.Values[i] = ec._GroupTimeseries_interval(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "groupBy":
 			out.Values[i] = ec._GroupTimeseries_groupBy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "series":
-			out.Values[i] = ec._GroupTimeseries_series(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupTimeseries_series(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "other":
-			out.Values[i] = ec._GroupTimeseries_other(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupTimeseries_other(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -29878,7 +29996,7 @@ func (ec *executionContext) _ScopeSpend(ctx context.Context, sel ast.SelectionSe
 
 var seriesImplementors = []string{"Series"}
 
-func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, obj *analytics.Series) graphql.Marshaler {
+func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, obj *Series) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, seriesImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -29891,27 +30009,65 @@ func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, o
 		case "key":
 			out.Values[i] = ec._Series_key(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "ref":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Series_ref(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "requests":
 			out.Values[i] = ec._Series_requests(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "errors":
 			out.Values[i] = ec._Series_errors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "costUsd":
 			out.Values[i] = ec._Series_costUsd(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "points":
 			out.Values[i] = ec._Series_points(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -32301,15 +32457,15 @@ func (ec *executionContext) marshalNScopeSpend2githubᚗcomᚋsluicehqᚋsluice�
 	return ec._ScopeSpend(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSeries2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx context.Context, sel ast.SelectionSet, v analytics.Series) graphql.Marshaler {
+func (ec *executionContext) marshalNSeries2githubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐSeries(ctx context.Context, sel ast.SelectionSet, v Series) graphql.Marshaler {
 	return ec._Series(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSeries2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesᚄ(ctx context.Context, sel ast.SelectionSet, v []analytics.Series) graphql.Marshaler {
+func (ec *executionContext) marshalNSeries2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐSeriesᚄ(ctx context.Context, sel ast.SelectionSet, v []Series) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSeries2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx, sel, v[i])
+		return ec.marshalNSeries2githubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐSeries(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -33147,7 +33303,7 @@ func (ec *executionContext) marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋslui
 	return ret
 }
 
-func (ec *executionContext) marshalOSeries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx context.Context, sel ast.SelectionSet, v *analytics.Series) graphql.Marshaler {
+func (ec *executionContext) marshalOSeries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐSeries(ctx context.Context, sel ast.SelectionSet, v *Series) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -35,6 +35,24 @@ func groupsOf(ctx context.Context, kind string, in []analytics.Group) []Group {
 	return out
 }
 
+// Series is one group's usage over time (type Series) with the kind of
+// object its key is, as Group.
+type Series struct {
+	analytics.Series
+	kind string
+}
+
+// seriesOf wraps the series of one GroupTimeseries whose keys are of kind,
+// and tells the request's names that their keys will be asked for.
+func seriesOf(ctx context.Context, kind string, in []analytics.Series) []Series {
+	out := make([]Series, len(in))
+	for i, s := range in {
+		out[i] = Series{Series: s, kind: kind}
+		namesFrom(ctx).expect(kind, s.Key)
+	}
+	return out
+}
+
 // groupKind is the kind of object the key of an analysis grouped by
 // groupBy is.
 func groupKind(groupBy string) string {
@@ -43,6 +61,8 @@ func groupKind(groupBy string) string {
 		return admin.RefGateway
 	case "user":
 		return admin.RefUser
+	case "token":
+		return admin.RefToken
 	}
 	return ""
 }

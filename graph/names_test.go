@@ -221,7 +221,20 @@ func TestAnalyticsGroupNames(t *testing.T) {
 		t.Errorf("a group by model has a ref: %s", got["gpt-4o"])
 	}
 
-	d := e.mustDo(w.ta, `{ tenantAnalytics(tenantId: "acme") { topGateways { key ref `+refFields+` } topModels { key ref `+refFields+` } } }`, nil)
+	// Series over time are named as groups are; "other" is no one object.
+	w.reads.reads()
+	d := e.mustDo(w.aim, `{ seriesByGroup(groupBy: "gateway", limit: 1) { series { key ref `+refFields+` } other { key ref `+refFields+` } } }`, nil)
+	if got := ref(get(d, "seriesByGroup", "series", 0, "ref")); got != fmt.Sprintf("gateway %s %q named", w.prod, "Production") {
+		t.Errorf("the top series' ref: %s", got)
+	}
+	if got := get(d, "seriesByGroup", "other", "ref"); got != nil {
+		t.Errorf("other's ref = %v, want null", got)
+	}
+	if got := w.reads.reads()["gateways"]; got != 1 {
+		t.Errorf("read the gateways %d times, want 1", got)
+	}
+
+	d = e.mustDo(w.ta, `{ tenantAnalytics(tenantId: "acme") { topGateways { key ref `+refFields+` } topModels { key ref `+refFields+` } } }`, nil)
 	if got := ref(get(d, "tenantAnalytics", "topGateways", 0, "ref")); got != fmt.Sprintf("gateway %s %q named", w.prod, "Production") {
 		t.Errorf("top gateway: %s", got)
 	}

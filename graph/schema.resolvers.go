@@ -75,6 +75,20 @@ func (r *groupResolver) Ref(ctx context.Context, obj *Group) (*admin.ObjectRef, 
 	return namesFrom(ctx).ref(ctx, obj.kind, obj.Key)
 }
 
+// Series is the resolver for the series field.
+func (r *groupTimeseriesResolver) Series(ctx context.Context, obj *analytics.GroupTimeseries) ([]Series, error) {
+	return seriesOf(ctx, groupKind(obj.GroupBy), obj.Series), nil
+}
+
+// Other is the resolver for the other field.
+func (r *groupTimeseriesResolver) Other(ctx context.Context, obj *analytics.GroupTimeseries) (*Series, error) {
+	if obj.Other == nil {
+		return nil, nil
+	}
+	// The other groups summed are no one object: no kind, no ref.
+	return &Series{Series: *obj.Other}, nil
+}
+
 // Gateway is the resolver for the gateway field.
 func (r *logRecordResolver) Gateway(ctx context.Context, obj *analytics.Record) (*admin.ObjectRef, error) {
 	return namesFrom(ctx).ref(ctx, admin.RefGateway, obj.GatewayID)
@@ -527,6 +541,11 @@ func (r *ruleResolver) Pii(ctx context.Context, obj *store.Rule) ([]string, erro
 	return obj.PII, nil
 }
 
+// Ref is the resolver for the ref field.
+func (r *seriesResolver) Ref(ctx context.Context, obj *Series) (*admin.ObjectRef, error) {
+	return namesFrom(ctx).ref(ctx, obj.kind, obj.Key)
+}
+
 // Gateways is the resolver for the gateways field.
 func (r *tenantResolver) Gateways(ctx context.Context, obj *store.Tenant, limit *int, cursor *string) (*admin.List[store.Gateway], error) {
 	p := auth.From(ctx)
@@ -592,6 +611,9 @@ func (r *Resolver) Gateway() GatewayResolver { return &gatewayResolver{r} }
 // Group returns GroupResolver implementation.
 func (r *Resolver) Group() GroupResolver { return &groupResolver{r} }
 
+// GroupTimeseries returns GroupTimeseriesResolver implementation.
+func (r *Resolver) GroupTimeseries() GroupTimeseriesResolver { return &groupTimeseriesResolver{r} }
+
 // LogRecord returns LogRecordResolver implementation.
 func (r *Resolver) LogRecord() LogRecordResolver { return &logRecordResolver{r} }
 
@@ -607,6 +629,9 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // Rule returns RuleResolver implementation.
 func (r *Resolver) Rule() RuleResolver { return &ruleResolver{r} }
 
+// Series returns SeriesResolver implementation.
+func (r *Resolver) Series() SeriesResolver { return &seriesResolver{r} }
+
 // Tenant returns TenantResolver implementation.
 func (r *Resolver) Tenant() TenantResolver { return &tenantResolver{r} }
 
@@ -620,18 +645,20 @@ func (r *Resolver) Token() TokenResolver { return &tokenResolver{r} }
 func (r *Resolver) User() UserResolver { return &userResolver{r} }
 
 type (
-	analysisResolver       struct{ *Resolver }
-	auditEntryResolver     struct{ *Resolver }
-	createdTokenResolver   struct{ *Resolver }
-	gatewayResolver        struct{ *Resolver }
-	groupResolver          struct{ *Resolver }
-	logRecordResolver      struct{ *Resolver }
-	mutationResolver       struct{ *Resolver }
-	providerKeyResolver    struct{ *Resolver }
-	queryResolver          struct{ *Resolver }
-	ruleResolver           struct{ *Resolver }
-	tenantResolver         struct{ *Resolver }
-	tenantAnalysisResolver struct{ *Resolver }
-	tokenResolver          struct{ *Resolver }
-	userResolver           struct{ *Resolver }
+	analysisResolver        struct{ *Resolver }
+	auditEntryResolver      struct{ *Resolver }
+	createdTokenResolver    struct{ *Resolver }
+	gatewayResolver         struct{ *Resolver }
+	groupResolver           struct{ *Resolver }
+	groupTimeseriesResolver struct{ *Resolver }
+	logRecordResolver       struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	providerKeyResolver     struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	ruleResolver            struct{ *Resolver }
+	seriesResolver          struct{ *Resolver }
+	tenantResolver          struct{ *Resolver }
+	tenantAnalysisResolver  struct{ *Resolver }
+	tokenResolver           struct{ *Resolver }
+	userResolver            struct{ *Resolver }
 )

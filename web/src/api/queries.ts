@@ -19,7 +19,7 @@ const SPEND = `from to totalUsd byModel { provider model requests costUsd } byDa
   byGateway { ${SCOPE_SPEND} } byUser { ${SCOPE_SPEND} } byToken { ${SCOPE_SPEND} }`;
 
 const POINT = `ts requests errors tokensIn tokensOut costUsd cached cacheSavedUsd ${LATENCY}`;
-const SERIES = 'interval groupBy series { key requests errors costUsd points { ts requests errors costUsd } } other { key requests errors costUsd points { ts requests errors costUsd } }';
+const SERIES = 'interval groupBy series { key ref { kind id name state } requests errors costUsd points { ts requests errors costUsd } } other { key requests errors costUsd points { ts requests errors costUsd } }';
 
 export const Q = {
   overview: `query Overview($tenantId: ID, $from: Time, $to: Time, $interval: String) {

@@ -62,6 +62,8 @@ export interface SeriesPoint {
 }
 export interface GroupSeries {
   key: string;
+  /** The gateway, user or token the series is (series by gateway, user or token). */
+  ref?: ObjectRef | null;
   requests: number;
   errors: number;
   costUsd: number;

@@ -383,7 +383,8 @@ export function demoGroupSeries(groupBy: string, from: string, to: string, inter
       return { ts: p.ts, requests: n, errors: groupBy === 'error_reason' ? n : Math.round(p.errors * share), costUsd: +(p.costUsd * costShare).toFixed(4) };
     });
     const sum = (k: 'requests' | 'errors' | 'costUsd') => points.reduce((t, p) => t + p[k], 0);
-    return { key, requests: sum('requests'), errors: sum('errors'), costUsd: +sum('costUsd').toFixed(4), points };
+    const ref = groupBy === 'gateway' || groupBy === 'user' ? demoRef(key) : null;
+    return { key, ref, requests: sum('requests'), errors: sum('errors'), costUsd: +sum('costUsd').toFixed(4), points };
   };
   const all = shares.map(([k, sh, c]) => mk(k, sh, c));
   return { interval, groupBy, series: all.slice(0, limit), other: null };

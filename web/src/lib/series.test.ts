@@ -67,3 +67,15 @@ describe('percentiles and cache savings', () => {
     expect(hasData([[0, 2]])).toBe(true);
   });
 });
+
+describe('topWithOther names', () => {
+  it('labels a series of a gateway or user by the name the server gave', () => {
+    const named = { ...series('gw_1', [1, 1, 1]), ref: { kind: 'gateway', id: 'gw_1', name: 'Production', state: 'named' } };
+    const gone = { ...series('gw_2', [0.5, 0, 0]), ref: { kind: 'gateway', id: 'gw_2', name: '', state: 'deleted' } };
+    const got = topWithOther({ interval: 'hour', groupBy: 'gateway', series: [named, gone], other: null }, 'costUsd', 5);
+    expect(got.series.map((s) => [s.key, s.label])).toEqual([
+      ['gw_1', 'Production'],
+      ['gw_2', '(deleted) gw_2'],
+    ]);
+  });
+});

@@ -3,6 +3,7 @@
 // functions, unit-tested; the charts (components/Chart.tsx) draw the result.
 
 import type { GroupTimeseries, Point } from '../api/types';
+import { refText } from './refs';
 
 /** PALETTE names the CSS custom properties of the series colours (styles.css; dark mode overrides them). */
 export const PALETTE = ['--chart-1', '--chart-2', '--chart-3', '--chart-4', '--chart-5', '--chart-6', '--chart-7', '--chart-8'];
@@ -42,7 +43,7 @@ export function topWithOther(gt: GroupTimeseries, metric: Metric, n: number): { 
   const rest = [...ranked.filter((s) => !kept.includes(s)), ...(gt.other ? [gt.other] : [])];
   const out: ShapedSeries[] = kept.map((s, i) => ({
     key: s.key,
-    label: groupLabel(gt.groupBy, s.key),
+    label: s.ref ? refText(s.ref, groupLabel(gt.groupBy, s.key)) : groupLabel(gt.groupBy, s.key),
     color: PALETTE[i % PALETTE.length],
     total: s[metric],
     values: s.points.map((p) => p[metric]),
