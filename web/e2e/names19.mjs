@@ -80,6 +80,9 @@ export async function namesAndLandings(h) {
     assert.equal(await link.getAttribute('href'), state.gatewayURL);
     await page.getByLabel('Group by').selectOption('gateway');
     await page.locator('table.table tbody').getByRole('link', { name: 'Production', exact: true }).waitFor();
+    // The cost chart's series by gateway are labelled by name (its table for screen readers says so).
+    await page.getByLabel('Cost by', { exact: true }).selectOption('gateway');
+    await page.locator('figure[data-chart="cost-by-group"] table thead th').filter({ hasText: /^Production$/ }).waitFor({ state: 'attached' });
     await shot('names19-admin-analytics');
     await link.click();
     await page.getByRole('heading', { name: 'Production' }).waitFor();
