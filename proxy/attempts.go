@@ -28,7 +28,7 @@ import (
 // last failure (noAnswer).
 func (h *Inference) attempts(c *call) *apierr.Error {
 	h.startAttempts(c)
-	defer c.stopAttempts()
+	defer h.stopAttempts(c)
 	c.keys = keyring{h: h, c: c, bs: breaker.Settings{FailureThreshold: c.gw.CircuitBreaker.FailureThreshold,
 		Cooldown: time.Duration(c.gw.CircuitBreaker.CooldownSeconds) * time.Second}}
 	maxAttempts := c.gw.Retry.MaxAttempts
@@ -78,8 +78,8 @@ func (h *Inference) startAttempts(c *call) {
 		// The upstream calls of a non-streamed request end at its
 		// deadline, at the hard stop, or when its client goes away
 		// (proxy/clientconn.go).
-		c.upctx, c.upcancel = context.WithDeadline(h.hardStop, c.deadline)
-		c.watch = watchClient(c.ctx, c.upcancel)
+		c.upctx = h.upctxs.get(c.deadline)
+		c.watch = watchClient(c.ctx, c.upctx)
 	}
 	tp := c.ctx.Request.Header.Peek("traceparent")
 	c.trace, c.rec.TraceID, c.rootSpan = traceHeader(tp)
@@ -89,13 +89,15 @@ func (h *Inference) startAttempts(c *call) {
 	}
 }
 
-// stopAttempts ends the watch of the client and the upstream context.
-func (c *call) stopAttempts() {
+// stopAttempts ends the watch of the client and gives the upstream
+// context back to its pool.
+func (h *Inference) stopAttempts(c *call) {
 	if c.watch != nil {
 		c.watch.stopWatch()
 	}
-	if c.upcancel != nil {
-		c.upcancel()
+	if c.upctx != nil {
+		h.upctxs.put(c.upctx)
+		c.upctx = nil
 	}
 }
 
@@ -274,8 +276,8 @@ func (r *keyring) skip(cand routing.Candidate) bool {
 // shutdown or, for a request not streamed, by its client going away. The
 // request then ends as if the backoff had not fit before the deadline.
 func (h *Inference) backoff(c *call, d time.Duration) bool {
-	ctx := c.upctx
-	if ctx == nil {
+	var ctx context.Context = c.upctx
+	if c.upctx == nil {
 		// A stream's attempts have no context of their own before one
 		// starts: the wait gets one, made only when a retry waits.
 		var cancel context.CancelFunc

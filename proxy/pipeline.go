@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -94,11 +93,10 @@ type call struct {
 	// a lower x-sluice-request-timeout).
 	deadline time.Time
 	// upctx is the context of a non-streamed request's upstream calls,
-	// cancelled (upcancel) when its client goes away (watch), at its
-	// deadline or at the hard stop.
-	upctx    context.Context
-	upcancel context.CancelFunc
-	watch    *clientConn
+	// ended when its client goes away (watch), at its deadline or at the
+	// hard stop; from Inference.upctxs, given back by stopAttempts.
+	upctx *upCancel
+	watch *clientConn
 	// keys are the keys the routing plan was given (proxy/attempts.go).
 	keys keyring
 	// try is the attempt in progress, for its span.
