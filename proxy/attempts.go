@@ -83,9 +83,10 @@ func (h *Inference) startAttempts(c *call) {
 	}
 	tp := c.ctx.Request.Header.Peek("traceparent")
 	c.trace, c.rec.TraceID, c.rootSpan = traceHeader(tp)
-	c.traceIn = len(tp) > 0 && c.trace["Traceparent"][0] == string(tp)
+	c.traceIn = len(tp) > 0 && c.trace == string(tp)
 	if c.in.wire == llm.WireAnthropicMessages {
-		forwardAnthropicHeaders(&c.ctx.Request.Header, c.trace)
+		c.fwdHeader = http.Header{}
+		forwardAnthropicHeaders(&c.ctx.Request.Header, c.fwdHeader)
 	}
 }
 
@@ -130,7 +131,7 @@ func (h *Inference) try(c *call, sk *seenKey, cand routing.Candidate, retried bo
 	key := sk.key
 	prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
 	req := &providers.Request{Op: c.route.op, Wire: c.in.wire, Neutral: c.in.neutral, ThinkingBlocks: c.in.thinkingBlocks, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
-		ClientWantsUsage: c.in.includeUsage, Header: c.trace, Deadline: c.deadline, MaxOutputTokens: c.lim.capOut,
+		ClientWantsUsage: c.in.includeUsage, Traceparent: c.trace, Header: c.fwdHeader, Deadline: c.deadline, MaxOutputTokens: c.lim.capOut,
 		AnthropicBeta: c.anthropicBeta(),
 		Cred:          providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 	c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, n
@@ -462,9 +463,9 @@ var rootSpanNames = func() (n [llm.OpCountTokens + 1]string) {
 }()
 
 // traceHeader propagates a valid W3C traceparent, or starts a new trace,
-// and returns the header, the trace id and a new id for the request's
-// root span. One string holds the header and, as its substrings, both ids.
-func traceHeader(tp []byte) (hdr http.Header, traceID, rootSpan string) {
+// and returns the traceparent, the trace id and a new id for the
+// request's root span. One string holds the three.
+func traceHeader(tp []byte) (traceparent, traceID, rootSpan string) {
 	var h [55 + 16]byte
 	var b [32]byte
 	_, _ = rand.Read(b[:])
@@ -481,7 +482,7 @@ func traceHeader(tp []byte) (hdr http.Header, traceID, rootSpan string) {
 	}
 	hex.Encode(h[55:], b[24:])
 	v := string(h[:])
-	return http.Header{"Traceparent": {v[:55]}}, v[3:35], v[55:]
+	return v[:55], v[3:35], v[55:]
 }
 
 func isHex[T string | []byte](s T) bool {

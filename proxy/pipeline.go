@@ -102,9 +102,11 @@ type call struct {
 	// try is the attempt in progress, for its span.
 	try attemptInfo
 	// trace is the traceparent sent upstream; rootSpan is the id of the
-	// request's root span.
-	trace    http.Header
-	rootSpan string
+	// request's root span; fwdHeader holds the client's headers that the
+	// Anthropic Messages door forwards upstream (nil for other doors).
+	trace     string
+	rootSpan  string
+	fwdHeader http.Header
 	// upstream is the current attempt's slot of the tenant's share of its
 	// upstream; shareFull names the provider of a candidate passed over
 	// because that share was used up (proxy/inflight.go).
