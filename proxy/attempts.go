@@ -35,7 +35,8 @@ func (h *Inference) attempts(c *call) *apierr.Error {
 	if n := c.hdr.maxAttempts; n > 0 && n < maxAttempts {
 		maxAttempts = n
 	}
-	pl := routing.NewPlan(c.plan.strategy, c.plan.targets, c.keys.routingKeys, maxAttempts, randUint64, c.keys.skip)
+	pl := &c.routing
+	pl.Init(c.plan.strategy, c.plan.targets, c.keys.routingKeys, maxAttempts, randUint64, c.keys.skip)
 	var last error
 	n := 0
 	for {
@@ -130,7 +131,8 @@ func (h *Inference) try(c *call, sk *seenKey, cand routing.Candidate, retried bo
 	sk.tried = true
 	key := sk.key
 	prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
-	req := &providers.Request{Op: c.route.op, Wire: c.in.wire, Neutral: c.in.neutral, ThinkingBlocks: c.in.thinkingBlocks, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
+	req := &c.req
+	*req = providers.Request{Op: c.route.op, Wire: c.in.wire, Neutral: c.in.neutral, ThinkingBlocks: c.in.thinkingBlocks, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
 		ClientWantsUsage: c.in.includeUsage, Traceparent: c.trace, Header: c.fwdHeader, Deadline: c.deadline, MaxOutputTokens: c.lim.capOut,
 		AnthropicBeta: c.anthropicBeta(),
 		Cred:          providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
