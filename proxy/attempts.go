@@ -409,9 +409,15 @@ func (c *call) attemptSpan(end time.Time, err error) {
 		TraceID: c.rec.TraceID, SpanID: newSpanID(), ParentID: c.rootSpan,
 		Name: upstreamSpanName(provider), Start: start.UTC(), DurationMS: float64(end.Sub(start).Microseconds()) / 1000,
 		Status: status,
-		Attributes: map[string]string{"provider": provider, "model": model,
-			"key_alias": alias, "attempt": strconv.Itoa(n), "upstream_status": code, "outcome": attemptOutcome(err)},
 	})
+	// In the span's fixed attributes: no map per span (issue 17).
+	sp := &c.rec.Spans[len(c.rec.Spans)-1]
+	sp.SetAttr("provider", provider)
+	sp.SetAttr("model", model)
+	sp.SetAttr("key_alias", alias)
+	sp.SetAttr("attempt", strconv.Itoa(n))
+	sp.SetAttr("upstream_status", code)
+	sp.SetAttr("outcome", attemptOutcome(err))
 }
 
 // closeRootSpan closes the request's root span once its outcome is known.
@@ -426,8 +432,29 @@ func (c *call) closeRootSpan(end time.Time) {
 	c.rec.Spans = append(c.rec.Spans, analytics.Span{
 		TraceID: c.rec.TraceID, SpanID: c.rootSpan, Name: rootSpanNames[c.route.op],
 		Start: c.start.UTC(), DurationMS: float64(end.Sub(c.start).Microseconds()) / 1000, Status: status,
-		Attributes: map[string]string{"request_id": c.rec.ID, "status": strconv.Itoa(c.rec.Status), "route": c.rec.Route},
 	})
+	sp := &c.rec.Spans[len(c.rec.Spans)-1]
+	sp.SetAttr("request_id", c.rec.ID)
+	sp.SetAttr("status", statusText(c.rec.Status))
+	sp.SetAttr("route", c.rec.Route)
+}
+
+// statusTexts are the HTTP statuses as text, made once: the root span's
+// status attribute costs no allocation.
+var statusTexts = func() (t [600]string) {
+	for i := 100; i < len(t); i++ {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+// statusText is strconv.Itoa(status), without allocating for an HTTP
+// status.
+func statusText(status int) string {
+	if status >= 100 && status < len(statusTexts) {
+		return statusTexts[status]
+	}
+	return strconv.Itoa(status)
 }
 
 func newSpanID() string {

@@ -130,7 +130,8 @@ func (e *spanEncoder) appendSpans(b []byte, spans []analytics.Span, row spanRow)
 		return b
 	}
 	b = append(b, '[')
-	for i, sp := range spans {
+	for i := range spans {
+		sp := &spans[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -150,8 +151,8 @@ func (e *spanEncoder) appendSpans(b []byte, spans []analytics.Span, row spanRow)
 		b = strconv.AppendUint(b, durationUS(sp.DurationMS), 10)
 		b = append(b, ',')
 		b = jsonstr.Append(b, sp.Status)
-		if len(sp.Attributes) > 0 {
-			b = e.appendAttrs(append(b, ",["...), sp.Attributes, row)
+		if sp.NumAttrs() > 0 {
+			b = e.appendAttrs(append(b, ",["...), sp, row)
 			b = append(b, ']')
 		}
 		b = append(b, ']')
@@ -163,10 +164,10 @@ func (e *spanEncoder) appendSpans(b []byte, spans []analytics.Span, row spanRow)
 // spanKeys first, in its order and as their index, then any others in key
 // order. Looking the known keys up is cheaper than iterating and sorting
 // the map, and the proxy's spans have no others.
-func (e *spanEncoder) appendAttrs(b []byte, attrs map[string]string, row spanRow) []byte {
+func (e *spanEncoder) appendAttrs(b []byte, sp *analytics.Span, row spanRow) []byte {
 	first, known := true, 0
 	for i, k := range spanKeys {
-		v, ok := attrs[k]
+		v, ok := sp.Attr(k)
 		if !ok {
 			continue
 		}
@@ -182,11 +183,11 @@ func (e *spanEncoder) appendAttrs(b []byte, attrs map[string]string, row spanRow
 			b = jsonstr.Append(b, v)
 		}
 	}
-	if known == len(attrs) {
+	if known == sp.NumAttrs() {
 		return b
 	}
 	e.attrs = e.attrs[:0]
-	for k, v := range attrs {
+	for k, v := range sp.Attrs() {
 		if spanKeyIndex(k) < 0 {
 			e.attrs = append(e.attrs, attr{k, v})
 		}

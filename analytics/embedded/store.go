@@ -319,7 +319,7 @@ func writeRecord(ctx context.Context, stmts [3]*sql.Stmt, batch string, rec *ana
 			continue
 		}
 		_, err := stmts[1].ExecContext(ctx, traceID, sp.SpanID, sp.ParentID, sp.Name, sp.Start.UnixNano(),
-			sp.DurationMS, sp.Status, jsonMap(sp.Attributes), rec.TenantID, rec.GatewayID, rec.ID, ts, batch)
+			sp.DurationMS, sp.Status, jsonMap(sp.AttributeMap()), rec.TenantID, rec.GatewayID, rec.ID, ts, batch)
 		if err != nil {
 			return fmt.Errorf("insert span %s of record %s: %w", sp.SpanID, rec.ID, err)
 		}
