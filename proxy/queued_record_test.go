@@ -9,7 +9,7 @@ import (
 // until its record is written is the record, its spans and its strings,
 // not the request's whole call (about 2 KiB with the upstream's answer
 // and the parsed request it points to). With the record inside the call
-// a queued chat record held 4.5–4.7 KiB of heap; it holds about 2.5 KiB
+// a queued chat record held 4.5–4.7 KiB of heap; it holds about 2.4 KiB
 // (the mock's own record of each request included).
 func TestQueuedRecordMemory(t *testing.T) {
 	h := newHarness(t, harnessConfig{})
