@@ -18,12 +18,13 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/spanrow"
 	"github.com/sluicehq/sluice/internal/sqlitebackup"
 )
 
 // schemaVersion is the PRAGMA user_version of the schema below with every
 // upgrade applied.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // upgrades[v] brings a file of schema version v+1 to v+2: a fresh file
 // gets schema (version 1), then every upgrade in turn.
@@ -40,7 +41,21 @@ var upgrades = [][]string{
 		`DROP INDEX IF EXISTS guardrail_events_batch`},
 	// 5: the error message the client got; '' on older rows.
 	{`ALTER TABLE request_logs ADD COLUMN error_message TEXT NOT NULL DEFAULT ''`},
+	// 6: a request's spans on its row in the compact encoding of package
+	// spanrow (as ClickHouse stores them), with the root's start and
+	// duration and the span count for the trace listing: one row and its
+	// indexes per request instead of one per span (docs/performance.md).
+	// moveSpans carries the rows of trace_spans over, then the table goes.
+	{`ALTER TABLE request_logs ADD COLUMN trace_root INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE request_logs ADD COLUMN root_start_us INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE request_logs ADD COLUMN root_duration_us INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE request_logs ADD COLUMN span_count INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE request_logs ADD COLUMN spans TEXT NOT NULL DEFAULT ''`},
 }
+
+// upgradeCode[v] runs after the statements of the upgrade to version v, in
+// the same transaction: what SQL alone does not do.
+var upgradeCode = map[int]func(context.Context, *sql.Tx) error{6: moveSpans}
 
 // schema creates the tables and the indexes the queries use. Times are
 // integer Unix nanoseconds (UTC); amounts integer nano-dollars; rule hits,
@@ -128,9 +143,11 @@ type Store struct {
 	w *sql.DB
 	// r serves reads; WAL lets them go on while w writes.
 	r *sql.DB
-	// inserts are the batch inserts, prepared once on w: insertLog,
-	// insertSpan, insertEvent.
-	inserts [3]*sql.Stmt
+	// inserts are the batch inserts (insertStatements), prepared once on w.
+	inserts [len(insertStatements)]*sql.Stmt
+	// enc encodes a record's spans for its row; used by the writer thread
+	// only.
+	enc spanrow.Encoder
 	// wr runs Write on its own low-priority thread.
 	wr *writer
 }
@@ -170,7 +187,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("open analytics file %s: %w", path, err)
 	}
-	for i, q := range []string{insertLog, insertSpan, insertEvent} {
+	for i, q := range insertStatements {
 		if s.inserts[i], err = w.PrepareContext(ctx, q); err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("prepare analytics inserts: %w", err)
@@ -215,6 +232,11 @@ func (s *Store) migrate(ctx context.Context) error {
 				return fmt.Errorf("upgrade schema to version %d: %w", v+1, err)
 			}
 		}
+		if code := upgradeCode[v+1]; code != nil {
+			if err := code(ctx, tx); err != nil {
+				return fmt.Errorf("upgrade schema to version %d: %w", v+1, err)
+			}
+		}
 	}
 	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(schemaVersion)); err != nil {
 		return fmt.Errorf("set schema version: %w", err)
@@ -251,20 +273,21 @@ const (
 		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
 		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
 		request_body, response_body, flags, cache_saved_usd, batch_id, operation,
-		cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, error_message)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	insertSpan = `INSERT OR IGNORE INTO trace_spans (trace_id, span_id, parent_id, name, start,
-		duration_ms, status, attributes, tenant_id, gateway_id, request_id, ts, batch_id)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, error_message,
+		trace_root, root_start_us, root_duration_us, span_count, spans)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	insertEvent = `INSERT OR IGNORE INTO guardrail_events (id, ts, tenant_id, gateway_id, user_id,
 		request_id, rule_id, rule_name, kind, action, direction, excerpt, batch_id)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
 )
 
-// Write stores a batch in one transaction. Rows are keyed by record id,
-// (trace id, span id) and event id and inserted with OR IGNORE, so that a
-// batch written again stores nothing twice. The write runs on the store's
-// writer thread (writer.go).
+// insertStatements are the statements of Store.inserts, in this order.
+var insertStatements = [...]string{insertLog, insertEvent}
+
+// Write stores a batch in one transaction. Rows are keyed by record id and
+// event id and inserted with OR IGNORE, so that a batch written again
+// stores nothing twice; a record's spans are on its row. The write runs on
+// the store's writer thread (writer.go).
 func (s *Store) Write(ctx context.Context, b *analytics.Batch) error {
 	if b == nil || len(b.Records) == 0 {
 		return nil
@@ -278,7 +301,7 @@ func (s *Store) write(ctx context.Context, b *analytics.Batch) error {
 		return fmt.Errorf("begin batch %s: %w", b.ID, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var stmts [3]*sql.Stmt
+	var stmts [len(insertStatements)]*sql.Stmt
 	for i, st := range s.inserts {
 		stmts[i] = tx.StmtContext(ctx, st)
 	}
@@ -286,7 +309,7 @@ func (s *Store) write(ctx context.Context, b *analytics.Batch) error {
 		if rec == nil {
 			continue
 		}
-		if err := writeRecord(ctx, stmts, b.ID, rec); err != nil {
+		if err := s.writeRecord(ctx, stmts, b.ID, rec); err != nil {
 			return fmt.Errorf("insert batch %s of %d records: %w", b.ID, len(b.Records), err)
 		}
 	}
@@ -296,33 +319,28 @@ func (s *Store) write(ctx context.Context, b *analytics.Batch) error {
 	return nil
 }
 
-func writeRecord(ctx context.Context, stmts [3]*sql.Stmt, batch string, rec *analytics.Record) error {
+// writeRecord inserts rec's row, its spans on it, and its guardrail
+// events. It runs on the writer thread only (it uses s.enc).
+func (s *Store) writeRecord(ctx context.Context, stmts [len(insertStatements)]*sql.Stmt, batch string, rec *analytics.Record) error {
 	if rec.ID == "" || rec.TS.IsZero() {
 		return fmt.Errorf("record %q has no id or no time", rec.ID)
 	}
 	ts := rec.TS.UnixNano()
+	root := spanrow.Root(rec.Spans)
+	row := spanrow.RowOf(rec, root)
+	var hasRoot, rootDur uint64
+	if root != nil {
+		hasRoot, rootDur = 1, spanrow.DurationUS(root.DurationMS)
+	}
 	_, err := stmts[0].ExecContext(ctx, rec.ID, ts, rec.TenantID, rec.GatewayID, rec.TokenID, rec.UserID,
 		rec.Provider, rec.Model, rec.Route, rec.Status, rec.ErrorCode, rec.LatencyMS, rec.TTFBMS,
 		rec.TokensIn, rec.TokensOut, rec.CachedTokens, int64(rec.CostUSD), rec.Cache, rec.Attempts,
 		jsonList(rec.RuleHits), jsonMap(rec.Metadata), rec.TraceID, rec.ClientIP, rec.UserAgent,
 		rec.RequestBody, rec.ResponseBody, jsonList(rec.Flags), int64(rec.CacheSavedUSD), batch, rec.Operation,
-		rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens, rec.ErrorMessage)
+		rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens, rec.ErrorMessage,
+		int64(hasRoot), row.RootStart, int64(rootDur), len(rec.Spans), s.enc.Encode(rec.Spans, row))
 	if err != nil {
 		return fmt.Errorf("insert record %s: %w", rec.ID, err)
-	}
-	for _, sp := range rec.Spans {
-		traceID := sp.TraceID
-		if traceID == "" {
-			traceID = rec.TraceID
-		}
-		if traceID == "" || sp.SpanID == "" {
-			continue
-		}
-		_, err := stmts[1].ExecContext(ctx, traceID, sp.SpanID, sp.ParentID, sp.Name, sp.Start.UnixNano(),
-			sp.DurationMS, sp.Status, jsonMap(sp.Attributes), rec.TenantID, rec.GatewayID, rec.ID, ts, batch)
-		if err != nil {
-			return fmt.Errorf("insert span %s of record %s: %w", sp.SpanID, rec.ID, err)
-		}
 	}
 	for i, ev := range rec.Events {
 		// An event keeps its id across retries; one without takes a stable
@@ -335,7 +353,7 @@ func writeRecord(ctx context.Context, stmts [3]*sql.Stmt, batch string, rec *ana
 		if !ev.TS.IsZero() {
 			evTS = ev.TS.UnixNano()
 		}
-		_, err := stmts[2].ExecContext(ctx, id, evTS, or(ev.TenantID, rec.TenantID), or(ev.GatewayID, rec.GatewayID),
+		_, err := stmts[1].ExecContext(ctx, id, evTS, or(ev.TenantID, rec.TenantID), or(ev.GatewayID, rec.GatewayID),
 			rec.UserID, or(ev.RequestID, rec.ID), ev.RuleID, ev.RuleName, ev.Kind, ev.Action, ev.Direction, ev.Excerpt, batch)
 		if err != nil {
 			return fmt.Errorf("insert guardrail event %s of record %s: %w", id, rec.ID, err)
@@ -371,12 +389,12 @@ func jsonMap(v map[string]string) string {
 // so that the writer is not held for long and writes go on in between.
 const retainChunk = 5000
 
-// Retain removes the tenant's records older than before with their spans,
-// and its guardrail events older than before. It deletes in chunks; an
+// Retain removes the tenant's records older than before (their spans are
+// on their rows), and its guardrail events older than before. It deletes in chunks; an
 // interrupted run leaves the rest to the next one.
 func (s *Store) Retain(ctx context.Context, tenantID string, before time.Time) error {
 	cut := before.UnixNano()
-	for _, table := range []string{"trace_spans", "guardrail_events", "request_logs"} {
+	for _, table := range []string{"guardrail_events", "request_logs"} {
 		if err := s.deleteChunked(ctx, table, "tenant_id = ? AND ts < ?", tenantID, cut); err != nil {
 			return fmt.Errorf("retain tenant %s before %s: %w", tenantID, before.UTC().Format(time.RFC3339), err)
 		}
@@ -386,7 +404,7 @@ func (s *Store) Retain(ctx context.Context, tenantID string, before time.Time) e
 
 // PurgeTenant removes every row of a tenant.
 func (s *Store) PurgeTenant(ctx context.Context, tenantID string) error {
-	for _, table := range []string{"trace_spans", "guardrail_events", "request_logs"} {
+	for _, table := range []string{"guardrail_events", "request_logs"} {
 		if err := s.deleteChunked(ctx, table, "tenant_id = ?", tenantID); err != nil {
 			return fmt.Errorf("purge tenant %s: %w", tenantID, err)
 		}

@@ -9,20 +9,22 @@
 // small (as objects with named fields, the spans were more than half of a
 // row's bytes, and the server's insert and merge work grows with them):
 //
-//		[id, parent, name, start_us, duration_us, status, [attrs]]
+//	[id, parent, name, start_us, duration_us, status, [attrs]]
 //
-//	  - parent is the index of the parent span in the same array when it is
-//	    there, else the parent's id as a string ("" for none);
-//	  - start_us is in microseconds from the row's root_start_us (the root
-//	    span's start; 0, so since the epoch, for a row without a root);
-//	  - attrs is a flat array of keys and values, [k1, v1, k2, v2, …], left
-//	    out when empty; a key the proxy sets on its spans is written as its
-//	    index in spanKeys (these first, in index order), any other as a string
-//	    (after them, in key order). A value written as the number 0 is the
-//	    row's own: its id for request_id, its status for status, its route
-//	    for route, its provider and model for provider and model (the
-//	    proxy's root span repeats the first three, and its attempt spans
-//	    the last two unless a fallback took another target).
+// in which:
+//
+//   - parent is the index of the parent span in the same array when it is
+//     there, else the parent's id as a string ("" for none);
+//   - start_us is in microseconds from the row's root_start_us (the root
+//     span's start; 0, so since the epoch, for a row without a root);
+//   - attrs is a flat array of keys and values, [k1, v1, k2, v2, …], left
+//     out when empty; a key the proxy sets on its spans is written as its
+//     index in spanKeys (these first, in index order), any other as a string
+//     (after them, in key order). A value written as the number 0 is the
+//     row's own: its id for request_id, its status for status, its route
+//     for route, its provider and model for provider and model (the
+//     proxy's root span repeats the first three, and its attempt spans
+//     the last two unless a fallback took another target).
 //
 // ClickHouse rows written before this format (builds from its migration
 // 0004 to the positional format) hold an array of objects, spanJSON;
