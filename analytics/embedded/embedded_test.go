@@ -184,3 +184,37 @@ func TestInvalidUTF8RecordIsStored(t *testing.T) {
 		t.Errorf("row: status %d body %q agent %q; want the record as written", got.Status, got.RequestBody, got.UserAgent)
 	}
 }
+
+// TestWriteBatchSizes: batches of every size around the rows of one INSERT
+// (a full statement, the remainder's smaller ones, a record twice in one
+// batch) store each record once, with its spans.
+func TestWriteBatchSizes(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	recs := analyticstest.Generate(11, 200)
+	sizes := []int{1, 31, 32, 33, 63, 40}
+	var total int64
+	for i, n := range sizes {
+		batch := recs[:n]
+		recs = recs[n:]
+		if i == len(sizes)-1 {
+			batch = append(batch[:n:n], batch[0], batch[n-1]) // the same record twice in one batch
+		}
+		if err := s.Write(ctx, &analytics.Batch{ID: fmt.Sprintf("size-%d", n), Records: batch}); err != nil {
+			t.Fatalf("batch of %d: %v", len(batch), err)
+		}
+		total += int64(n)
+		if got, err := s.Count(ctx); err != nil || got != total {
+			t.Errorf("after a batch of %d: Count %d, %v; want %d", len(batch), got, err, total)
+		}
+		for _, r := range batch {
+			if r.TraceID == "" {
+				continue
+			}
+			tr, err := s.Trace(ctx, r.TraceID, r.TenantID)
+			if err != nil || tr == nil || tr.RequestID != r.ID {
+				t.Errorf("Trace(%s) of record %s: %+v, %v", r.TraceID, r.ID, tr, err)
+			}
+		}
+	}
+}

@@ -145,9 +145,10 @@ type Store struct {
 	r *sql.DB
 	// inserts are the batch inserts (insertStatements), prepared once on w.
 	inserts [len(insertStatements)]*sql.Stmt
-	// enc encodes a record's spans for its row; used by the writer thread
-	// only.
-	enc spanrow.Encoder
+	// enc and args are the writer thread's (write.go): the encoder of a
+	// record's spans and the values of the rows of one INSERT.
+	enc  spanrow.Encoder
+	args []any
 	// wr runs Write on its own low-priority thread.
 	wr *writer
 }
@@ -266,100 +267,6 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("count request logs: %w", err)
 	}
 	return n, nil
-}
-
-const (
-	insertLog = `INSERT OR IGNORE INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
-		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
-		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
-		request_body, response_body, flags, cache_saved_usd, batch_id, operation,
-		cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, error_message,
-		trace_root, root_start_us, root_duration_us, span_count, spans)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	insertEvent = `INSERT OR IGNORE INTO guardrail_events (id, ts, tenant_id, gateway_id, user_id,
-		request_id, rule_id, rule_name, kind, action, direction, excerpt, batch_id)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
-)
-
-// insertStatements are the statements of Store.inserts, in this order.
-var insertStatements = [...]string{insertLog, insertEvent}
-
-// Write stores a batch in one transaction. Rows are keyed by record id and
-// event id and inserted with OR IGNORE, so that a batch written again
-// stores nothing twice; a record's spans are on its row. The write runs on
-// the store's writer thread (writer.go).
-func (s *Store) Write(ctx context.Context, b *analytics.Batch) error {
-	if b == nil || len(b.Records) == 0 {
-		return nil
-	}
-	return s.wr.do(ctx, func(ctx context.Context) error { return s.write(ctx, b) })
-}
-
-func (s *Store) write(ctx context.Context, b *analytics.Batch) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin batch %s: %w", b.ID, err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var stmts [len(insertStatements)]*sql.Stmt
-	for i, st := range s.inserts {
-		stmts[i] = tx.StmtContext(ctx, st)
-	}
-	for _, rec := range b.Records {
-		if rec == nil {
-			continue
-		}
-		if err := s.writeRecord(ctx, stmts, b.ID, rec); err != nil {
-			return fmt.Errorf("insert batch %s of %d records: %w", b.ID, len(b.Records), err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit batch %s of %d records: %w", b.ID, len(b.Records), err)
-	}
-	return nil
-}
-
-// writeRecord inserts rec's row, its spans on it, and its guardrail
-// events. It runs on the writer thread only (it uses s.enc).
-func (s *Store) writeRecord(ctx context.Context, stmts [len(insertStatements)]*sql.Stmt, batch string, rec *analytics.Record) error {
-	if rec.ID == "" || rec.TS.IsZero() {
-		return fmt.Errorf("record %q has no id or no time", rec.ID)
-	}
-	ts := rec.TS.UnixNano()
-	root := spanrow.Root(rec.Spans)
-	row := spanrow.RowOf(rec, root)
-	var hasRoot, rootDur uint64
-	if root != nil {
-		hasRoot, rootDur = 1, spanrow.DurationUS(root.DurationMS)
-	}
-	_, err := stmts[0].ExecContext(ctx, rec.ID, ts, rec.TenantID, rec.GatewayID, rec.TokenID, rec.UserID,
-		rec.Provider, rec.Model, rec.Route, rec.Status, rec.ErrorCode, rec.LatencyMS, rec.TTFBMS,
-		rec.TokensIn, rec.TokensOut, rec.CachedTokens, int64(rec.CostUSD), rec.Cache, rec.Attempts,
-		jsonList(rec.RuleHits), jsonMap(rec.Metadata), rec.TraceID, rec.ClientIP, rec.UserAgent,
-		rec.RequestBody, rec.ResponseBody, jsonList(rec.Flags), int64(rec.CacheSavedUSD), batch, rec.Operation,
-		rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens, rec.ErrorMessage,
-		int64(hasRoot), row.RootStart, int64(rootDur), len(rec.Spans), s.enc.Encode(rec.Spans, row))
-	if err != nil {
-		return fmt.Errorf("insert record %s: %w", rec.ID, err)
-	}
-	for i, ev := range rec.Events {
-		// An event keeps its id across retries; one without takes a stable
-		// id from its record.
-		id := ev.ID
-		if id == "" {
-			id = rec.ID + "-ev" + strconv.Itoa(i)
-		}
-		evTS := ts
-		if !ev.TS.IsZero() {
-			evTS = ev.TS.UnixNano()
-		}
-		_, err := stmts[1].ExecContext(ctx, id, evTS, or(ev.TenantID, rec.TenantID), or(ev.GatewayID, rec.GatewayID),
-			rec.UserID, or(ev.RequestID, rec.ID), ev.RuleID, ev.RuleName, ev.Kind, ev.Action, ev.Direction, ev.Excerpt, batch)
-		if err != nil {
-			return fmt.Errorf("insert guardrail event %s of record %s: %w", id, rec.ID, err)
-		}
-	}
-	return nil
 }
 
 func or(a, b string) string {
