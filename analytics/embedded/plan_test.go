@@ -11,7 +11,7 @@ import (
 
 // TestPlans: the queries that look rows up by user or by trace use their
 // index, the partial user index (schema version 6) included, which the
-// planner takes only when the query says user_id != ”.
+// planner takes only when the query rules the empty user id out.
 func TestPlans(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "analytics.db"))
 	if err != nil {
