@@ -51,11 +51,7 @@ func TestUpgradeFromVersion2(t *testing.T) {
 	ctx := t.Context()
 	ts := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	stmts := append(append(append([]string{}, schema...), upgrades[0]...), "PRAGMA user_version = 2")
-	s := openUpgraded(t, 2, stmts, `INSERT INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
-		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
-		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
-		request_body, response_body, flags, cache_saved_usd, batch_id, operation)
-		VALUES ('old', ?, 'acme', 'gw', 'tok', '', 'anthropic', 'claude-sonnet-4-5', 'messages', 200, '', 1, 1, 900, 10,
+	s := openUpgraded(t, 2, stmts, insertV2+`('old', ?, 'acme', 'gw', 'tok', '', 'anthropic', 'claude-sonnet-4-5', 'messages', 200, '', 1, 1, 900, 10,
 		100, 7, 'MISS', 1, '[]', '{}', '', '', '', '', '', '[]', 0, 'b0', 'messages')`, ts,
 		&analytics.Record{ID: "new", TS: ts.Add(time.Second), TenantID: "acme", GatewayID: "gw", TokensIn: 5000,
 			CachedTokens: 1000, CacheWriteTokens: 3000, CacheWrite1hTokens: 1000, TokensOut: 400, ReasoningTokens: 300})
@@ -69,6 +65,12 @@ func TestUpgradeFromVersion2(t *testing.T) {
 		}
 	}
 }
+
+// insertV2 inserts request_logs rows of schema versions 2 to 5.
+const insertV2 = `INSERT INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
+	provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
+	cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
+	request_body, response_body, flags, cache_saved_usd, batch_id, operation) VALUES `
 
 // openUpgraded makes a file of schema version with stmts and the row
 // insert (ts its one argument), opens it (which upgrades it) until the
@@ -122,11 +124,7 @@ func TestUpgradeFromVersion5(t *testing.T) {
 		`INSERT INTO trace_spans VALUES ('tr1', 'r0', '', 'POST chat/completions', `+ns+`, 12.5, 'ok',
 			'{"request_id":"old","route":"chat/completions","status":"200"}', 'acme', 'gw', 'old', `+ns+`, 'b0')`)
 	newTS := ts.Add(time.Minute)
-	s := openUpgraded(t, 5, stmts, `INSERT INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
-		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
-		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
-		request_body, response_body, flags, cache_saved_usd, batch_id, operation)
-		VALUES ('old', ?, 'acme', 'gw', 'tok', '', 'openai', 'gpt-4o', 'chat/completions', 200, '', 13, 1, 9, 1,
+	s := openUpgraded(t, 5, stmts, insertV2+`('old', ?, 'acme', 'gw', 'tok', '', 'openai', 'gpt-4o', 'chat/completions', 200, '', 13, 1, 9, 1,
 		0, 0, 'MISS', 1, '[]', '{}', 'tr1', '', '', '', '', '[]', 0, 'b0', 'chat')`, ts,
 		&analytics.Record{ID: "new", TS: newTS, TenantID: "acme", GatewayID: "gw", Status: 200, TraceID: "tr2",
 			Spans: []analytics.Span{{TraceID: "tr2", SpanID: "n0", Name: "POST chat/completions", Start: newTS, DurationMS: 3}}})
