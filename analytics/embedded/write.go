@@ -94,7 +94,7 @@ func (s *Store) insertBatch(ctx context.Context, stmts [len(insertStatements)]*s
 	width := len(logColumns)
 	args := s.args[:0]
 	defer func() {
-		clear(args) // drop the batch's strings
+		clear(args[:cap(args)]) // drop the batch's strings, those of earlier statements too
 		s.args = args[:0]
 	}()
 	for _, rec := range b.Records {
@@ -136,7 +136,9 @@ func execRows(ctx context.Context, st *sql.Stmt, args []any) error {
 	return nil
 }
 
-// logArgs appends the values of rec's row, in the order of logColumns.
+// logArgs appends the values of rec's row, in the order of logColumns. Ints
+// go as int64, a driver.Value, which database/sql passes on as it is (an
+// int takes its reflection-based conversion).
 func (s *Store) logArgs(args []any, batch string, rec *analytics.Record) []any {
 	root := spanrow.Root(rec.Spans)
 	row := spanrow.RowOf(rec, root)
@@ -145,12 +147,12 @@ func (s *Store) logArgs(args []any, batch string, rec *analytics.Record) []any {
 		hasRoot, rootDur = 1, int64(spanrow.DurationUS(root.DurationMS))
 	}
 	return append(args, rec.ID, rec.TS.UnixNano(), rec.TenantID, rec.GatewayID, rec.TokenID, rec.UserID,
-		rec.Provider, rec.Model, rec.Route, rec.Status, rec.ErrorCode, rec.LatencyMS, rec.TTFBMS,
-		rec.TokensIn, rec.TokensOut, rec.CachedTokens, int64(rec.CostUSD), rec.Cache, rec.Attempts,
+		rec.Provider, rec.Model, rec.Route, int64(rec.Status), rec.ErrorCode, rec.LatencyMS, rec.TTFBMS,
+		rec.TokensIn, rec.TokensOut, rec.CachedTokens, int64(rec.CostUSD), rec.Cache, int64(rec.Attempts),
 		jsonList(rec.RuleHits), jsonMap(rec.Metadata), rec.TraceID, rec.ClientIP, rec.UserAgent,
 		rec.RequestBody, rec.ResponseBody, jsonList(rec.Flags), int64(rec.CacheSavedUSD), batch, rec.Operation,
 		rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens, rec.ErrorMessage,
-		hasRoot, row.RootStart, rootDur, len(rec.Spans), s.enc.Encode(rec.Spans, row))
+		hasRoot, row.RootStart, rootDur, int64(len(rec.Spans)), s.enc.Encode(rec.Spans, row))
 }
 
 // insertEvents inserts rec's guardrail events.
