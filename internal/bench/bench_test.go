@@ -196,3 +196,21 @@ func TestOtherProcessesSum(t *testing.T) {
 		t.Errorf("got %+v, want 5 CPU-seconds over 20 s, share 0.25", o)
 	}
 }
+
+// TestWaitSettled: waitSettled returns at the first window in which the
+// process spent less than a tenth of it, and not before.
+func TestWaitSettled(t *testing.T) {
+	readings := []float64{0, 0.5, 1.0, 1.0, 9}
+	n := 0
+	cpu := func() (float64, error) {
+		v := readings[n]
+		n++
+		return v, nil
+	}
+	if err := waitSettled(t.Context(), cpu, time.Millisecond, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Errorf("read the CPU time %d times, want 4 (settled at the third window)", n)
+	}
+}
