@@ -100,6 +100,7 @@ func (a *adminAPI) routes(rt *Router) {
 	a.userRoutes(rt)
 	a.accountRoutes(rt)
 	a.figureRoutes(rt)
+	a.seriesRoutes(rt)
 	a.platformRoutes(rt)
 }
 
@@ -266,6 +267,9 @@ func writeList[T any](w http.ResponseWriter, l *admin.List[T], err error) error 
 	}
 	if l == nil {
 		return errNoResult
+	}
+	if l.TotalCount != nil { // {"data","next_cursor","total_count"}
+		return JSON(w, http.StatusOK, l)
 	}
 	return List(w, l.Data, l.NextCursor)
 }

@@ -1,13 +1,16 @@
 package rest
 
 import (
+	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // maxMetadataFilters is the most ?metadata=key=value filters of a log
@@ -36,11 +39,23 @@ func (a *adminAPI) figureRoutes(rt *Router) {
 	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/circuit-breaker", a.circuitBreaker)
 }
 
+// scopeOf reads the scope of a figure: ?tenant= (a tenant for the
+// Administrator) and ?gateway= (one gateway).
+func scopeOf(r *http.Request) (admin.Scope, error) {
+	tenant, err := queryParam(r, "tenant")
+	if err != nil {
+		return admin.Scope{}, err
+	}
+	gateway, err := queryParam(r, "gateway")
+	return admin.Scope{TenantID: tenant, GatewayID: gateway}, err
+}
+
 // stats answers the usage figures. ?tenant= chooses a tenant for the
-// Administrator; the service applies the scope rule for every other role.
+// Administrator, ?gateway= one gateway; the service applies the scope rule
+// for every other role.
 func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error {
 	ctx, p := r.Context(), auth.From(r.Context())
-	tenant, err := queryParam(r, "tenant")
+	sc, err := scopeOf(r)
 	if err != nil {
 		return a.refuse(r, auth.OpStats, refNone, "", err)
 	}
@@ -48,7 +63,7 @@ func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error
 	if err != nil {
 		return a.refuse(r, auth.OpStats, refNone, "", err)
 	}
-	s, err := a.svc.Stats(ctx, p, tenant, rg)
+	s, err := a.svc.StatsIn(ctx, p, sc, rg)
 	return writeObject(w, http.StatusOK, s, err)
 }
 
@@ -56,7 +71,7 @@ func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error
 // hour, or day for ranges over 90 days, when it is absent).
 func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) error {
 	ctx, p := r.Context(), auth.From(r.Context())
-	tenant, err := queryParam(r, "tenant")
+	sc, err := scopeOf(r)
 	if err != nil {
 		return a.refuse(r, auth.OpStatsTimeseries, refNone, "", err)
 	}
@@ -68,7 +83,7 @@ func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) 
 	if err != nil {
 		return a.refuse(r, auth.OpStatsTimeseries, refNone, "", err)
 	}
-	ts, err := a.svc.Timeseries(ctx, p, tenant, interval, rg)
+	ts, err := a.svc.TimeseriesIn(ctx, p, sc, interval, rg)
 	return writeObject(w, http.StatusOK, ts, err)
 }
 
@@ -76,7 +91,7 @@ func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) 
 // by the domain).
 func (a *adminAPI) analysis(w http.ResponseWriter, r *http.Request, _ Params) error {
 	ctx, p := r.Context(), auth.From(r.Context())
-	tenant, err := queryParam(r, "tenant")
+	sc, err := scopeOf(r)
 	if err != nil {
 		return a.refuse(r, auth.OpStatsAnalytics, refNone, "", err)
 	}
@@ -88,7 +103,7 @@ func (a *adminAPI) analysis(w http.ResponseWriter, r *http.Request, _ Params) er
 	if err != nil {
 		return a.refuse(r, auth.OpStatsAnalytics, refNone, "", err)
 	}
-	an, err := a.svc.Analysis(ctx, p, tenant, groupBy, rg)
+	an, err := a.svc.AnalysisIn(ctx, p, sc, groupBy, rg)
 	return writeObject(w, http.StatusOK, an, err)
 }
 
@@ -162,7 +177,8 @@ func (a *adminAPI) logQuery(r *http.Request) (admin.LogQuery, error) {
 	}{
 		{"tenant", &lq.TenantID}, {"gateway", &lq.GatewayID}, {"user", &lq.UserID},
 		{"provider", &lq.Provider}, {"model", &lq.Model}, {"error_code", &lq.ErrorCode},
-		{"operation", &lq.Operation},
+		{"operation", &lq.Operation}, {"token", &lq.TokenID}, {"status_class", &lq.StatusClass},
+		{"search", &lq.Search}, {"sort", &lq.SortBy}, {"order", &lq.Order},
 	} {
 		if *f.dst, _, err = single(q, f.name); err != nil {
 			return lq, err
@@ -180,11 +196,65 @@ func (a *adminAPI) logQuery(r *http.Request) (admin.LogQuery, error) {
 	if lq.Metadata, err = metadataFilter(q["metadata"]); err != nil {
 		return lq, err
 	}
+	if err := logBounds(q, &lq); err != nil {
+		return lq, err
+	}
+	if s, ok, err := single(q, "count"); err != nil {
+		return lq, err
+	} else if ok {
+		if lq.Count, err = strconv.ParseBool(s); err != nil {
+			return lq, apierr.Invalid("count", "count must be true or false")
+		}
+	}
 	if lq.Range, err = a.rangeOf(r); err != nil {
 		return lq, err
 	}
 	lq.Page, err = pageOf(r)
 	return lq, err
+}
+
+// logBounds reads the latency (whole milliseconds) and cost (decimal USD)
+// bounds of a log query.
+func logBounds(q url.Values, lq *admin.LogQuery) error {
+	for _, b := range []struct {
+		name string
+		dst  **int64
+		usd  bool
+	}{
+		{"min_latency_ms", &lq.LatencyMS.Min, false}, {"max_latency_ms", &lq.LatencyMS.Max, false},
+		{"min_cost_usd", &lq.CostUSD.Min, true}, {"max_cost_usd", &lq.CostUSD.Max, true},
+	} {
+		s, ok, err := single(q, b.name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		n, ok := boundOf(s, b.usd)
+		if !ok && b.usd {
+			return apierr.Invalid(b.name, "%s must be an amount of USD, such as 0.05", b.name)
+		}
+		if !ok {
+			return apierr.Invalid(b.name, "%s must be a whole number of milliseconds", b.name)
+		}
+		*b.dst = &n
+	}
+	return nil
+}
+
+// boundOf reads a bound: whole milliseconds, or decimal USD in money.USD
+// units; neither may be negative.
+func boundOf(s string, usd bool) (int64, bool) {
+	if !usd {
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil && n >= 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > 1e9 {
+		return 0, false
+	}
+	return int64(money.FromFloat(f)), true
 }
 
 // metadataFilter reads repeated key=value filters; nil when there are none.

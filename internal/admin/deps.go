@@ -14,9 +14,11 @@ type Analytics interface {
 	Stats(ctx context.Context, q analytics.Query) (*analytics.Stats, error)
 	Timeseries(ctx context.Context, q analytics.Query, interval string) (*analytics.Timeseries, error)
 	Analysis(ctx context.Context, q analytics.Query, groupBy string) (*analytics.Analysis, error)
+	GroupTimeseries(ctx context.Context, q analytics.Query, groupBy, interval string, limit int) (*analytics.GroupTimeseries, error)
 	Spend(ctx context.Context, q analytics.Query) (*analytics.Spend, error)
 	TenantAnalysis(ctx context.Context, q analytics.Query) (*analytics.TenantAnalysis, error)
 	Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Record, *string, error)
+	LogCount(ctx context.Context, f analytics.LogFilter) (int64, error)
 	Log(ctx context.Context, id string) (*analytics.Record, error)
 	Traces(ctx context.Context, q analytics.Query, limit int, cursor string) ([]analytics.TraceSummary, *string, error)
 	Trace(ctx context.Context, id, tenantID string) (*analytics.Trace, error)
@@ -34,6 +36,11 @@ type BreakerState struct {
 	ConsecutiveFailures int        `json:"consecutive_failures"`
 	OpenedAt            *time.Time `json:"opened_at"`
 	NextProbeAt         *time.Time `json:"next_probe_at"`
+	// LastError is the key's last upstream failure as this process saw
+	// it (scrubbed of the key), "" when none; it stays after the breaker
+	// closes again.
+	LastError   string     `json:"last_error"`
+	LastErrorAt *time.Time `json:"last_error_at"`
 }
 
 // BreakerStates reports circuit-breaker state; the proxy implements it.
@@ -60,6 +67,9 @@ func (noAnalytics) Timeseries(_ context.Context, _ analytics.Query, iv string) (
 func (noAnalytics) Analysis(_ context.Context, q analytics.Query, g string) (*analytics.Analysis, error) {
 	return &analytics.Analysis{From: q.From, To: q.To, GroupBy: g, Groups: []analytics.Group{}}, nil
 }
+func (noAnalytics) GroupTimeseries(_ context.Context, q analytics.Query, g, iv string, _ int) (*analytics.GroupTimeseries, error) {
+	return &analytics.GroupTimeseries{From: q.From, To: q.To, Interval: iv, GroupBy: g, Series: []analytics.Series{}}, nil
+}
 func (noAnalytics) Spend(_ context.Context, q analytics.Query) (*analytics.Spend, error) {
 	return &analytics.Spend{From: q.From, To: q.To, ByModel: []analytics.ModelSpend{}, ByDay: []analytics.DaySpend{}}, nil
 }
@@ -69,7 +79,8 @@ func (noAnalytics) TenantAnalysis(_ context.Context, q analytics.Query) (*analyt
 func (noAnalytics) Logs(context.Context, analytics.LogFilter) ([]analytics.Record, *string, error) {
 	return []analytics.Record{}, nil, nil
 }
-func (noAnalytics) Log(context.Context, string) (*analytics.Record, error) { return nil, nil }
+func (noAnalytics) LogCount(context.Context, analytics.LogFilter) (int64, error) { return 0, nil }
+func (noAnalytics) Log(context.Context, string) (*analytics.Record, error)       { return nil, nil }
 func (noAnalytics) Traces(context.Context, analytics.Query, int, string) ([]analytics.TraceSummary, *string, error) {
 	return []analytics.TraceSummary{}, nil, nil
 }

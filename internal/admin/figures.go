@@ -29,15 +29,25 @@ type Spend struct {
 	ByToken   []ScopeSpend  `json:"by_token,omitempty"`
 }
 
-// LogQuery selects request logs. Zero fields match everything.
+// LogQuery selects request logs. Zero fields match everything; the
+// fields not described here mean what analytics.LogFilter's do.
 type LogQuery struct {
-	TenantID, GatewayID, UserID, Provider, Model, ErrorCode string
+	TenantID, GatewayID, UserID, TokenID, Provider, Model, ErrorCode string
 	// Operation is one of the operations of CONTRACT §12 (analytics.OpChat, …).
-	Operation string
-	Status    int
-	Metadata  map[string]string
-	Range     Range
-	Page      Page
+	Operation   string
+	Status      int
+	StatusClass string
+	Metadata    map[string]string
+	Search      string
+	LatencyMS   analytics.Bounds
+	CostUSD     analytics.Bounds
+	// SortBy is ts (the default), latency, cost, tokens or status; Order
+	// is desc (the default) or asc.
+	SortBy, Order string
+	// Count asks for the total count of the matching logs.
+	Count bool
+	Range Range
+	Page  Page
 }
 
 const (
@@ -81,11 +91,41 @@ func seesTenantFigures(r auth.Role) bool {
 	return r == auth.TenantAdministrator || r.Has(auth.ViewCost) || r.Has(auth.ViewAnalytics)
 }
 
+// Scope selects the requests a figure counts: a tenant ("" for the
+// caller's own, or every tenant for the Administrator) and, when GatewayID
+// is set, one gateway of it (a gateway page's Activity tab).
+type Scope struct {
+	TenantID, GatewayID string
+}
+
 // scope is the analytics query of the scope rule for tenantID: the
 // Administrator sees the tenant given (or all with ""); every other role
 // its own tenant, a tenant id of another answering 404. With ownOnly, the
 // roles seesTenantFigures refuses see only requests made with their own tokens.
 func (s *Service) scope(ctx context.Context, p *auth.Principal, tenantID string, ownOnly bool) (analytics.Query, error) {
+	return s.scopeOf(ctx, p, Scope{TenantID: tenantID}, ownOnly)
+}
+
+// scopeOf is scope with an optional gateway: a gateway the caller may not
+// see, or of another tenant than sc.TenantID, answers 404 like a tenant.
+func (s *Service) scopeOf(ctx context.Context, p *auth.Principal, sc Scope, ownOnly bool) (analytics.Query, error) {
+	tenantID := sc.TenantID
+	if sc.GatewayID != "" {
+		g, err := s.gateway(ctx, s.db, p, sc.GatewayID)
+		if err != nil {
+			return analytics.Query{}, err
+		}
+		if tenantID != "" && tenantID != g.TenantID {
+			return analytics.Query{}, s.missing(ctx, p, "gateway", sc.GatewayID, reasonOtherTenant)
+		}
+		tenantID = g.TenantID
+	}
+	q, err := s.scopeTenant(ctx, p, tenantID, ownOnly)
+	q.GatewayID = sc.GatewayID
+	return q, err
+}
+
+func (s *Service) scopeTenant(ctx context.Context, p *auth.Principal, tenantID string, ownOnly bool) (analytics.Query, error) {
 	var q analytics.Query
 	if tenantID != "" {
 		if _, err := s.tenant(ctx, s.db, p, tenantID); err != nil {
@@ -105,10 +145,20 @@ func (s *Service) scope(ctx context.Context, p *auth.Principal, tenantID string,
 
 // Stats answers the usage figures of a range under the scope rule.
 func (s *Service) Stats(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*analytics.Stats, error) {
-	if err := s.can(ctx, p, auth.OpStats); err != nil {
+	return s.stats(ctx, p, auth.OpStats, Scope{TenantID: tenantID}, r)
+}
+
+// StatsIn is Stats of a scope that may name one gateway.
+func (s *Service) StatsIn(ctx context.Context, p *auth.Principal, sc Scope, r Range) (*analytics.Stats, error) {
+	return s.stats(ctx, p, auth.OpStats, sc, r)
+}
+
+// stats checks op, then answers the figure of sc.
+func (s *Service) stats(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, r Range) (*analytics.Stats, error) {
+	if err := s.can(ctx, p, op); err != nil {
 		return nil, err
 	}
-	q, err := s.scope(ctx, p, tenantID, true)
+	q, err := s.scopeOf(ctx, p, sc, true)
 	if err != nil {
 		return nil, err
 	}
@@ -130,34 +180,28 @@ func (s *Service) Stats(ctx context.Context, p *auth.Principal, tenantID string,
 // the scope rule. An empty interval is hour for ranges up to 90 days and
 // day beyond.
 func (s *Service) Timeseries(ctx context.Context, p *auth.Principal, tenantID, interval string, r Range) (*analytics.Timeseries, error) {
-	if err := s.can(ctx, p, auth.OpStatsTimeseries); err != nil {
+	return s.timeseries(ctx, p, auth.OpStatsTimeseries, Scope{TenantID: tenantID}, interval, r)
+}
+
+// TimeseriesIn is Timeseries of a scope that may name one gateway.
+func (s *Service) TimeseriesIn(ctx context.Context, p *auth.Principal, sc Scope, interval string, r Range) (*analytics.Timeseries, error) {
+	return s.timeseries(ctx, p, auth.OpStatsTimeseries, sc, interval, r)
+}
+
+// timeseries checks op, then answers the figure of sc.
+func (s *Service) timeseries(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, interval string, r Range) (*analytics.Timeseries, error) {
+	if err := s.can(ctx, p, op); err != nil {
 		return nil, err
 	}
-	q, err := s.scope(ctx, p, tenantID, true)
+	q, err := s.scopeOf(ctx, p, sc, true)
 	if err != nil {
 		return nil, err
 	}
 	if r, err = s.checkRange(r); err != nil {
 		return nil, err
 	}
-	span := r.To.Sub(r.From)
-	switch interval {
-	case "":
-		interval = IntervalHour
-		if span > maxHourRange {
-			interval = IntervalDay
-		}
-	case IntervalMinute:
-		if span > maxMinuteRange {
-			return nil, apierr.Invalid("interval", "interval minute serves ranges of at most 2 days; use hour or day")
-		}
-	case IntervalHour:
-		if span > maxHourRange {
-			return nil, apierr.Invalid("interval", "interval hour serves ranges of at most 90 days; use day")
-		}
-	case IntervalDay:
-	default:
-		return nil, apierr.Invalid("interval", "interval must be minute, hour or day")
+	if interval, err = checkInterval(interval, r); err != nil {
+		return nil, err
 	}
 	q.From, q.To = r.From, r.To
 	ts, err := s.cfg.Analytics.Timeseries(ctx, q, interval)
@@ -174,10 +218,20 @@ func (s *Service) Timeseries(ctx context.Context, p *auth.Principal, tenantID, i
 // status or error code. The Administrator sees any tenant (or all); other
 // roles their own tenant.
 func (s *Service) Analysis(ctx context.Context, p *auth.Principal, tenantID, groupBy string, r Range) (*analytics.Analysis, error) {
-	if err := s.can(ctx, p, auth.OpStatsAnalytics); err != nil {
+	return s.analysis(ctx, p, auth.OpStatsAnalytics, Scope{TenantID: tenantID}, groupBy, r)
+}
+
+// AnalysisIn is Analysis of a scope that may name one gateway.
+func (s *Service) AnalysisIn(ctx context.Context, p *auth.Principal, sc Scope, groupBy string, r Range) (*analytics.Analysis, error) {
+	return s.analysis(ctx, p, auth.OpStatsAnalytics, sc, groupBy, r)
+}
+
+// analysis checks op, then answers the figure of sc.
+func (s *Service) analysis(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, groupBy string, r Range) (*analytics.Analysis, error) {
+	if err := s.can(ctx, p, op); err != nil {
 		return nil, err
 	}
-	q, err := s.scope(ctx, p, tenantID, false)
+	q, err := s.scopeOf(ctx, p, sc, false)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +322,8 @@ func checkFigurePage(pg Page) (Page, error) {
 	return checked, nil
 }
 
-// Logs lists request logs, newest first. A caller other than the
+// Logs lists request logs in the order lq asks for (newest first by
+// default), with their total count when lq.Count. A caller other than the
 // Administrator sees only its own tenant's logs.
 func (s *Service) Logs(ctx context.Context, p *auth.Principal, lq LogQuery) (*List[analytics.Record], error) {
 	if err := s.can(ctx, p, auth.OpLogList); err != nil {
@@ -293,46 +348,31 @@ func (s *Service) Logs(ctx context.Context, p *auth.Principal, lq LogQuery) (*Li
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range []struct{ param, v string }{
-		{"user", lq.UserID}, {"provider", lq.Provider}, {"model", lq.Model}, {"error_code", lq.ErrorCode},
-	} {
-		if err := checkText(f.param, f.v, 256, false); err != nil {
-			return nil, err
-		}
-	}
-	if lq.Operation != "" && !analytics.IsOperation(lq.Operation) {
-		return nil, apierr.Invalid("operation",
-			"operation must be chat, completions, embeddings, responses, messages, count_tokens or models")
-	}
-	if lq.Status != 0 && (lq.Status < 100 || lq.Status > 599) {
-		return nil, apierr.Invalid("status", "status must be an HTTP status between 100 and 599")
-	}
-	if len(lq.Metadata) > maxLogMetadata {
-		return nil, apierr.Invalid("metadata", "at most %d metadata filters", maxLogMetadata)
-	}
-	for k, v := range lq.Metadata {
-		if err := checkText("metadata", k, 256, true); err != nil {
-			return nil, err
-		}
-		if err := checkText("metadata", v, 1024, false); err != nil {
-			return nil, err
-		}
+	f, err := lq.filter()
+	if err != nil {
+		return nil, err
 	}
 	q.From, q.To = r.From, r.To
 	if lq.UserID != "" {
 		q.UserID = lq.UserID
 	}
-	recs, next, err := s.cfg.Analytics.Logs(ctx, analytics.LogFilter{
-		Query: q, Provider: lq.Provider, Model: lq.Model, Status: lq.Status, ErrorCode: lq.ErrorCode,
-		Operation: lq.Operation, Metadata: lq.Metadata, Limit: pg.Limit, Cursor: pg.Cursor,
-	})
+	f.Query, f.Limit, f.Cursor = q, pg.Limit, pg.Cursor
+	recs, next, err := s.cfg.Analytics.Logs(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("read logs: %w", err)
 	}
-	if recs == nil {
-		recs = []analytics.Record{}
+	l := &List[analytics.Record]{Data: recs, NextCursor: next}
+	if lq.Count {
+		n, err := s.cfg.Analytics.LogCount(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("count logs: %w", err)
+		}
+		l.TotalCount = &n
 	}
-	return &List[analytics.Record]{Data: recs, NextCursor: next}, nil
+	if l.Data == nil {
+		l.Data = []analytics.Record{}
+	}
+	return l, nil
 }
 
 // Log reads one request log with its bodies and trace id.
@@ -394,7 +434,11 @@ func (s *Service) GuardrailStats(ctx context.Context, p *auth.Principal, gateway
 	if r, err = s.checkRange(r); err != nil {
 		return nil, err
 	}
-	q := analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To}
+	return s.guardrailStats(ctx, analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To})
+}
+
+// guardrailStats reads the rule hits of q, never answering nil.
+func (s *Service) guardrailStats(ctx context.Context, q analytics.Query) (*analytics.GuardrailStats, error) {
 	gs, err := s.cfg.Analytics.GuardrailStats(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read guardrail stats: %w", err)

@@ -17,6 +17,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { gatewayPages } from './gateway19.mjs';
+import { charts19 } from './charts19.mjs';
+import { logsExplorer } from './logs19.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BASE = need('SLUICE_URL');
@@ -470,11 +473,12 @@ await step('Logs: the table lists the request with its operation, also when filt
   await page.getByLabel('Model').fill('gpt-4o-mini');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.locator(`tr[data-log="${state.requestId}"]`).waitFor();
+  await page.getByRole('button', { name: 'More filters' }).click();
   await page.getByLabel('Operation').selectOption('chat');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.locator(`tr[data-log="${state.requestId}"]`).waitFor();
   assert.equal(await page.locator(`tr[data-log="${state.requestId}"] td code`).first().textContent(), 'chat');
-  await page.getByLabel('Status').fill('404');
+  await page.getByLabel('Status', { exact: true }).fill('404');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.getByText('No requests match').waitFor();
   await page.getByRole('button', { name: 'Clear' }).click();
@@ -507,6 +511,9 @@ await step('Spend, analytics, prices and audit log render for the Administrator'
   await page.getByRole('cell', { name: 'gateway.create' }).first().waitFor();
   await shot('audit');
 });
+
+await gatewayPages({ page, context, BASE, step, shot, until, state });
+await charts19({ page, step, until, shot, nav, base: BASE, adminToken: ADMIN_TOKEN, state });
 
 await step('Member: only Overview, Playground and My account; logs are refused gracefully', async () => {
   await signOut();
@@ -550,6 +557,8 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
   await page.goto('/ui/logs');
   await page.getByRole('heading', { name: "You don't have access to request logs and traces" }).waitFor();
 });
+
+await logsExplorer({ page, step, BASE, ADMIN_TOKEN, MOCK_URL, state, nav, signInWithPassword, signOut, until, shot });
 
 await step('an ended session (401) goes back to sign-in', async () => {
   await page.goto('/ui/overview');
