@@ -73,6 +73,10 @@ const UnpricedFlag = "unpriced"
 // IsUnpriced reports whether rec carries UnpricedFlag.
 func IsUnpriced(rec *Record) bool { return slices.Contains(rec.Flags, UnpricedFlag) }
 
+// Priced reports whether the record's cost is what its model's price made
+// it: false when it carries UnpricedFlag (cost 0 for want of a price).
+func (r *Record) Priced() bool { return !IsUnpriced(r) }
+
 // RefusalSQL is the condition of a refused request over request_logs'
 // columns, in SQL both analytics backends read (IsRefusal in Go).
 const RefusalSQL = "status >= 400 AND (attempts = 0 OR error_code = 'content_blocked')"
