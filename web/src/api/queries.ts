@@ -12,14 +12,14 @@ const USER = `id tenantId email name role status createdAt lastSeenAt rateLimit 
 const TENANT = `id name status createdAt updatedAt settings { logRetentionDays logBodiesDefault allowedProviders alertWebhookUrl alertWebhookSecretSet } budget { ${BUDGET} }`;
 const SPAN = 'spanId parentId name start durationMs status attributes';
 const LATENCY = 'latencyMs { p50 p95 p99 }';
-const GROUP = `key requests errors tokensIn tokensOut costUsd ${LATENCY}`;
-const SCOPE_SPEND = `id name requests costUsd budget { ${BUDGET} }`;
-const SPEND = `from to totalUsd byModel { provider model requests costUsd } byDay { day requests costUsd } budget { ${BUDGET} }
+const GROUP = `key requests errors tokensIn tokensOut costUsd unpricedRequests ${LATENCY}`;
+const SCOPE_SPEND = `id name requests costUsd unpricedRequests budget { ${BUDGET} }`;
+const SPEND = `from to totalUsd unpricedRequests byModel { provider model requests costUsd tokensIn tokensOut unpricedRequests } byDay { day requests costUsd } budget { ${BUDGET} }
   byGateway { ${SCOPE_SPEND} } byUser { ${SCOPE_SPEND} } byToken { ${SCOPE_SPEND} }`;
 
 export const Q = {
   overview: `query Overview($tenantId: ID, $from: Time, $to: Time, $interval: String) {
-    stats(tenantId: $tenantId, from: $from, to: $to) { from to requests errors cached tokensIn tokensOut costUsd ${LATENCY} cacheHitRate }
+    stats(tenantId: $tenantId, from: $from, to: $to) { from to requests errors cached tokensIn tokensOut costUsd unpricedRequests ${LATENCY} cacheHitRate }
     timeseries(tenantId: $tenantId, interval: $interval, from: $from, to: $to) { interval points { ts requests errors tokensIn tokensOut costUsd } }
   }`,
   tenants: `query TenantList($cursor: String) { tenants(limit: 100, cursor: $cursor) { data { ${TENANT} } nextCursor } }`,
@@ -58,7 +58,7 @@ export const Q = {
 
   logs: `query Logs($filter: LogFilterInput, $cursor: String) {
     logs(filter: $filter, limit: 50, cursor: $cursor) {
-      data { id ts tenantId gatewayId userId provider model route status errorCode latencyMs tokensIn tokensOut costUsd cache operation }
+      data { id ts tenantId gatewayId userId provider model route status errorCode latencyMs tokensIn tokensOut costUsd priced cache operation }
       nextCursor
     }
   }`,
@@ -66,7 +66,7 @@ export const Q = {
     log(id: $id) {
       id ts tenantId gatewayId tokenId userId provider model route status errorCode latencyMs ttfbMs tokensIn tokensOut
       cachedTokens cacheWriteTokens cacheWrite1hTokens reasoningTokens costUsd cache attempts ruleHits metadata traceId
-      clientIp userAgent requestBody responseBody operation
+      clientIp userAgent requestBody responseBody operation priced flags
     }
   }`,
   trace: `query TraceDetail($id: ID!) {
@@ -95,7 +95,11 @@ export const Q = {
       nextCursor
     }
   }`,
-  playgroundSearch: `query PlaygroundSearch($q: String) { playgroundSearch(q: $q, limit: 100) { data { gatewayId gatewaySlug tenantId provider model route } } }`,
+  playgroundSearch: `query PlaygroundSearch($q: String) { playgroundSearch(q: $q, limit: 100) { data { gatewayId gatewaySlug tenantId provider model route kind } } }`,
+  playgroundRequest: `query PlaygroundRequest($id: ID!) { playgroundRequest(id: $id) { id provider model status tokensIn tokensOut costUsd priced } }`,
+  unpricedModels: `query UnpricedModels($tenantId: ID, $from: Time, $to: Time) {
+    unpricedModels(tenantId: $tenantId, from: $from, to: $to) { data { provider model requests tokensIn tokensOut } }
+  }`,
   audit: `query AuditLog($filter: AuditFilter, $cursor: String) {
     auditLog(filter: $filter, limit: 50, cursor: $cursor) {
       data { id ts actorId actorEmail actorRole tenantId action resourceType resourceId changes outcome ip requestId }
@@ -148,6 +152,7 @@ export const M = {
   deleteModelPrice: `mutation DeleteModelPrice($provider: String!, $model: String!) { deleteModelPrice(provider: $provider, model: $model) }`,
   createMyToken: `mutation CreateMyToken($input: TokenInput!) { createMyToken(input: $input) { ${TOKEN} secret } }`,
   deleteMyToken: `mutation DeleteMyToken($tokenId: ID!) { deleteMyToken(tokenId: $tokenId) }`,
+  changeMyPassword: `mutation ChangeMyPassword($currentPassword: String!, $newPassword: String!) { changeMyPassword(currentPassword: $currentPassword, newPassword: $newPassword) }`,
 };
 
 /** operationName reads the name of the first operation in a document text. */

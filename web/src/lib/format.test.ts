@@ -7,6 +7,7 @@ import {
   formatInt,
   formatPercent,
   formatRelative,
+  formatCost,
   formatUSD,
   formatUSDAxis,
   prettyBody,
@@ -33,6 +34,17 @@ describe('formatUSD', () => {
     expect(formatUSDAxis(1500)).toBe('$1,500');
     expect(formatUSDAxis(15000)).toBe('$15K');
   });
+});
+
+describe('formatCost', () => {
+  it.each([
+    [1.2, 0, '$1.20'],
+    [1.2, undefined, '$1.20'],
+    [0, 0, '$0.00'],
+    [0, 3, 'unpriced'],
+    [1.2, 3, '$1.20 + 3 unpriced'],
+    [0.0000063, 1200, '$0.0000063 + 1,200 unpriced'],
+  ])('%s with %s unpriced → %s', (usd, n, want) => expect(formatCost(usd, n)).toBe(want));
 });
 
 describe('formatDuration', () => {

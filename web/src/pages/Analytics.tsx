@@ -13,6 +13,7 @@ import { downloadCSV, objectsToCSV } from '../lib/csv';
 import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD } from '../lib/format';
 import { allowed } from '../lib/policy';
 import { RANGES, rangeOf, type RangeId } from '../lib/range';
+import { Cost, unpricedSub } from '../components/Cost';
 
 const GROUPS = [
   ['model', 'Model'],
@@ -112,7 +113,7 @@ function TopList({ title, groups }: { title: string; groups: Group[] }) {
                 <span style={{ width: `${(g.requests / max) * 100}%` }} />
               </span>
               <span className="top-val">
-                {formatCompact(g.requests)} · {formatUSD(g.costUsd)}
+                {formatCompact(g.requests)} · <Cost usd={g.costUsd} unpriced={g.unpricedRequests} />
               </span>
             </li>
           ))}
@@ -126,7 +127,13 @@ function TopList({ title, groups }: { title: string; groups: Group[] }) {
 export function totals(groups: Group[]) {
   const requests = groups.reduce((n, g) => n + g.requests, 0);
   const errors = groups.reduce((n, g) => n + g.errors, 0);
-  return { requests, errors, errorRate: requests ? errors / requests : 0, costUsd: groups.reduce((n, g) => n + g.costUsd, 0) };
+  return {
+    requests,
+    errors,
+    errorRate: requests ? errors / requests : 0,
+    costUsd: groups.reduce((n, g) => n + g.costUsd, 0),
+    unpricedRequests: groups.reduce((n, g) => n + (g.unpricedRequests ?? 0), 0),
+  };
 }
 
 function GroupTable({ groups, label }: { groups: Group[]; label: string }) {
@@ -137,7 +144,7 @@ function GroupTable({ groups, label }: { groups: Group[]; label: string }) {
       <div className="stats">
         <Stat label="Requests in range" value={formatInt(t.requests)} />
         <Stat label="Error rate" value={formatPercent(t.errorRate)} sub={`${formatInt(t.errors)} errors`} />
-        <Stat label="Cost in range" value={formatUSD(t.costUsd)} />
+        <Stat label="Cost in range" value={formatUSD(t.costUsd)} sub={unpricedSub(t.unpricedRequests)} />
       </div>
       <div className="table-scroll">
         <table className="table">
@@ -174,7 +181,9 @@ function GroupTable({ groups, label }: { groups: Group[]; label: string }) {
                 <td className="num">
                   {formatCompact(g.tokensIn)} / {formatCompact(g.tokensOut)}
                 </td>
-                <td className="num">{formatUSD(g.costUsd)}</td>
+                <td className="num">
+                  <Cost usd={g.costUsd} unpriced={g.unpricedRequests} />
+                </td>
                 <td className="num">
                   {formatDuration(g.latencyMs.p50)} / {formatDuration(g.latencyMs.p95)}
                 </td>

@@ -5,9 +5,10 @@ import { Q } from '../api/queries';
 import type { LogRecord, Trace } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
 import { Badge, CopyButton, Empty, PageHeader, StatusBadge } from '../components/ui';
-import { formatDuration, formatInt, formatTime, formatUSD, prettyBody } from '../lib/format';
+import { formatDuration, formatInt, formatTime, prettyBody } from '../lib/format';
 import { Link } from '../lib/router';
 import { layoutWaterfall } from '../lib/waterfall';
+import { Cost, logUnpriced } from '../components/Cost';
 
 export function LogDetail({ id }: { id: string }) {
   const q = useGQL<{ log: LogRecord }>(Q.log, { id });
@@ -57,7 +58,9 @@ export function LogDetail({ id }: { id: string }) {
                 {l.reasoningTokens ? `, ${formatInt(l.reasoningTokens)} reasoning` : ''}
               </dd>
               <dt>Cost</dt>
-              <dd>{formatUSD(l.costUsd)}</dd>
+              <dd>
+                <Cost usd={l.costUsd} unpriced={logUnpriced(l)} />
+              </dd>
               <dt>Cache</dt>
               <dd>{l.cache || '—'}</dd>
               <dt>Attempts</dt>

@@ -9,10 +9,11 @@ import { QueryView, useGQL } from '../components/data';
 import { TenantPicker } from '../components/TenantPicker';
 import { Badge, Empty, Field, PageHeader, Pager, StatusBadge, usePager } from '../components/ui';
 import { objectsToCSV, downloadCSV } from '../lib/csv';
-import { formatDuration, formatInt, formatTime, formatUSD } from '../lib/format';
+import { formatDuration, formatInt, formatTime } from '../lib/format';
 import { localInputToISO } from '../lib/range';
 import { Link, setQuery, useLocation } from '../lib/router';
 import * as v from '../lib/validate';
+import { Cost, logUnpriced } from '../components/Cost';
 
 const KEYS = ['gateway', 'user', 'provider', 'model', 'status', 'error_code', 'operation', 'metadata', 'from', 'to'] as const;
 type Filters = Record<(typeof KEYS)[number], string>;
@@ -216,7 +217,9 @@ function LogTable({ filter, gateways }: { filter: Record<string, unknown>; gatew
                         <td className="num">
                           {formatInt(l.tokensIn)} / {formatInt(l.tokensOut)}
                         </td>
-                        <td className="num">{formatUSD(l.costUsd)}</td>
+                        <td className="num">
+                          <Cost usd={l.costUsd} unpriced={logUnpriced(l)} />
+                        </td>
                         <td>
                           <Badge tone={l.cache === 'HIT' ? 'good' : 'neutral'}>{l.cache || '—'}</Badge>
                         </td>

@@ -15,6 +15,7 @@ import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD, for
 import { seesTenantFigures } from '../lib/policy';
 import { RANGES, rangeOf, type RangeId } from '../lib/range';
 import { setQuery, useLocation } from '../lib/router';
+import { unpricedSub } from '../components/Cost';
 
 export function Overview() {
   const { role, tenant } = useApp();
@@ -54,7 +55,7 @@ export function Overview() {
             <Stat label="Requests" value={formatInt(s.requests)} sub={`${formatInt(s.cached)} from cache`} />
             <Stat label="Errors" value={formatInt(s.errors)} sub={s.requests ? `${formatPercent(s.errors / s.requests)} of requests` : 'no requests'} />
             <Stat label="Tokens" value={formatCompact(s.tokensIn + s.tokensOut)} sub={`${formatCompact(s.tokensIn)} in · ${formatCompact(s.tokensOut)} out`} />
-            <Stat label="Cost" value={formatUSD(s.costUsd)} />
+            <Stat label="Cost" value={formatUSD(s.costUsd)} sub={unpricedSub(s.unpricedRequests)} />
             <Stat label="Cache hit rate" value={formatPercent(s.cacheHitRate)} />
             <Stat label="Latency p50" value={formatDuration(s.latencyMs.p50)} sub={`p95 ${formatDuration(s.latencyMs.p95)}`} />
           </section>

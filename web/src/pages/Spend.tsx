@@ -15,6 +15,7 @@ import { fillDays, formatInt, formatUSD, formatUSDAxis } from '../lib/format';
 import { allowed } from '../lib/policy';
 import { RANGES, rangeOf, type RangeId } from '../lib/range';
 import { Link } from '../lib/router';
+import { unpricedSub } from '../components/Cost';
 
 export function Spend() {
   const tenantId = useTenantId();
@@ -53,7 +54,7 @@ function TenantSpend({ spend: s, tenantId, range }: { spend: SpendT; tenantId: s
           <h2 id="spend-tenant">Spend of tenant {tenantId}</h2>
         </div>
         <div className="stats">
-          <Stat label="Total cost" value={formatUSD(s.totalUsd)} />
+          <Stat label="Total cost" value={formatUSD(s.totalUsd)} sub={unpricedSub(s.unpricedRequests)} />
           <Stat label="Requests" value={formatInt(requests)} />
           <Stat label="Cost per request" value={requests ? formatUSD(s.totalUsd / requests) : '—'} />
         </div>
