@@ -8,6 +8,7 @@ import {
   formatPercent,
   formatRelative,
   formatCost,
+  formatRateLimit,
   formatUSD,
   formatUSDAxis,
   prettyBody,
@@ -45,6 +46,14 @@ describe('formatCost', () => {
     [1.2, 3, '$1.20 + 3 unpriced'],
     [0.0000063, 1200, '$0.0000063 + 1,200 unpriced'],
   ])('%s with %s unpriced → %s', (usd, n, want) => expect(formatCost(usd, n)).toBe(want));
+});
+
+describe('formatRateLimit', () => {
+  it('shows the limits set, or none', () => {
+    expect(formatRateLimit({ requestsPerMinute: 600, tokensPerMinute: 100_000 })).toBe('600 requests/min · 100,000 tokens/min');
+    expect(formatRateLimit({ requestsPerMinute: null, tokensPerMinute: 5 })).toBe('5 tokens/min');
+    expect(formatRateLimit({ requestsPerMinute: null, tokensPerMinute: null })).toBe('none');
+  });
 });
 
 describe('formatDuration', () => {

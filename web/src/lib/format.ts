@@ -38,6 +38,14 @@ export function formatCost(usd: number | null | undefined, unpriced?: number | n
   return `${formatUSD(usd)} + ${formatInt(unpriced)} unpriced`;
 }
 
+/** formatRateLimit shows per-minute limits: "600 requests/min · 100,000 tokens/min", or "none". */
+export function formatRateLimit(rl: { requestsPerMinute?: number | null; tokensPerMinute?: number | null } | null | undefined): string {
+  const parts = [];
+  if (rl?.requestsPerMinute != null) parts.push(`${formatInt(rl.requestsPerMinute)} requests/min`);
+  if (rl?.tokensPerMinute != null) parts.push(`${formatInt(rl.tokensPerMinute)} tokens/min`);
+  return parts.length ? parts.join(' · ') : 'none';
+}
+
 /** formatDuration shows milliseconds: 340 ms, 1.25 s, 2 min 5 s. */
 export function formatDuration(ms: number | null | undefined): string {
   if (ms == null || !Number.isFinite(ms)) return '—';

@@ -1,4 +1,4 @@
-// One user: role, status, password, gateway assignments, tokens, budget.
+// One user: role, status, password, rate limit, gateway assignments, tokens, budget.
 
 import { useState, type FormEvent } from 'react';
 import { useApp } from '../app/context';
@@ -8,7 +8,7 @@ import { BudgetForm } from '../components/BudgetForm';
 import { QueryView, useAction, useGQL } from '../components/data';
 import { CreateToken, TokenTable } from '../components/Tokens';
 import { Badge, Button, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Submit } from '../components/ui';
-import { formatRelative, formatTime } from '../lib/format';
+import { formatRateLimit, formatRelative, formatTime } from '../lib/format';
 import { canHoldTokens, grantableRoles, ROLE_LABELS, type Role } from '../lib/policy';
 import { Link, navigate } from '../lib/router';
 import * as v from '../lib/validate';
@@ -35,6 +35,7 @@ export function UserDetail({ id }: { id: string }) {
             }
           />
           <Account user={u} onSaved={q.refetch} />
+          <UserRateLimit user={u} onSaved={q.refetch} />
           <Assignments user={u} assigned={q.data?.userGateways?.data ?? []} onChanged={q.refetch} />
           {canHoldTokens(u.role) ? (
             <UserTokens user={u} tokens={q.data?.userTokens?.data ?? []} onChanged={q.refetch} />
@@ -153,6 +154,64 @@ function Account({ user: u, onSaved }: { user: User; onSaved: () => void }) {
       {msg && (
         <p className="saved" role="status">
           {msg}
+        </p>
+      )}
+      <InlineProblem problem={act.problem} />
+    </section>
+  );
+}
+
+const limitText = (n: number | null | undefined) => (n == null ? '' : String(n));
+const limitOf = (s: string) => (s.trim() === '' ? null : Number(s.trim()));
+
+/** UserRateLimit shows the user's per-minute limits (over all its tokens) and lets the caller change them. */
+function UserRateLimit({ user: u, onSaved }: { user: User; onSaved: () => void }) {
+  const { role } = useApp();
+  const [f, setF] = useState({ rpm: limitText(u.rateLimit.requestsPerMinute), tpm: limitText(u.rateLimit.tokensPerMinute) });
+  const [saved, setSaved] = useState(false);
+  const act = useAction();
+  const errs = { rpm: v.intIn(f.rpm, 1, 10_000_000, 'Requests per minute', true), tpm: v.intIn(f.tpm, 1, 2_000_000_000, 'Tokens per minute', true) };
+  const outranks = !grantableRoles(role).includes(u.role);
+  const set = (k: keyof typeof f) => (e: { target: { value: string } }) => {
+    setSaved(false);
+    setF({ ...f, [k]: e.target.value });
+  };
+  return (
+    <section className="panel" aria-labelledby="user-rate-limit">
+      <h2 id="user-rate-limit">Rate limit</h2>
+      <p className="hint">
+        Per minute, over all the user’s tokens, on top of each token’s and gateway’s own limits. Now: <strong data-testid="user-rate-limit">{formatRateLimit(u.rateLimit)}</strong>.
+      </p>
+      {outranks ? (
+        <p className="hint">This user’s role outranks yours: you cannot change it.</p>
+      ) : (
+        <form
+          className="inline-form"
+          aria-label="Rate limit of the user"
+          onSubmit={async (e: FormEvent) => {
+            e.preventDefault();
+            if (errs.rpm || errs.tpm) return;
+            const rateLimit = { requestsPerMinute: limitOf(f.rpm), tokensPerMinute: limitOf(f.tpm) };
+            if (await act.run(M.updateUser, { id: u.id, input: { rateLimit } }, 'updateUser')) {
+              setSaved(true);
+              onSaved();
+            }
+          }}
+        >
+          <Field label="Requests per minute" hint="Empty: unlimited." error={errs.rpm}>
+            <input inputMode="numeric" value={f.rpm} onChange={set('rpm')} />
+          </Field>
+          <Field label="Tokens per minute" hint="Empty: unlimited." error={errs.tpm}>
+            <input inputMode="numeric" value={f.tpm} onChange={set('tpm')} />
+          </Field>
+          <Submit busy={act.busy} disabled={!!(errs.rpm || errs.tpm)}>
+            Save rate limit
+          </Submit>
+        </form>
+      )}
+      {saved && (
+        <p className="saved" role="status">
+          Rate limit saved.
         </p>
       )}
       <InlineProblem problem={act.problem} />
