@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { money19 } from './money19.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BASE = need('SLUICE_URL');
@@ -524,7 +525,7 @@ await step('Member: only Overview, Playground and My account; logs are refused g
 await step('Finance: lands on Spend, finds spend per token for last week and exports it as CSV; its Overview counts the tenant; no logs', async () => {
   await signOut();
   await signInWithPassword(FINANCE.email, FINANCE.password);
-  assert.deepEqual(await navIds(), ['overview', 'spend', 'prices']);
+  assert.deepEqual(await navIds(), ['overview', 'spend', 'prices', 'account']);
   await page.getByRole('heading', { name: 'Spend of tenant acme' }).waitFor();
   assert.equal(new URL(page.url()).pathname, '/ui/spend', 'Finance lands on Spend');
   const byToken = page.locator('section[data-spend="spend-by-token"]');
@@ -537,9 +538,9 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
   const [download] = await Promise.all([page.waitForEvent('download'), byToken.getByRole('button', { name: 'Export spend by API token as CSV' }).click()]);
   assert.equal(download.suggestedFilename(), 'sluice-spend-acme-by-token.csv');
   const csv = readFileSync(await download.path(), 'utf8').split('\r\n');
-  assert.match(csv[0], /^from,to,token_id,token_name,requests,cost_usd,budget_usd,budget_period/);
+  assert.match(csv[0], /^from,to,token_id,token_name,requests,cost_usd,unpriced_requests,budget_usd,budget_period/);
   assert.ok(
-    csv.some((l) => /^[^,]+,[^,]+,tok_[^,]+,e2e,1,[0-9.e-]+,25,weekly,true,/.test(l)),
+    csv.some((l) => /^[^,]+,[^,]+,tok_[^,]+,e2e,1,[0-9.e-]+,0,25,weekly,true,/.test(l)),
     `the e2e token's row with its budget:\n${csv.join('\n')}`,
   );
   await shot('finance-spend');
@@ -550,6 +551,8 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
   await page.goto('/ui/logs');
   await page.getByRole('heading', { name: "You don't have access to request logs and traces" }).waitFor();
 });
+
+await money19({ page, step, nav, until, shot, signInWithPassword, signOut, pickModel, MEMBER, FINANCE, ADMIN_PASSWORD, state });
 
 await step('an ended session (401) goes back to sign-in', async () => {
   await page.goto('/ui/overview');
