@@ -109,11 +109,7 @@ export function Prices() {
                         <th scope="col">Deprecated</th>
                         <th scope="col">Sunset</th>
                         <th scope="col">Source</th>
-                        {canEdit && (
-                          <th scope="col">
-                            <span className="sr-only">Actions</span>
-                          </th>
-                        )}
+                        {canEdit && <ActionsHeader />}
                       </tr>
                     </thead>
                     <tbody>
@@ -189,6 +185,13 @@ export function Prices() {
 const dateIn = (iso: string | null) => (iso ? iso.slice(0, 10) : '');
 const dateOut = (d: string) => (d ? new Date(d + 'T00:00:00Z').toISOString() : null);
 
+/** ActionsHeader heads a column of row buttons. */
+const ActionsHeader = () => (
+  <th scope="col">
+    <span className="sr-only">Actions</span>
+  </th>
+);
+
 /** Unpriced lists the models that served requests in the last 30 days without a price and still have none. */
 function Unpriced({ q, canEdit, onAdd }: { q: QueryState<{ unpricedModels: Connection<UnpricedModel> }>; canEdit: boolean; onAdd: (m: UnpricedModel) => void }) {
   return (
@@ -212,11 +215,7 @@ function Unpriced({ q, canEdit, onAdd }: { q: QueryState<{ unpricedModels: Conne
                     <th scope="col" className="num">
                       Tokens in / out
                     </th>
-                    {canEdit && (
-                      <th scope="col">
-                        <span className="sr-only">Actions</span>
-                      </th>
-                    )}
+                    {canEdit && <ActionsHeader />}
                   </tr>
                 </thead>
                 <tbody>

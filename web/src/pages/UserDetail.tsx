@@ -12,6 +12,7 @@ import { formatRateLimit, formatRelative, formatTime } from '../lib/format';
 import { canHoldTokens, grantableRoles, ROLE_LABELS, type Role } from '../lib/policy';
 import { Link, navigate } from '../lib/router';
 import * as v from '../lib/validate';
+import { RateLimitFields, rateLimitErrors } from '../components/RateLimitFields';
 
 interface Detail {
   user: User;
@@ -170,7 +171,7 @@ function UserRateLimit({ user: u, onSaved }: { user: User; onSaved: () => void }
   const [f, setF] = useState({ rpm: limitText(u.rateLimit.requestsPerMinute), tpm: limitText(u.rateLimit.tokensPerMinute) });
   const [saved, setSaved] = useState(false);
   const act = useAction();
-  const errs = { rpm: v.intIn(f.rpm, 1, 10_000_000, 'Requests per minute', true), tpm: v.intIn(f.tpm, 1, 2_000_000_000, 'Tokens per minute', true) };
+  const errs = rateLimitErrors(f.rpm, f.tpm);
   const outranks = !grantableRoles(role).includes(u.role);
   const set = (k: keyof typeof f) => (e: { target: { value: string } }) => {
     setSaved(false);
@@ -198,12 +199,7 @@ function UserRateLimit({ user: u, onSaved }: { user: User; onSaved: () => void }
             }
           }}
         >
-          <Field label="Requests per minute" hint="Empty: unlimited." error={errs.rpm}>
-            <input inputMode="numeric" value={f.rpm} onChange={set('rpm')} />
-          </Field>
-          <Field label="Tokens per minute" hint="Empty: unlimited." error={errs.tpm}>
-            <input inputMode="numeric" value={f.tpm} onChange={set('tpm')} />
-          </Field>
+          <RateLimitFields f={f} errs={errs} set={set} />
           <Submit busy={act.busy} disabled={!!(errs.rpm || errs.tpm)}>
             Save rate limit
           </Submit>
