@@ -87,6 +87,25 @@ func ownToken(e *env, role auth.Role) map[string]string {
 	return map[string]string{"mt": t["id"].(string)}
 }
 
+// passwordChange gives the caller's password change its current password
+// and a new one, and keeps the new one as the current for the next call.
+// The Administrator (the bootstrap user, which has none) is given one first.
+func passwordChange(e *env, role auth.Role) map[string]string {
+	key := "pw-" + string(role)
+	cur, ok := e.vars[key]
+	switch {
+	case ok:
+	case role == auth.Administrator:
+		cur = "admin password " + e.fresh()
+		e.must("PATCH", "/admin/v1/users/"+e.ids[role], fmt.Sprintf(`{"password":%q}`, cur), auth.Administrator)
+	default:
+		cur = "correct horse battery"
+	}
+	next := "a new password " + e.fresh()
+	e.vars[key] = next
+	return map[string]string{"pwcur": cur, "pwnew": next}
+}
+
 var table = []row{
 	{name: "list tenants", allow: "YYNNNNN", method: "GET", path: "/admin/v1/tenants", gql: `{ tenants { data { id } } }`},
 	{name: "read tenant", allow: "YYNNNNN", method: "GET", path: "/admin/v1/tenants/acme", gql: `{ tenant(id: "acme") { id } }`},
@@ -190,6 +209,9 @@ var table = []row{
 	{name: "my tokens", allow: "YYYNYNN", method: "GET", path: "/admin/v1/me/tokens", gql: `{ myTokens { data { id } } }`},
 	{name: "create my token", allow: "YYYNYNN", method: "POST", path: "/admin/v1/me/tokens", body: `{"name":"mine"}`,
 		gql: `mutation { createMyToken(input: {name: "mine"}) { id secret } }`},
+	{name: "change my password (extension)", allow: "YYYYYYN", method: "POST", path: "/admin/v1/me/password", prep: passwordChange,
+		body: `{"current_password":"{pwcur}","new_password":"{pwnew}"}`,
+		gql:  `mutation { changeMyPassword(currentPassword: "{pwcur}", newPassword: "{pwnew}") }`},
 	{name: "delete my token", allow: "YYYNYNN", method: "DELETE", path: "/admin/v1/me/tokens/{mt}", prep: ownToken,
 		gql: `mutation { deleteMyToken(tokenId: "{mt}") }`},
 }
