@@ -42,12 +42,16 @@ export async function money19(t) {
     await shot('money19-prices-unpriced');
   });
 
-  await step('Logs: the request the unpriced model answered reads "unpriced", not $0.00', async () => {
+  await step('Logs: the request the unpriced model answered reads "unpriced", not $0.00, in the list and its detail', async () => {
     await nav('Logs');
     const row = page.locator('tr[data-log]').filter({ hasText: UNPRICED }).first();
     await row.waitFor();
     assert.equal((await row.locator('.unpriced').textContent()).trim(), 'unpriced');
     assert.equal(await row.getByText('$0.00').count(), 0, 'no $0.00 for want of a price');
+    await page.goto(`/ui/logs/${await row.getAttribute('data-log')}`);
+    const facts = page.getByTestId('log-facts');
+    assert.equal((await facts.locator('.unpriced').textContent()).trim(), 'unpriced');
+    assert.match(await page.getByTestId('log-flags').textContent(), /\bunpriced\b/);
   });
 
   await step('Users: the Tenant Administrator’s view of a user sets its rate limit', async () => {

@@ -61,6 +61,12 @@ export function LogDetail({ id }: { id: string }) {
               <dd>
                 <Cost usd={l.costUsd} unpriced={logUnpriced(l)} />
               </dd>
+              {l.flags && l.flags.length > 0 && (
+                <>
+                  <dt>Flags</dt>
+                  <dd data-testid="log-flags">{l.flags.join(', ')}</dd>
+                </>
+              )}
               <dt>Cache</dt>
               <dd>{l.cache || '—'}</dd>
               <dt>Attempts</dt>
