@@ -35,11 +35,13 @@ export async function money19(t) {
       await row.waitFor({ timeout: 2000 });
     });
     assert.match(await row.locator('td').nth(2).textContent(), /^[1-9]\d*$/, 'its unpriced requests are counted');
+    await list.scrollIntoViewIfNeeded();
+    await shot('money19-prices-unpriced-list');
     await row.getByRole('button', { name: `Add a price for openai/${UNPRICED}` }).click();
     const form = page.getByRole('form', { name: 'Add a price' });
     assert.equal(await form.getByLabel('Provider').inputValue(), 'openai');
     assert.equal(await form.getByLabel('Model', { exact: true }).inputValue(), UNPRICED);
-    await shot('money19-prices-unpriced');
+    await shot('money19-prices-add-price');
   });
 
   await step('Logs: the request the unpriced model answered reads "unpriced", not $0.00, in the list and its detail', async () => {

@@ -8,7 +8,7 @@ const GATEWAY = `id tenantId slug name createdAt updatedAt logBodies bodyLogLimi
   cache { enabled ttlSeconds } rateLimit { requestsPerMinute tokensPerMinute } requestTimeoutMs
   retry { maxAttempts backoffMs } routes { name strategy targets { provider model keyAlias weight } }
   circuitBreaker { failureThreshold cooldownSeconds } budget { ${BUDGET} }`;
-const USER = `id tenantId email name role status createdAt lastSeenAt rateLimit { requestsPerMinute tokensPerMinute } budget { ${BUDGET} }`;
+const USER = `id tenantId email name role status createdAt lastSeenAt rateLimit { requestsPerMinute tokensPerMinute maxInFlight } budget { ${BUDGET} }`;
 const TENANT = `id name status createdAt updatedAt settings { logRetentionDays logBodiesDefault allowedProviders alertWebhookUrl alertWebhookSecretSet } budget { ${BUDGET} }`;
 const SPAN = 'spanId parentId name start durationMs status attributes';
 const LATENCY = 'latencyMs { p50 p95 p99 }';

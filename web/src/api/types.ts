@@ -9,6 +9,8 @@ export interface Connection<T> {
 export interface RateLimit {
   requestsPerMinute: number | null;
   tokensPerMinute: number | null;
+  /** Requests in flight at once per proxy process (users and gateways); null: unlimited. */
+  maxInFlight?: number | null;
 }
 export interface Budget {
   amountUsd: number;

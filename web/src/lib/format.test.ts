@@ -51,7 +51,7 @@ describe('formatCost', () => {
 describe('formatRateLimit', () => {
   it('shows the limits set, or none', () => {
     expect(formatRateLimit({ requestsPerMinute: 600, tokensPerMinute: 100_000 })).toBe('600 requests/min · 100,000 tokens/min');
-    expect(formatRateLimit({ requestsPerMinute: null, tokensPerMinute: 5 })).toBe('5 tokens/min');
+    expect(formatRateLimit({ requestsPerMinute: null, tokensPerMinute: 5, maxInFlight: 4 })).toBe('5 tokens/min · 4 in flight');
     expect(formatRateLimit({ requestsPerMinute: null, tokensPerMinute: null })).toBe('none');
   });
 });

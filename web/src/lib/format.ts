@@ -38,11 +38,12 @@ export function formatCost(usd: number | null | undefined, unpriced?: number | n
   return `${formatUSD(usd)} + ${formatInt(unpriced)} unpriced`;
 }
 
-/** formatRateLimit shows per-minute limits: "600 requests/min · 100,000 tokens/min", or "none". */
-export function formatRateLimit(rl: { requestsPerMinute?: number | null; tokensPerMinute?: number | null } | null | undefined): string {
+/** formatRateLimit shows the limits set: "600 requests/min · 100,000 tokens/min · 4 in flight", or "none". */
+export function formatRateLimit(rl: { requestsPerMinute?: number | null; tokensPerMinute?: number | null; maxInFlight?: number | null } | null | undefined): string {
   const parts = [];
   if (rl?.requestsPerMinute != null) parts.push(`${formatInt(rl.requestsPerMinute)} requests/min`);
   if (rl?.tokensPerMinute != null) parts.push(`${formatInt(rl.tokensPerMinute)} tokens/min`);
+  if (rl?.maxInFlight != null) parts.push(`${formatInt(rl.maxInFlight)} in flight`);
   return parts.length ? parts.join(' · ') : 'none';
 }
 

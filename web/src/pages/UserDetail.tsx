@@ -192,7 +192,8 @@ function UserRateLimit({ user: u, onSaved }: { user: User; onSaved: () => void }
           onSubmit={async (e: FormEvent) => {
             e.preventDefault();
             if (errs.rpm || errs.tpm) return;
-            const rateLimit = { requestsPerMinute: limitOf(f.rpm), tokensPerMinute: limitOf(f.tpm) };
+            // The in-flight limit is set through the API only: it is kept as it is.
+            const rateLimit = { requestsPerMinute: limitOf(f.rpm), tokensPerMinute: limitOf(f.tpm), maxInFlight: u.rateLimit.maxInFlight ?? null };
             if (await act.run(M.updateUser, { id: u.id, input: { rateLimit } }, 'updateUser')) {
               setSaved(true);
               onSaved();
