@@ -112,6 +112,8 @@ type ComplexityRoot struct {
 	BreakerState struct {
 		ConsecutiveFailures func(childComplexity int) int
 		KeyAlias            func(childComplexity int) int
+		LastError           func(childComplexity int) int
+		LastErrorAt         func(childComplexity int) int
 		NextProbeAt         func(childComplexity int) int
 		OpenedAt            func(childComplexity int) int
 		Provider            func(childComplexity int) int
@@ -190,6 +192,7 @@ type ComplexityRoot struct {
 	}
 
 	Gateway struct {
+		BaseURL              func(childComplexity int) int
 		BodyLogLimitBytes    func(childComplexity int) int
 		Budget               func(childComplexity int) int
 		Cache                func(childComplexity int) int
@@ -227,6 +230,15 @@ type ComplexityRoot struct {
 		UnpricedRequests func(childComplexity int) int
 	}
 
+	GroupTimeseries struct {
+		From     func(childComplexity int) int
+		GroupBy  func(childComplexity int) int
+		Interval func(childComplexity int) int
+		Other    func(childComplexity int) int
+		Series   func(childComplexity int) int
+		To       func(childComplexity int) int
+	}
+
 	GuardrailEvent struct {
 		Action    func(childComplexity int) int
 		Direction func(childComplexity int) int
@@ -260,6 +272,13 @@ type ComplexityRoot struct {
 		Deployments func(childComplexity int) int
 		Region      func(childComplexity int) int
 		Resource    func(childComplexity int) int
+	}
+
+	KeyTest struct {
+		LatencyMS func(childComplexity int) int
+		Message   func(childComplexity int) int
+		Model     func(childComplexity int) int
+		OK        func(childComplexity int) int
 	}
 
 	Latency struct {
@@ -383,9 +402,11 @@ type ComplexityRoot struct {
 		PutModelPrices        func(childComplexity int, input []admin.PriceInput) int
 		ReportClientError     func(childComplexity int, input admin.ClientErrorInput) int
 		SignOut               func(childComplexity int) int
+		TestProviderKey       func(childComplexity int, gatewayID string, provider string, alias string, model *string) int
 		UnassignGateway       func(childComplexity int, userID string, gatewayID string) int
 		UpdateGateway         func(childComplexity int, id string, input admin.GatewaySettings) int
 		UpdateGatewayToken    func(childComplexity int, gatewayID string, tokenID string, input admin.TokenPatch) int
+		UpdateProviderKey     func(childComplexity int, gatewayID string, provider string, alias string, input admin.KeyPatch) int
 		UpdateRule            func(childComplexity int, gatewayID string, input admin.RulePatch) int
 		UpdateTenant          func(childComplexity int, id string, input admin.TenantPatch) int
 		UpdateUser            func(childComplexity int, id string, input admin.UserPatch) int
@@ -428,12 +449,15 @@ type ComplexityRoot struct {
 	}
 
 	Point struct {
-		CostUSD   func(childComplexity int) int
-		Errors    func(childComplexity int) int
-		Requests  func(childComplexity int) int
-		TS        func(childComplexity int) int
-		TokensIn  func(childComplexity int) int
-		TokensOut func(childComplexity int) int
+		CacheSavedUSD func(childComplexity int) int
+		Cached        func(childComplexity int) int
+		CostUSD       func(childComplexity int) int
+		Errors        func(childComplexity int) int
+		LatencyMS     func(childComplexity int) int
+		Requests      func(childComplexity int) int
+		TS            func(childComplexity int) int
+		TokensIn      func(childComplexity int) int
+		TokensOut     func(childComplexity int) int
 	}
 
 	Provider struct {
@@ -454,6 +478,7 @@ type ComplexityRoot struct {
 		Alias     func(childComplexity int) int
 		BaseURL   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
+		Disabled  func(childComplexity int) int
 		GatewayID func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Last4     func(childComplexity int) int
@@ -471,41 +496,43 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Analytics         func(childComplexity int, tenantID *string, groupBy *string, from *time.Time, to *time.Time) int
-		AuditLog          func(childComplexity int, filter *admin.AuditFilter, limit *int, cursor *string) int
-		CircuitBreaker    func(childComplexity int, gatewayID string) int
-		ClientErrors      func(childComplexity int, limit *int, cursor *string) int
-		Gateway           func(childComplexity int, id string) int
-		GatewaySpend      func(childComplexity int, gatewayID string, from *time.Time, to *time.Time) int
-		GatewayTokens     func(childComplexity int, gatewayID string, limit *int, cursor *string) int
-		GatewayTraces     func(childComplexity int, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) int
-		Gateways          func(childComplexity int, tenantID string, limit *int, cursor *string) int
-		GuardrailEvents   func(childComplexity int, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) int
-		GuardrailStats    func(childComplexity int, gatewayID string, from *time.Time, to *time.Time) int
-		Log               func(childComplexity int, id string) int
-		Logs              func(childComplexity int, filter *LogFilter, sort *LogSort, limit *int, cursor *string) int
-		Me                func(childComplexity int) int
-		ModelPrices       func(childComplexity int, provider *string, limit *int, cursor *string) int
-		Models            func(childComplexity int) int
-		MyTokens          func(childComplexity int, limit *int, cursor *string) int
-		PlaygroundRequest func(childComplexity int, id string) int
-		PlaygroundSearch  func(childComplexity int, q *string, limit *int) int
-		PlaygroundTrace   func(childComplexity int, id string) int
-		ProviderKeys      func(childComplexity int, gatewayID string) int
-		Providers         func(childComplexity int) int
-		Rules             func(childComplexity int, gatewayID string) int
-		Stats             func(childComplexity int, tenantID *string, from *time.Time, to *time.Time) int
-		Tenant            func(childComplexity int, id string) int
-		TenantAnalytics   func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
-		TenantSpend       func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
-		Tenants           func(childComplexity int, limit *int, cursor *string) int
-		Timeseries        func(childComplexity int, tenantID *string, interval *string, from *time.Time, to *time.Time) int
-		Trace             func(childComplexity int, id string) int
-		UnpricedModels    func(childComplexity int, tenantID *string, from *time.Time, to *time.Time) int
-		User              func(childComplexity int, id string) int
-		UserGateways      func(childComplexity int, userID string) int
-		UserTokens        func(childComplexity int, userID string, limit *int, cursor *string) int
-		Users             func(childComplexity int, tenantID string, limit *int, cursor *string) int
+		Analytics            func(childComplexity int, tenantID *string, gatewayID *string, groupBy *string, from *time.Time, to *time.Time) int
+		AuditLog             func(childComplexity int, filter *admin.AuditFilter, limit *int, cursor *string) int
+		CircuitBreaker       func(childComplexity int, gatewayID string) int
+		ClientErrors         func(childComplexity int, limit *int, cursor *string) int
+		Gateway              func(childComplexity int, id string) int
+		GatewaySpend         func(childComplexity int, gatewayID string, from *time.Time, to *time.Time) int
+		GatewayTokens        func(childComplexity int, gatewayID string, limit *int, cursor *string) int
+		GatewayTraces        func(childComplexity int, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) int
+		Gateways             func(childComplexity int, tenantID string, limit *int, cursor *string) int
+		GuardrailEvents      func(childComplexity int, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) int
+		GuardrailStats       func(childComplexity int, gatewayID string, from *time.Time, to *time.Time) int
+		Log                  func(childComplexity int, id string) int
+		Logs                 func(childComplexity int, filter *LogFilter, sort *LogSort, limit *int, cursor *string) int
+		Me                   func(childComplexity int) int
+		ModelPrices          func(childComplexity int, provider *string, limit *int, cursor *string) int
+		Models               func(childComplexity int) int
+		MyTokens             func(childComplexity int, limit *int, cursor *string) int
+		PlaygroundRequest    func(childComplexity int, id string) int
+		PlaygroundSearch     func(childComplexity int, q *string, limit *int) int
+		PlaygroundTrace      func(childComplexity int, id string) int
+		ProviderKeys         func(childComplexity int, gatewayID string) int
+		Providers            func(childComplexity int) int
+		Rules                func(childComplexity int, gatewayID string) int
+		SeriesByGroup        func(childComplexity int, tenantID *string, groupBy string, interval *string, from *time.Time, to *time.Time, limit *int) int
+		Stats                func(childComplexity int, tenantID *string, gatewayID *string, from *time.Time, to *time.Time) int
+		Tenant               func(childComplexity int, id string) int
+		TenantAnalytics      func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
+		TenantGuardrailStats func(childComplexity int, tenantID *string, from *time.Time, to *time.Time) int
+		TenantSpend          func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
+		Tenants              func(childComplexity int, limit *int, cursor *string) int
+		Timeseries           func(childComplexity int, tenantID *string, gatewayID *string, interval *string, from *time.Time, to *time.Time) int
+		Trace                func(childComplexity int, id string) int
+		UnpricedModels       func(childComplexity int, tenantID *string, from *time.Time, to *time.Time) int
+		User                 func(childComplexity int, id string) int
+		UserGateways         func(childComplexity int, userID string) int
+		UserTokens           func(childComplexity int, userID string, limit *int, cursor *string) int
+		Users                func(childComplexity int, tenantID string, limit *int, cursor *string) int
 	}
 
 	RateLimit struct {
@@ -571,6 +598,21 @@ type ComplexityRoot struct {
 		Name             func(childComplexity int) int
 		Requests         func(childComplexity int) int
 		UnpricedRequests func(childComplexity int) int
+	}
+
+	Series struct {
+		CostUSD  func(childComplexity int) int
+		Errors   func(childComplexity int) int
+		Key      func(childComplexity int) int
+		Points   func(childComplexity int) int
+		Requests func(childComplexity int) int
+	}
+
+	SeriesPoint struct {
+		CostUSD  func(childComplexity int) int
+		Errors   func(childComplexity int) int
+		Requests func(childComplexity int) int
+		TS       func(childComplexity int) int
 	}
 
 	Span struct {
@@ -752,6 +794,7 @@ type GatewayResolver interface {
 	Rules(ctx context.Context, obj *store.Gateway) (*admin.List[store.Rule], error)
 	Tokens(ctx context.Context, obj *store.Gateway, limit *int, cursor *string) (*admin.List[store.Token], error)
 	CircuitBreakerStates(ctx context.Context, obj *store.Gateway) (*admin.List[admin.BreakerState], error)
+	BaseURL(ctx context.Context, obj *store.Gateway) (string, error)
 }
 type MutationResolver interface {
 	CreateTenant(ctx context.Context, input admin.TenantInput) (*store.Tenant, error)
@@ -763,6 +806,8 @@ type MutationResolver interface {
 	DeleteGatewayBudget(ctx context.Context, id string) (bool, error)
 	AddProviderKey(ctx context.Context, gatewayID string, input admin.KeyInput) (*store.ProviderKey, error)
 	DeleteProviderKey(ctx context.Context, gatewayID string, provider string, alias string) (bool, error)
+	UpdateProviderKey(ctx context.Context, gatewayID string, provider string, alias string, input admin.KeyPatch) (*store.ProviderKey, error)
+	TestProviderKey(ctx context.Context, gatewayID string, provider string, alias string, model *string) (*admin.KeyTest, error)
 	CreateRule(ctx context.Context, gatewayID string, input admin.RuleInput) (*store.Rule, error)
 	UpdateRule(ctx context.Context, gatewayID string, input admin.RulePatch) (*store.Rule, error)
 	DeleteRule(ctx context.Context, gatewayID string, id string) (bool, error)
@@ -804,9 +849,10 @@ type QueryResolver interface {
 	User(ctx context.Context, id string) (*store.User, error)
 	UserTokens(ctx context.Context, userID string, limit *int, cursor *string) (*admin.List[store.Token], error)
 	UserGateways(ctx context.Context, userID string) (*admin.List[store.Gateway], error)
-	Stats(ctx context.Context, tenantID *string, from *time.Time, to *time.Time) (*analytics.Stats, error)
-	Timeseries(ctx context.Context, tenantID *string, interval *string, from *time.Time, to *time.Time) (*analytics.Timeseries, error)
-	Analytics(ctx context.Context, tenantID *string, groupBy *string, from *time.Time, to *time.Time) (*analytics.Analysis, error)
+	Stats(ctx context.Context, tenantID *string, gatewayID *string, from *time.Time, to *time.Time) (*analytics.Stats, error)
+	Timeseries(ctx context.Context, tenantID *string, gatewayID *string, interval *string, from *time.Time, to *time.Time) (*analytics.Timeseries, error)
+	Analytics(ctx context.Context, tenantID *string, gatewayID *string, groupBy *string, from *time.Time, to *time.Time) (*analytics.Analysis, error)
+	SeriesByGroup(ctx context.Context, tenantID *string, groupBy string, interval *string, from *time.Time, to *time.Time, limit *int) (*analytics.GroupTimeseries, error)
 	GatewaySpend(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantSpend(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantAnalytics(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*analytics.TenantAnalysis, error)
@@ -822,6 +868,7 @@ type QueryResolver interface {
 	Providers(ctx context.Context) (*admin.List[catalog.Provider], error)
 	Models(ctx context.Context) (*admin.List[catalog.Model], error)
 	GuardrailStats(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*analytics.GuardrailStats, error)
+	TenantGuardrailStats(ctx context.Context, tenantID *string, from *time.Time, to *time.Time) (*analytics.GuardrailStats, error)
 	GuardrailEvents(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*GuardrailEventConnection, error)
 	CircuitBreaker(ctx context.Context, gatewayID string) (*admin.List[admin.BreakerState], error)
 	AuditLog(ctx context.Context, filter *admin.AuditFilter, limit *int, cursor *string) (*admin.List[store.AuditEntry], error)
@@ -1115,6 +1162,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BreakerState.KeyAlias(childComplexity), true
+	case "BreakerState.lastError":
+		if e.ComplexityRoot.BreakerState.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BreakerState.LastError(childComplexity), true
+	case "BreakerState.lastErrorAt":
+		if e.ComplexityRoot.BreakerState.LastErrorAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BreakerState.LastErrorAt(childComplexity), true
 	case "BreakerState.nextProbeAt":
 		if e.ComplexityRoot.BreakerState.NextProbeAt == nil {
 			break
@@ -1430,6 +1489,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DaySpend.Requests(childComplexity), true
 
+	case "Gateway.baseUrl":
+		if e.ComplexityRoot.Gateway.BaseURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gateway.BaseURL(childComplexity), true
 	case "Gateway.bodyLogLimitBytes":
 		if e.ComplexityRoot.Gateway.BodyLogLimitBytes == nil {
 			break
@@ -1612,6 +1677,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Group.UnpricedRequests(childComplexity), true
 
+	case "GroupTimeseries.from":
+		if e.ComplexityRoot.GroupTimeseries.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.From(childComplexity), true
+	case "GroupTimeseries.groupBy":
+		if e.ComplexityRoot.GroupTimeseries.GroupBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.GroupBy(childComplexity), true
+	case "GroupTimeseries.interval":
+		if e.ComplexityRoot.GroupTimeseries.Interval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.Interval(childComplexity), true
+	case "GroupTimeseries.other":
+		if e.ComplexityRoot.GroupTimeseries.Other == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.Other(childComplexity), true
+	case "GroupTimeseries.series":
+		if e.ComplexityRoot.GroupTimeseries.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.Series(childComplexity), true
+	case "GroupTimeseries.to":
+		if e.ComplexityRoot.GroupTimeseries.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.To(childComplexity), true
+
 	case "GuardrailEvent.action":
 		if e.ComplexityRoot.GuardrailEvent.Action == nil {
 			break
@@ -1753,6 +1855,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KeyOptions.Resource(childComplexity), true
+
+	case "KeyTest.latencyMs":
+		if e.ComplexityRoot.KeyTest.LatencyMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyTest.LatencyMS(childComplexity), true
+	case "KeyTest.message":
+		if e.ComplexityRoot.KeyTest.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyTest.Message(childComplexity), true
+	case "KeyTest.model":
+		if e.ComplexityRoot.KeyTest.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyTest.Model(childComplexity), true
+	case "KeyTest.ok":
+		if e.ComplexityRoot.KeyTest.OK == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyTest.OK(childComplexity), true
 
 	case "Latency.p50":
 		if e.ComplexityRoot.Latency.P50 == nil {
@@ -2458,6 +2585,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SignOut(childComplexity), true
+	case "Mutation.testProviderKey":
+		if e.ComplexityRoot.Mutation.TestProviderKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_testProviderKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TestProviderKey(childComplexity, args["gatewayId"].(string), args["provider"].(string), args["alias"].(string), args["model"].(*string)), true
 	case "Mutation.unassignGateway":
 		if e.ComplexityRoot.Mutation.UnassignGateway == nil {
 			break
@@ -2491,6 +2629,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateGatewayToken(childComplexity, args["gatewayId"].(string), args["tokenId"].(string), args["input"].(admin.TokenPatch)), true
+	case "Mutation.updateProviderKey":
+		if e.ComplexityRoot.Mutation.UpdateProviderKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateProviderKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateProviderKey(childComplexity, args["gatewayId"].(string), args["provider"].(string), args["alias"].(string), args["input"].(admin.KeyPatch)), true
 	case "Mutation.updateRule":
 		if e.ComplexityRoot.Mutation.UpdateRule == nil {
 			break
@@ -2678,6 +2827,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PlaygroundToken.Token(childComplexity), true
 
+	case "Point.cacheSavedUsd":
+		if e.ComplexityRoot.Point.CacheSavedUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Point.CacheSavedUSD(childComplexity), true
+	case "Point.cached":
+		if e.ComplexityRoot.Point.Cached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Point.Cached(childComplexity), true
 	case "Point.costUsd":
 		if e.ComplexityRoot.Point.CostUSD == nil {
 			break
@@ -2690,6 +2851,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Point.Errors(childComplexity), true
+	case "Point.latencyMs":
+		if e.ComplexityRoot.Point.LatencyMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Point.LatencyMS(childComplexity), true
 	case "Point.requests":
 		if e.ComplexityRoot.Point.Requests == nil {
 			break
@@ -2783,6 +2950,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProviderKey.CreatedAt(childComplexity), true
+	case "ProviderKey.disabled":
+		if e.ComplexityRoot.ProviderKey.Disabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderKey.Disabled(childComplexity), true
 	case "ProviderKey.gatewayId":
 		if e.ComplexityRoot.ProviderKey.GatewayID == nil {
 			break
@@ -2861,7 +3034,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Analytics(childComplexity, args["tenantId"].(*string), args["groupBy"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Analytics(childComplexity, args["tenantId"].(*string), args["gatewayId"].(*string), args["groupBy"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Query.auditLog":
 		if e.ComplexityRoot.Query.AuditLog == nil {
 			break
@@ -3090,6 +3263,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Rules(childComplexity, args["gatewayId"].(string)), true
+	case "Query.seriesByGroup":
+		if e.ComplexityRoot.Query.SeriesByGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Query_seriesByGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SeriesByGroup(childComplexity, args["tenantId"].(*string), args["groupBy"].(string), args["interval"].(*string), args["from"].(*time.Time), args["to"].(*time.Time), args["limit"].(*int)), true
 	case "Query.stats":
 		if e.ComplexityRoot.Query.Stats == nil {
 			break
@@ -3100,7 +3284,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Stats(childComplexity, args["tenantId"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Stats(childComplexity, args["tenantId"].(*string), args["gatewayId"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Query.tenant":
 		if e.ComplexityRoot.Query.Tenant == nil {
 			break
@@ -3123,6 +3307,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TenantAnalytics(childComplexity, args["tenantId"].(string), args["from"].(*time.Time), args["to"].(*time.Time)), true
+	case "Query.tenantGuardrailStats":
+		if e.ComplexityRoot.Query.TenantGuardrailStats == nil {
+			break
+		}
+
+		args, err := ec.field_Query_tenantGuardrailStats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TenantGuardrailStats(childComplexity, args["tenantId"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Query.tenantSpend":
 		if e.ComplexityRoot.Query.TenantSpend == nil {
 			break
@@ -3155,7 +3350,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Timeseries(childComplexity, args["tenantId"].(*string), args["interval"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Timeseries(childComplexity, args["tenantId"].(*string), args["gatewayId"].(*string), args["interval"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Query.trace":
 		if e.ComplexityRoot.Query.Trace == nil {
 			break
@@ -3459,6 +3654,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ScopeSpend.UnpricedRequests(childComplexity), true
+
+	case "Series.costUsd":
+		if e.ComplexityRoot.Series.CostUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.CostUSD(childComplexity), true
+	case "Series.errors":
+		if e.ComplexityRoot.Series.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Errors(childComplexity), true
+	case "Series.key":
+		if e.ComplexityRoot.Series.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Key(childComplexity), true
+	case "Series.points":
+		if e.ComplexityRoot.Series.Points == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Points(childComplexity), true
+	case "Series.requests":
+		if e.ComplexityRoot.Series.Requests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Requests(childComplexity), true
+
+	case "SeriesPoint.costUsd":
+		if e.ComplexityRoot.SeriesPoint.CostUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesPoint.CostUSD(childComplexity), true
+	case "SeriesPoint.errors":
+		if e.ComplexityRoot.SeriesPoint.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesPoint.Errors(childComplexity), true
+	case "SeriesPoint.requests":
+		if e.ComplexityRoot.SeriesPoint.Requests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesPoint.Requests(childComplexity), true
+	case "SeriesPoint.ts":
+		if e.ComplexityRoot.SeriesPoint.TS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesPoint.TS(childComplexity), true
 
 	case "Span.attributes":
 		if e.ComplexityRoot.Span.Attributes == nil {
@@ -4192,6 +4443,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputGatewaySettings,
 		ec.unmarshalInputKeyInput,
 		ec.unmarshalInputKeyOptionsInput,
+		ec.unmarshalInputKeyPatch,
 		ec.unmarshalInputLogFilterInput,
 		ec.unmarshalInputLogSortInput,
 		ec.unmarshalInputPriceInput,
@@ -4335,12 +4587,20 @@ type Query {
   userTokens(userId: ID!, limit: Int, cursor: String): TokenConnection
   userGateways(userId: ID!): GatewayConnection
 
-  "Usage figures. from/to default to the last 24 hours."
-  stats(tenantId: ID, from: Time, to: Time): Stats
+  "Usage figures. from/to default to the last 24 hours; gatewayId (here, in timeseries and analytics) limits them to one gateway."
+  stats(tenantId: ID, gatewayId: ID, from: Time, to: Time): Stats
   "interval: minute, hour or day."
-  timeseries(tenantId: ID, interval: String, from: Time, to: Time): Timeseries
+  timeseries(tenantId: ID, gatewayId: ID, interval: String, from: Time, to: Time): Timeseries
   "groupBy: model, provider, gateway, user, status or error_code."
-  analytics(tenantId: ID, groupBy: String, from: Time, to: Time): Analysis
+  analytics(tenantId: ID, gatewayId: ID, groupBy: String, from: Time, to: Time): Analysis
+  """
+  Usage per group over time, to whom analytics answers: the top limit groups
+  (1-20, default 5) by cost, then requests, each a series, and the rest
+  summed as other. groupBy: model, provider, gateway, user, token, status,
+  error_code, or error_reason (errors only: a refusal by its error code,
+  every other error as "upstream"). interval as timeseries.
+  """
+  seriesByGroup(tenantId: ID, groupBy: String!, interval: String, from: Time, to: Time, limit: Int): GroupTimeseries
   gatewaySpend(gatewayId: ID!, from: Time, to: Time): Spend
   tenantSpend(tenantId: ID!, from: Time, to: Time): Spend
   tenantAnalytics(tenantId: ID!, from: Time, to: Time): TenantAnalysis
@@ -4364,6 +4624,8 @@ type Query {
   models: ModelConnection
 
   guardrailStats(gatewayId: ID!, from: Time, to: Time): GuardrailStats
+  "The hits of the content rules of a tenant's gateways (every tenant's for the Administrator without tenantId)."
+  tenantGuardrailStats(tenantId: ID, from: Time, to: Time): GuardrailStats
   guardrailEvents(gatewayId: ID!, from: Time, to: Time, limit: Int, cursor: String): GuardrailEventConnection
   circuitBreaker(gatewayId: ID!): BreakerStateConnection
 
@@ -4384,6 +4646,10 @@ type Mutation {
 
   addProviderKey(gatewayId: ID!, input: KeyInput!): ProviderKey
   deleteProviderKey(gatewayId: ID!, provider: String!, alias: String!): Boolean!
+  "Changes a key's weight, models or disabled flag (a key rotation); where the key is sent cannot change."
+  updateProviderKey(gatewayId: ID!, provider: String!, alias: String!, input: KeyPatch!): ProviderKey
+  "Makes one minimal upstream call with the key (one output token of model, or of the key's first chat model)."
+  testProviderKey(gatewayId: ID!, provider: String!, alias: String!, model: String): KeyTest
 
   createRule(gatewayId: ID!, input: RuleInput!): Rule
   updateRule(gatewayId: ID!, input: RulePatch!): Rule
@@ -4528,6 +4794,8 @@ type Gateway {
   tokens(limit: Int, cursor: String): TokenConnection
   "The circuit-breaker state of every target (circuitBreaker holds the settings)."
   circuitBreakerStates: BreakerStateConnection
+  "The gateway's inference base URL: --public-url/v1/{tenant}/{slug}, or the path alone when no public URL is set (the dashboard then prefixes its own origin)."
+  baseUrl: String!
 }
 
 type CacheSettings {
@@ -4660,8 +4928,25 @@ type ProviderKey {
   weight: Int!
   models: [String!]!
   options: KeyOptions!
+  "A disabled (retired) key is kept but never used by the proxy."
+  disabled: Boolean!
   createdAt: Time!
   updatedAt: Time!
+}
+
+"A change of a key's use: null fields keep their value."
+input KeyPatch {
+  weight: Int
+  disabled: Boolean
+  models: [String!]
+}
+
+"The outcome of a key test; message is the upstream's reason when it failed, never the key."
+type KeyTest {
+  ok: Boolean!
+  model: String!
+  latencyMs: Float!
+  message: String!
 }
 
 type KeyOptions {
@@ -5052,11 +5337,44 @@ type Point {
   tokensIn: Int!
   tokensOut: Int!
   costUsd: USD!
+  "Cache hits of the bucket and the cost they saved (0 in guardrail points)."
+  cached: Int!
+  cacheSavedUsd: USD!
+  "Latency percentiles of the bucket's requests (0 without requests and in guardrail points)."
+  latencyMs: Latency!
 }
 
 type Timeseries {
   interval: String!
   points: [Point!]!
+}
+
+"The usage of groups over time (seriesByGroup)."
+type GroupTimeseries {
+  from: Time!
+  to: Time!
+  interval: String!
+  groupBy: String!
+  "The top groups, costliest first (then most requests, then key)."
+  series: [Series!]!
+  "The other groups summed; null when every group has its own series."
+  other: Series
+}
+
+"One group's usage per bucket, with its totals over the range."
+type Series {
+  key: String!
+  requests: Int!
+  errors: Int!
+  costUsd: USD!
+  points: [SeriesPoint!]!
+}
+
+type SeriesPoint {
+  ts: Time!
+  requests: Int!
+  errors: Int!
+  costUsd: USD!
 }
 
 type Group {
@@ -5292,6 +5610,9 @@ type BreakerState {
   consecutiveFailures: Int!
   openedAt: Time
   nextProbeAt: Time
+  "The key's last upstream failure seen by this process (empty when none), kept after the breaker closes."
+  lastError: String!
+  lastErrorAt: Time
 }
 
 # ---- connections: one page of a list; nextCursor is null on the last page ----
@@ -5457,6 +5778,10 @@ func (ec *executionContext) childFields_BreakerState(ctx context.Context, field 
 		return ec.fieldContext_BreakerState_openedAt(ctx, field)
 	case "nextProbeAt":
 		return ec.fieldContext_BreakerState_nextProbeAt(ctx, field)
+	case "lastError":
+		return ec.fieldContext_BreakerState_lastError(ctx, field)
+	case "lastErrorAt":
+		return ec.fieldContext_BreakerState_lastErrorAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BreakerState", field.Name)
 }
@@ -5643,6 +5968,8 @@ func (ec *executionContext) childFields_Gateway(ctx context.Context, field graph
 		return ec.fieldContext_Gateway_tokens(ctx, field)
 	case "circuitBreakerStates":
 		return ec.fieldContext_Gateway_circuitBreakerStates(ctx, field)
+	case "baseUrl":
+		return ec.fieldContext_Gateway_baseUrl(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Gateway", field.Name)
 }
@@ -5677,6 +6004,24 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 		return ec.fieldContext_Group_unpricedRequests(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Group", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupTimeseries(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_GroupTimeseries_from(ctx, field)
+	case "to":
+		return ec.fieldContext_GroupTimeseries_to(ctx, field)
+	case "interval":
+		return ec.fieldContext_GroupTimeseries_interval(ctx, field)
+	case "groupBy":
+		return ec.fieldContext_GroupTimeseries_groupBy(ctx, field)
+	case "series":
+		return ec.fieldContext_GroupTimeseries_series(ctx, field)
+	case "other":
+		return ec.fieldContext_GroupTimeseries_other(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupTimeseries", field.Name)
 }
 
 func (ec *executionContext) childFields_GuardrailEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5747,6 +6092,20 @@ func (ec *executionContext) childFields_KeyOptions(ctx context.Context, field gr
 		return ec.fieldContext_KeyOptions_accessKeyId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KeyOptions", field.Name)
+}
+
+func (ec *executionContext) childFields_KeyTest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ok":
+		return ec.fieldContext_KeyTest_ok(ctx, field)
+	case "model":
+		return ec.fieldContext_KeyTest_model(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_KeyTest_latencyMs(ctx, field)
+	case "message":
+		return ec.fieldContext_KeyTest_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KeyTest", field.Name)
 }
 
 func (ec *executionContext) childFields_Latency(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6023,6 +6382,12 @@ func (ec *executionContext) childFields_Point(ctx context.Context, field graphql
 		return ec.fieldContext_Point_tokensOut(ctx, field)
 	case "costUsd":
 		return ec.fieldContext_Point_costUsd(ctx, field)
+	case "cached":
+		return ec.fieldContext_Point_cached(ctx, field)
+	case "cacheSavedUsd":
+		return ec.fieldContext_Point_cacheSavedUsd(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_Point_latencyMs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Point", field.Name)
 }
@@ -6077,6 +6442,8 @@ func (ec *executionContext) childFields_ProviderKey(ctx context.Context, field g
 		return ec.fieldContext_ProviderKey_models(ctx, field)
 	case "options":
 		return ec.fieldContext_ProviderKey_options(ctx, field)
+	case "disabled":
+		return ec.fieldContext_ProviderKey_disabled(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_ProviderKey_createdAt(ctx, field)
 	case "updatedAt":
@@ -6223,6 +6590,36 @@ func (ec *executionContext) childFields_ScopeSpend(ctx context.Context, field gr
 		return ec.fieldContext_ScopeSpend_unpricedRequests(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ScopeSpend", field.Name)
+}
+
+func (ec *executionContext) childFields_Series(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_Series_key(ctx, field)
+	case "requests":
+		return ec.fieldContext_Series_requests(ctx, field)
+	case "errors":
+		return ec.fieldContext_Series_errors(ctx, field)
+	case "costUsd":
+		return ec.fieldContext_Series_costUsd(ctx, field)
+	case "points":
+		return ec.fieldContext_Series_points(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Series", field.Name)
+}
+
+func (ec *executionContext) childFields_SeriesPoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ts":
+		return ec.fieldContext_SeriesPoint_ts(ctx, field)
+	case "requests":
+		return ec.fieldContext_SeriesPoint_requests(ctx, field)
+	case "errors":
+		return ec.fieldContext_SeriesPoint_errors(ctx, field)
+	case "costUsd":
+		return ec.fieldContext_SeriesPoint_costUsd(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SeriesPoint", field.Name)
 }
 
 func (ec *executionContext) childFields_Span(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7147,6 +7544,44 @@ func (ec *executionContext) field_Mutation_reportClientError_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_testProviderKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "provider",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["provider"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "alias",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alias"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "model",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["model"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unassignGateway_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7218,6 +7653,44 @@ func (ec *executionContext) field_Mutation_updateGateway_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateProviderKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "provider",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["provider"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "alias",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alias"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (admin.KeyPatch, error) {
+			return ec.unmarshalNKeyPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyPatch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
 	return args, nil
 }
 
@@ -7342,30 +7815,38 @@ func (ec *executionContext) field_Query_analytics_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["tenantId"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "groupBy",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "groupBy",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["groupBy"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+	args["groupBy"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["from"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["to"] = arg3
+	args["to"] = arg4
 	return args, nil
 }
 
@@ -7843,12 +8324,104 @@ func (ec *executionContext) field_Query_rules_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_seriesByGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tenantId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tenantId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "groupBy",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["groupBy"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "interval",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["interval"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_stats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tenantId",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tenantId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_tenantAnalytics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tenantId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7873,12 +8446,12 @@ func (ec *executionContext) field_Query_stats_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
-func (ec *executionContext) field_Query_tenantAnalytics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Query_tenantGuardrailStats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tenantId",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNID2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7980,30 +8553,38 @@ func (ec *executionContext) field_Query_timeseries_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["tenantId"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "interval",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "interval",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["interval"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+	args["interval"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["from"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["to"] = arg3
+	args["to"] = arg4
 	return args, nil
 }
 
@@ -9346,6 +9927,52 @@ func (ec *executionContext) _BreakerState_nextProbeAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_BreakerState_nextProbeAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BreakerState", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BreakerState_lastError(ctx context.Context, field graphql.CollectedField, obj *admin.BreakerState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BreakerState_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BreakerState_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BreakerState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BreakerState_lastErrorAt(ctx context.Context, field graphql.CollectedField, obj *admin.BreakerState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BreakerState_lastErrorAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastErrorAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BreakerState_lastErrorAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BreakerState", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
@@ -11005,6 +11632,29 @@ func (ec *executionContext) fieldContext_Gateway_circuitBreakerStates(_ context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Gateway_baseUrl(ctx context.Context, field graphql.CollectedField, obj *store.Gateway) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gateway_baseUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Gateway().BaseURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Gateway_baseUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gateway", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _GatewayConnection_data(ctx context.Context, field graphql.CollectedField, obj *admin.List[store.Gateway]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11251,6 +11901,162 @@ func (ec *executionContext) _Group_unpricedRequests(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_Group_unpricedRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GroupTimeseries_from(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupTimeseries", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupTimeseries_to(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupTimeseries", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupTimeseries_interval(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_interval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Interval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_interval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupTimeseries", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupTimeseries_groupBy(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_groupBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GroupBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_groupBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupTimeseries", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupTimeseries_series(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Series, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []analytics.Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupTimeseries",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupTimeseries_other(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_other(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Other, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *analytics.Series) graphql.Marshaler {
+			return ec.marshalOSeries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_other(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupTimeseries",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _GuardrailEvent_id(ctx context.Context, field graphql.CollectedField, obj *analytics.GuardrailEvent) (ret graphql.Marshaler) {
@@ -11807,6 +12613,98 @@ func (ec *executionContext) _KeyOptions_accessKeyId(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_KeyOptions_accessKeyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KeyOptions", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KeyTest_ok(ctx context.Context, field graphql.CollectedField, obj *admin.KeyTest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyTest_ok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OK, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyTest_ok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyTest", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _KeyTest_model(ctx context.Context, field graphql.CollectedField, obj *admin.KeyTest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyTest_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyTest_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyTest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KeyTest_latencyMs(ctx context.Context, field graphql.CollectedField, obj *admin.KeyTest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyTest_latencyMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatencyMS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyTest_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyTest", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _KeyTest_message(ctx context.Context, field graphql.CollectedField, obj *admin.KeyTest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyTest_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyTest_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyTest", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Latency_p50(ctx context.Context, field graphql.CollectedField, obj *analytics.Latency) (ret graphql.Marshaler) {
@@ -13874,6 +14772,94 @@ func (ec *executionContext) fieldContext_Mutation_deleteProviderKey(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateProviderKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateProviderKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateProviderKey(ctx, fc.Args["gatewayId"].(string), fc.Args["provider"].(string), fc.Args["alias"].(string), fc.Args["input"].(admin.KeyPatch))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ProviderKey) graphql.Marshaler {
+			return ec.marshalOProviderKey2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐProviderKey(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateProviderKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateProviderKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_testProviderKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_testProviderKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TestProviderKey(ctx, fc.Args["gatewayId"].(string), fc.Args["provider"].(string), fc.Args["alias"].(string), fc.Args["model"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.KeyTest) graphql.Marshaler {
+			return ec.marshalOKeyTest2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyTest(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_testProviderKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyTest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_testProviderKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createRule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15541,6 +16527,84 @@ func (ec *executionContext) fieldContext_Point_costUsd(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Point", field, false, false, errors.New("field of type USD does not have child fields"))
 }
 
+func (ec *executionContext) _Point_cached(ctx context.Context, field graphql.CollectedField, obj *analytics.Point) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Point_cached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Point_cached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Point", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Point_cacheSavedUsd(ctx context.Context, field graphql.CollectedField, obj *analytics.Point) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Point_cacheSavedUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheSavedUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Point_cacheSavedUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Point", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _Point_latencyMs(ctx context.Context, field graphql.CollectedField, obj *analytics.Point) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Point_latencyMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatencyMS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v analytics.Latency) graphql.Marshaler {
+			return ec.marshalNLatency2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐLatency(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Point_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Point",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Latency(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Provider_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Provider) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15980,6 +17044,29 @@ func (ec *executionContext) fieldContext_ProviderKey_options(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ProviderKey_disabled(ctx context.Context, field graphql.CollectedField, obj *store.ProviderKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderKey_disabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Disabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderKey_disabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderKey", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ProviderKey_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.ProviderKey) (ret graphql.Marshaler) {
@@ -16653,7 +17740,7 @@ func (ec *executionContext) _Query_stats(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Stats(ctx, fc.Args["tenantId"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+			return ec.Resolvers.Query().Stats(ctx, fc.Args["tenantId"].(*string), fc.Args["gatewayId"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *analytics.Stats) graphql.Marshaler {
@@ -16697,7 +17784,7 @@ func (ec *executionContext) _Query_timeseries(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Timeseries(ctx, fc.Args["tenantId"].(*string), fc.Args["interval"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+			return ec.Resolvers.Query().Timeseries(ctx, fc.Args["tenantId"].(*string), fc.Args["gatewayId"].(*string), fc.Args["interval"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *analytics.Timeseries) graphql.Marshaler {
@@ -16741,7 +17828,7 @@ func (ec *executionContext) _Query_analytics(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Analytics(ctx, fc.Args["tenantId"].(*string), fc.Args["groupBy"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+			return ec.Resolvers.Query().Analytics(ctx, fc.Args["tenantId"].(*string), fc.Args["gatewayId"].(*string), fc.Args["groupBy"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *analytics.Analysis) graphql.Marshaler {
@@ -16769,6 +17856,50 @@ func (ec *executionContext) fieldContext_Query_analytics(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_analytics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_seriesByGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_seriesByGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SeriesByGroup(ctx, fc.Args["tenantId"].(*string), fc.Args["groupBy"].(string), fc.Args["interval"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *analytics.GroupTimeseries) graphql.Marshaler {
+			return ec.marshalOGroupTimeseries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroupTimeseries(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_seriesByGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupTimeseries(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_seriesByGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17405,6 +18536,50 @@ func (ec *executionContext) fieldContext_Query_guardrailStats(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_guardrailStats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_tenantGuardrailStats(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_tenantGuardrailStats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TenantGuardrailStats(ctx, fc.Args["tenantId"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *analytics.GuardrailStats) graphql.Marshaler {
+			return ec.marshalOGuardrailStats2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGuardrailStats(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_tenantGuardrailStats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GuardrailStats(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_tenantGuardrailStats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18562,6 +19737,222 @@ func (ec *executionContext) _ScopeSpend_unpricedRequests(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_ScopeSpend_unpricedRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Series_key(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Series_requests(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_requests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_requests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Series_errors(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_errors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Errors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Series_costUsd(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_costUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_costUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _Series_points(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_points(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Points, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []analytics.SeriesPoint) graphql.Marshaler {
+			return ec.marshalNSeriesPoint2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesPointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_points(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Series",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SeriesPoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SeriesPoint_ts(ctx context.Context, field graphql.CollectedField, obj *analytics.SeriesPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesPoint_ts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesPoint_ts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeriesPoint", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SeriesPoint_requests(ctx context.Context, field graphql.CollectedField, obj *analytics.SeriesPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesPoint_requests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesPoint_requests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeriesPoint", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SeriesPoint_errors(ctx context.Context, field graphql.CollectedField, obj *analytics.SeriesPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesPoint_errors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Errors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesPoint_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeriesPoint", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SeriesPoint_costUsd(ctx context.Context, field graphql.CollectedField, obj *analytics.SeriesPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesPoint_costUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesPoint_costUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeriesPoint", field, false, false, errors.New("field of type USD does not have child fields"))
 }
 
 func (ec *executionContext) _Span_traceId(ctx context.Context, field graphql.CollectedField, obj *analytics.Span) (ret graphql.Marshaler) {
@@ -23115,6 +24506,50 @@ func (ec *executionContext) unmarshalInputKeyOptionsInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputKeyPatch(ctx context.Context, obj any) (admin.KeyPatch, error) {
+	var it admin.KeyPatch
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"weight", "disabled", "models"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "weight":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weight"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Weight = data
+		case "disabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("disabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Disabled = data
+		case "models":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("models"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Models = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputLogFilterInput(ctx context.Context, obj any) (LogFilter, error) {
 	var it LogFilter
 	if obj == nil {
@@ -24681,6 +26116,16 @@ func (ec *executionContext) _BreakerState(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "lastError":
+			out.Values[i] = ec._BreakerState_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastErrorAt":
+			out.Values[i] = ec._BreakerState_lastErrorAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25506,6 +26951,44 @@ func (ec *executionContext) _Gateway(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "baseUrl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Gateway_baseUrl(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25620,6 +27103,69 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 		case "unpricedRequests":
 			out.Values[i] = ec._Group_unpricedRequests(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupTimeseriesImplementors = []string{"GroupTimeseries"}
+
+func (ec *executionContext) _GroupTimeseries(ctx context.Context, sel ast.SelectionSet, obj *analytics.GroupTimeseries) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupTimeseriesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupTimeseries")
+		case "from":
+			out.Values[i] = ec._GroupTimeseries_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._GroupTimeseries_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "interval":
+			out.Values[i] = ec._GroupTimeseries_interval(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groupBy":
+			out.Values[i] = ec._GroupTimeseries_groupBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "series":
+			out.Values[i] = ec._GroupTimeseries_series(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "other":
+			out.Values[i] = ec._GroupTimeseries_other(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -25866,6 +27412,59 @@ func (ec *executionContext) _KeyOptions(ctx context.Context, sel ast.SelectionSe
 			}
 		case "accessKeyId":
 			out.Values[i] = ec._KeyOptions_accessKeyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var keyTestImplementors = []string{"KeyTest"}
+
+func (ec *executionContext) _KeyTest(ctx context.Context, sel ast.SelectionSet, obj *admin.KeyTest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keyTestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeyTest")
+		case "ok":
+			out.Values[i] = ec._KeyTest_ok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._KeyTest_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latencyMs":
+			out.Values[i] = ec._KeyTest_latencyMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._KeyTest_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26592,6 +28191,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateProviderKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateProviderKey(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "testProviderKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_testProviderKey(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "createRule":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createRule(ctx, field)
@@ -27063,6 +28676,21 @@ func (ec *executionContext) _Point(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "cached":
+			out.Values[i] = ec._Point_cached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cacheSavedUsd":
+			out.Values[i] = ec._Point_cacheSavedUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latencyMs":
+			out.Values[i] = ec._Point_latencyMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27282,6 +28910,11 @@ func (ec *executionContext) _ProviderKey(ctx context.Context, sel ast.SelectionS
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "options":
 			out.Values[i] = ec._ProviderKey_options(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "disabled":
+			out.Values[i] = ec._ProviderKey_disabled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -27731,6 +29364,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "seriesByGroup":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_seriesByGroup(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "gatewaySpend":
 			field := field
 
@@ -28049,6 +29704,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_guardrailStats(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "tenantGuardrailStats":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_tenantGuardrailStats(ctx, field)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -28713,6 +30390,117 @@ func (ec *executionContext) _ScopeSpend(ctx context.Context, sel ast.SelectionSe
 			}
 		case "unpricedRequests":
 			out.Values[i] = ec._ScopeSpend_unpricedRequests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var seriesImplementors = []string{"Series"}
+
+func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, obj *analytics.Series) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, seriesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Series")
+		case "key":
+			out.Values[i] = ec._Series_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requests":
+			out.Values[i] = ec._Series_requests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errors":
+			out.Values[i] = ec._Series_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costUsd":
+			out.Values[i] = ec._Series_costUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "points":
+			out.Values[i] = ec._Series_points(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var seriesPointImplementors = []string{"SeriesPoint"}
+
+func (ec *executionContext) _SeriesPoint(ctx context.Context, sel ast.SelectionSet, obj *analytics.SeriesPoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, seriesPointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SeriesPoint")
+		case "ts":
+			out.Values[i] = ec._SeriesPoint_ts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requests":
+			out.Values[i] = ec._SeriesPoint_requests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errors":
+			out.Values[i] = ec._SeriesPoint_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costUsd":
+			out.Values[i] = ec._SeriesPoint_costUsd(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30729,6 +32517,11 @@ func (ec *executionContext) marshalNKeyOptions2githubᚗcomᚋsluicehqᚋsluice�
 	return ec._KeyOptions(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNKeyPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyPatch(ctx context.Context, v any) (admin.KeyPatch, error) {
+	res, err := ec.unmarshalInputKeyPatch(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNLatency2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐLatency(ctx context.Context, sel ast.SelectionSet, v analytics.Latency) graphql.Marshaler {
 	return ec._Latency(ctx, sel, &v)
 }
@@ -31056,6 +32849,46 @@ func (ec *executionContext) unmarshalNRulePatch2githubᚗcomᚋsluicehqᚋsluice
 
 func (ec *executionContext) marshalNScopeSpend2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐScopeSpend(ctx context.Context, sel ast.SelectionSet, v admin.ScopeSpend) graphql.Marshaler {
 	return ec._ScopeSpend(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSeries2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx context.Context, sel ast.SelectionSet, v analytics.Series) graphql.Marshaler {
+	return ec._Series(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSeries2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesᚄ(ctx context.Context, sel ast.SelectionSet, v []analytics.Series) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSeries2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSeriesPoint2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesPoint(ctx context.Context, sel ast.SelectionSet, v analytics.SeriesPoint) graphql.Marshaler {
+	return ec._SeriesPoint(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSeriesPoint2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesPointᚄ(ctx context.Context, sel ast.SelectionSet, v []analytics.SeriesPoint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSeriesPoint2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesPoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSpan2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSpan(ctx context.Context, sel ast.SelectionSet, v *analytics.Span) graphql.Marshaler {
@@ -31562,6 +33395,13 @@ func (ec *executionContext) marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehq
 	return ec._GatewayConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOGroupTimeseries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroupTimeseries(ctx context.Context, sel ast.SelectionSet, v *analytics.GroupTimeseries) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GroupTimeseries(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOGuardrailEventConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGuardrailEventConnection(ctx context.Context, sel ast.SelectionSet, v *GuardrailEventConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -31708,6 +33548,13 @@ func (ec *executionContext) unmarshalOKeyOptionsInput2ᚖgithubᚗcomᚋsluicehq
 	}
 	res, err := ec.unmarshalInputKeyOptionsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOKeyTest2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyTest(ctx context.Context, sel ast.SelectionSet, v *admin.KeyTest) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._KeyTest(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOLogFilterInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐLogFilter(ctx context.Context, v any) (*LogFilter, error) {
@@ -31868,6 +33715,13 @@ func (ec *executionContext) marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋslui
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOSeries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx context.Context, sel ast.SelectionSet, v *analytics.Series) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Series(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSpan2ᚕᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSpanᚄ(ctx context.Context, sel ast.SelectionSet, v []*analytics.Span) graphql.Marshaler {

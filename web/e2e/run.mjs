@@ -17,6 +17,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { gatewayPages } from './gateway19.mjs';
+import { charts19 } from './charts19.mjs';
 import { logsExplorer } from './logs19.mjs';
 import { money19 } from './money19.mjs';
 
@@ -510,6 +512,9 @@ await step('Spend, analytics, prices and audit log render for the Administrator'
   await page.getByRole('cell', { name: 'gateway.create' }).first().waitFor();
   await shot('audit');
 });
+
+await gatewayPages({ page, context, BASE, step, shot, until, state });
+await charts19({ page, step, until, shot, nav, base: BASE, adminToken: ADMIN_TOKEN, state });
 
 await step('Member: only Overview, Playground and My account; logs are refused gracefully', async () => {
   await signOut();

@@ -40,6 +40,10 @@ export interface Stats {
   cacheHitRate: number;
   /** Requests answered by a model without a price: costUsd counts them as 0. */
   unpricedRequests?: number;
+  /** upstreamErrors and refusals split errors (a gateway's Activity asks for them). */
+  upstreamErrors?: number;
+  refusals?: number;
+  refusalsByReason?: { reason: string; count: number }[];
 }
 export interface Point {
   ts: string;
@@ -48,6 +52,31 @@ export interface Point {
   tokensIn: number;
   tokensOut: number;
   costUsd: number;
+  /** Cache hits of the bucket, the cost they saved and its latency percentiles (timeseries only). */
+  cached?: number;
+  cacheSavedUsd?: number;
+  latencyMs?: Latency;
+}
+/** SeriesPoint is one bucket of one group's series (seriesByGroup). */
+export interface SeriesPoint {
+  ts: string;
+  requests: number;
+  errors: number;
+  costUsd: number;
+}
+export interface GroupSeries {
+  key: string;
+  requests: number;
+  errors: number;
+  costUsd: number;
+  points: SeriesPoint[];
+}
+/** GroupTimeseries is usage per group over time: the top groups and the rest as other. */
+export interface GroupTimeseries {
+  interval: string;
+  groupBy: string;
+  series: GroupSeries[];
+  other: GroupSeries | null;
 }
 export interface Tenant {
   id: string;
@@ -107,6 +136,8 @@ export interface Gateway {
   routes: Route[];
   circuitBreaker: { failureThreshold: number; cooldownSeconds: number };
   budget: Budget | null;
+  /** baseUrl is the inference base URL: --public-url + /v1/{tenant}/{slug}, or the path alone. */
+  baseUrl?: string;
 }
 export interface ProviderKey {
   id: string;
@@ -116,6 +147,8 @@ export interface ProviderKey {
   baseUrl: string;
   weight: number;
   models: string[];
+  /** disabled: retired, kept but never used by the proxy. */
+  disabled?: boolean;
   createdAt: string;
 }
 export interface Rule {
@@ -165,6 +198,23 @@ export interface BreakerState {
   consecutiveFailures: number;
   openedAt: string | null;
   nextProbeAt: string | null;
+  /** lastError is the key's last upstream failure this process saw ('' when none). */
+  lastError?: string;
+  lastErrorAt?: string | null;
+}
+/** KeyTest is the outcome of a key test (one minimal upstream call). */
+export interface KeyTest {
+  ok: boolean;
+  model: string;
+  latencyMs: number;
+  message: string;
+}
+/** CatalogModel is a model of the catalog (GraphQL models). */
+export interface CatalogModel {
+  provider: string;
+  id: string;
+  name: string;
+  kind: string;
 }
 export interface LogRecord {
   id: string;

@@ -7,6 +7,8 @@ import type {
   BreakerState,
   Gateway,
   Group,
+  GroupSeries,
+  GroupTimeseries,
   LogRecord,
   ModelPrice,
   Point,
@@ -116,7 +118,16 @@ export const demoTokens: Token[] = [
 export const demoBreakers: BreakerState[] = [
   { provider: 'openai', keyAlias: 'main', state: 'closed', consecutiveFailures: 0, openedAt: null, nextProbeAt: null },
   { provider: 'anthropic', keyAlias: 'main', state: 'closed', consecutiveFailures: 1, openedAt: null, nextProbeAt: null },
-  { provider: 'groq', keyAlias: 'backup', state: 'open', consecutiveFailures: 5, openedAt: new Date(Date.now() - 20_000).toISOString(), nextProbeAt: new Date(Date.now() + 10_000).toISOString() },
+  {
+    provider: 'groq',
+    keyAlias: 'backup',
+    state: 'open',
+    consecutiveFailures: 5,
+    openedAt: new Date(Date.now() - 20_000).toISOString(),
+    nextProbeAt: new Date(Date.now() + 10_000).toISOString(),
+    lastError: 'upstream answered 503: service overloaded',
+    lastErrorAt: new Date(Date.now() - 20_000).toISOString(),
+  },
 ];
 
 const MODELS: [string, string, number, number][] = [
@@ -141,7 +152,20 @@ export function demoPoints(from: string, to: string, interval: string): Point[] 
     const errors = Math.round(requests * (0.004 + 0.012 * r()));
     const tokensIn = requests * (700 + Math.round(300 * r()));
     const tokensOut = requests * (180 + Math.round(90 * r()));
-    out.push({ ts: new Date(t).toISOString(), requests, errors, tokensIn, tokensOut, costUsd: +(tokensIn * 0.9e-6 + tokensOut * 3.6e-6).toFixed(4) });
+    const costUsd = +(tokensIn * 0.9e-6 + tokensOut * 3.6e-6).toFixed(4);
+    const cached = Math.round(requests * (0.1 + 0.08 * r()));
+    const p50 = Math.round(650 + 300 * day + 80 * r());
+    out.push({
+      ts: new Date(t).toISOString(),
+      requests,
+      errors,
+      tokensIn,
+      tokensOut,
+      costUsd,
+      cached,
+      cacheSavedUsd: +((costUsd * cached) / requests).toFixed(4),
+      latencyMs: { p50, p95: Math.round(p50 * (2.6 + 0.4 * r())), p99: Math.round(p50 * (4.4 + 0.8 * r())) },
+    });
   }
   return out;
 }
@@ -312,8 +336,35 @@ export const demoPrices: ModelPrice[] = [
   { provider: 'openai', model: 'gpt-4-turbo', inputPerMtok: 10, outputPerMtok: 30, cachedInputPerMtok: 0, deprecatedAt: '2026-01-01T00:00:00Z', sunsetAt: '2026-12-31T00:00:00Z', source: 'admin', updatedAt: T0 },
 ];
 
+/** demoCatalog is the catalog's chat models of the demo's providers (GraphQL models). */
+export const demoCatalog = MODELS.map(([provider, id]) => ({ provider, id, name: id, kind: 'chat' }));
+
 export const demoProviders = [
   { id: 'openai', name: 'OpenAI', defaultBaseUrl: 'https://api.openai.com/v1', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },
   { id: 'anthropic', name: 'Anthropic', defaultBaseUrl: 'https://api.anthropic.com', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },
   { id: 'groq', name: 'Groq', defaultBaseUrl: 'https://api.groq.com/openai/v1', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },
 ];
+
+/** demoGroupSeries is usage per group over time: the demo groups' shares of each bucket. */
+export function demoGroupSeries(groupBy: string, from: string, to: string, interval: string, limit: number): GroupTimeseries {
+  const pts = demoPoints(from, to, interval);
+  const shares: [string, number, number][] =
+    groupBy === 'error_reason'
+      ? [
+          ['upstream', 0.55, 0],
+          ['rate_limit_exceeded', 0.3, 0],
+          ['budget_exceeded', 0.1, 0],
+          ['content_blocked', 0.05, 0],
+        ]
+      : demoGroups(groupBy, from, to).map((g, i, all) => [g.key, g.requests / all.reduce((t, x) => t + x.requests, 0), [0.52, 0.12, 0.33, 0.03][i] ?? 0.05]);
+  const mk = (key: string, share: number, costShare: number): GroupSeries => {
+    const points = pts.map((p) => {
+      const n = groupBy === 'error_reason' ? Math.round(p.errors * share) : Math.round(p.requests * share);
+      return { ts: p.ts, requests: n, errors: groupBy === 'error_reason' ? n : Math.round(p.errors * share), costUsd: +(p.costUsd * costShare).toFixed(4) };
+    });
+    const sum = (k: 'requests' | 'errors' | 'costUsd') => points.reduce((t, p) => t + p[k], 0);
+    return { key, requests: sum('requests'), errors: sum('errors'), costUsd: +sum('costUsd').toFixed(4), points };
+  };
+  const all = shares.map(([k, sh, c]) => mk(k, sh, c));
+  return { interval, groupBy, series: all.slice(0, limit), other: null };
+}
