@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { a11yTour } from './a11y.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BASE = need('SLUICE_URL');
@@ -325,7 +326,7 @@ await step('Users: a Member with the gateway assigned, and a Finance user', asyn
 });
 
 /** pickModel selects the playground model whose name is exactly label. */
-const pickModel = (label) => page.getByRole('option').filter({ has: page.locator('strong', { hasText: new RegExp(`^${label.replace(/[/.]/g, '\\$&')}$`) }) }).first();
+const pickModel = (label) => page.getByRole('list', { name: 'Reachable models' }).getByRole('listitem').filter({ has: page.locator('strong', { hasText: new RegExp(`^${label.replace(/[/.]/g, '\\$&')}$`) }) }).first();
 
 async function chat(modelLabel, text) {
   await pickModel(modelLabel).getByRole('button').click();
@@ -595,6 +596,8 @@ await step('Demo: the read-only demo calls no admin endpoint at all', async () =
   await signOut();
   assert.deepEqual(calls.slice(before), [], 'signing out of the demo calls nothing either');
 });
+
+await a11yTour({ page, step, base: BASE, adminToken: ADMIN_TOKEN, artifacts: ARTIFACTS, signIn: signInWithPassword, signOut, users: { administrator: { email: 'admin@localhost', password: ADMIN_PASSWORD }, member: MEMBER, finance: FINANCE } });
 
 await step('no console errors, page errors or CSP violations', async () => {
   assert.deepEqual(problems, []);

@@ -4,9 +4,11 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { cssColor, useColorScheme } from '../lib/theme';
 
 export interface SeriesDef {
   label: string;
+  /** color is a custom property of styles.css, var(--chart-…), so that it follows the colour scheme. */
   color: string;
   values: number[];
   /** format of the values in the legend and axis. */
@@ -35,6 +37,7 @@ export function TimeChart({
   integer?: boolean;
 }) {
   const box = useRef<HTMLDivElement>(null);
+  const scheme = useColorScheme();
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -51,10 +54,10 @@ export function TimeChart({
         y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
       },
       axes: [
-        { stroke: '#475569', grid: { stroke: '#e2e8f0' } },
+        { stroke: cssColor('var(--chart-axis)'), grid: { stroke: cssColor('var(--chart-grid)') } },
         {
-          stroke: '#475569',
-          grid: { stroke: '#e2e8f0' },
+          stroke: cssColor('var(--chart-axis)'),
+          grid: { stroke: cssColor('var(--chart-grid)') },
           // Wide enough for the longest tick label.
           size: (_u, values) => 16 + 7 * Math.max(3, ...(values ?? []).map((v) => String(v).length)),
           incrs: integer ? [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8, 1e9] : undefined,
@@ -65,9 +68,9 @@ export function TimeChart({
         {},
         ...series.map((s) => ({
           label: s.label,
-          stroke: s.color,
+          stroke: cssColor(s.color),
           width: 2,
-          fill: s.fill ? s.color + '22' : undefined,
+          fill: s.fill ? cssColor(s.color) + '22' : undefined,
           value: (_u: uPlot, v: number | null) => (v == null ? '—' : (s.fmt ?? String)(v)),
           paths: bars ? uPlot.paths.bars!({ size: [0.7, 40] }) : undefined,
           points: { show: xs.length < 60 },
@@ -81,7 +84,7 @@ export function TimeChart({
       ro.disconnect();
       plot.destroy();
     };
-  }, [ts, series, height, bars, range?.[0], range?.[1], integer]);
+  }, [ts, series, height, bars, range?.[0], range?.[1], integer, scheme]);
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>

@@ -71,12 +71,12 @@ function Charts({ points, range }: { points: Point[]; range: [string, string] })
   const ts = useMemo(() => points.map((p) => p.ts), [points]);
   const traffic = useMemo(
     () => [
-      { label: 'Requests', color: '#1d4ed8', values: points.map((p) => p.requests), fmt: formatCompact, fill: true },
-      { label: 'Errors', color: '#dc2626', values: points.map((p) => p.errors), fmt: formatCompact },
+      { label: 'Requests', color: 'var(--chart-requests)', values: points.map((p) => p.requests), fmt: formatCompact, fill: true },
+      { label: 'Errors', color: 'var(--chart-errors)', values: points.map((p) => p.errors), fmt: formatCompact },
     ],
     [points],
   );
-  const cost = useMemo(() => [{ label: 'Cost', color: '#059669', values: points.map((p) => p.costUsd), fmt: formatUSDAxis, fill: true }], [points]);
+  const cost = useMemo(() => [{ label: 'Cost', color: 'var(--chart-cost)', values: points.map((p) => p.costUsd), fmt: formatUSDAxis, fill: true }], [points]);
   return (
     <section className="charts" aria-label="Charts">
       <TimeChart title="Requests and errors" ts={ts} series={traffic} range={range} integer />

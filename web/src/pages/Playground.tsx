@@ -61,10 +61,10 @@ export function Playground() {
                   {q ? 'No reachable model matches.' : 'No model is reachable yet: a gateway needs a provider key (with models) or a route, and Members need the gateway assigned.'}
                 </Empty>
               ) : (
-                <ul className="model-list" role="listbox" aria-label="Reachable models">
+                <ul className="model-list" aria-label="Reachable models">
                   {c.data.map((m) => (
-                    <li key={keyOf(m)} role="option" aria-selected={model && keyOf(m) === keyOf(model)}>
-                      <button type="button" onClick={() => setPicked(keyOf(m))}>
+                    <li key={keyOf(m)}>
+                      <button type="button" aria-pressed={!!model && keyOf(m) === keyOf(model)} onClick={() => setPicked(keyOf(m))}>
                         <strong>{modelName(m)}</strong>
                         <span className="muted">
                           {m.tenantId}/{m.gatewaySlug}

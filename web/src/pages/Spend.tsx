@@ -42,7 +42,7 @@ function TenantSpend({ spend: s, tenantId, range }: { spend: SpendT; tenantId: s
   const { role } = useApp();
   const days = useMemo(() => fillDays(s.byDay, range.from, range.to), [s, range.from, range.to]);
   const ts = useMemo(() => days.map((d) => d.day + 'T00:00:00Z'), [days]);
-  const series = useMemo(() => [{ label: 'Cost', color: '#059669', values: days.map((d) => d.costUsd), fmt: formatUSDAxis }], [days]);
+  const series = useMemo(() => [{ label: 'Cost', color: 'var(--chart-cost)', values: days.map((d) => d.costUsd), fmt: formatUSDAxis }], [days]);
   const requests = s.byModel.reduce((n, m) => n + m.requests, 0);
   const rng = { from: s.from, to: s.to };
   const slug = tenantId;
