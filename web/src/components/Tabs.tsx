@@ -87,10 +87,14 @@ export function TabList({
   );
 }
 
-/** TabPanel is the panel of the selected tab of the tab list of prefix. */
-export function TabPanel({ prefix, current, children }: { prefix: string; current: string; children: ReactNode }) {
+/**
+ * TabPanel is the panel of the selected tab of the tab list of prefix, named
+ * by that tab unless unnamed (the sign-in form, whose tab "Email and password"
+ * would otherwise also label the panel as "Email").
+ */
+export function TabPanel({ prefix, current, unnamed, children }: { prefix: string; current: string; unnamed?: boolean; children: ReactNode }) {
   return (
-    <div className="tab-body" role="tabpanel" id={panelId(prefix)} aria-labelledby={tabId(prefix, current)}>
+    <div className="tab-body" role="tabpanel" id={panelId(prefix)} aria-labelledby={unnamed ? undefined : tabId(prefix, current)}>
       {children}
     </div>
   );

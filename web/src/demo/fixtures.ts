@@ -108,9 +108,9 @@ export const demoRules: Rule[] = [
 
 const rl = { requestsPerMinute: null, tokensPerMinute: null };
 export const demoTokens: Token[] = [
-  { id: 'tok_demo_1', name: 'backend', prefix: 'sk-sl-Ab3d', last4: 'k9Zq', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: false, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0 },
-  { id: 'tok_demo_2', name: 'ci', prefix: 'sk-sl-Q1w2', last4: 'Er4t', gatewayId: 'gw_demo_prod', userId: null, expiresAt: '2027-06-30T00:00:00Z', revoked: false, rateLimit: { requestsPerMinute: 60, tokensPerMinute: 100000 }, allowedModels: ['gpt-4o-mini'], lastUsedAt: null, createdAt: T0 },
-  { id: 'tok_demo_3', name: 'old laptop', prefix: 'sk-sl-Zx9c', last4: 'Vb8n', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: true, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0 },
+  { id: 'tok_demo_1', name: 'backend', prefix: 'sk-sl-Ab3d', last4: 'k9Zq', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: false, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0, budget: null },
+  { id: 'tok_demo_2', name: 'ci', prefix: 'sk-sl-Q1w2', last4: 'Er4t', gatewayId: 'gw_demo_prod', userId: null, expiresAt: '2027-06-30T00:00:00Z', revoked: false, rateLimit: { requestsPerMinute: 60, tokensPerMinute: 100000 }, allowedModels: ['gpt-4o-mini'], lastUsedAt: null, createdAt: T0, budget: null },
+  { id: 'tok_demo_3', name: 'old laptop', prefix: 'sk-sl-Zx9c', last4: 'Vb8n', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: true, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0, budget: null },
 ];
 
 export const demoBreakers: BreakerState[] = [
@@ -201,7 +201,8 @@ export function demoSpend(from: string, to: string, withBudget: boolean): Spend 
     byModel: MODELS.map(([p, m], i) => ({ provider: p, model: m, requests: Math.round(s.requests * [0.27, 0.46, 0.19, 0.08][i]), costUsd: +(s.costUsd * [0.52, 0.12, 0.33, 0.03][i]).toFixed(2) })),
     byDay: days.map((d) => ({ day: d.ts.slice(0, 10), requests: d.requests, costUsd: d.costUsd })),
     budget: withBudget ? demoGateways[0].budget : budget(1000, 229.32),
-    ...(withBudget ? {} : demoBreakdown(s.requests, s.costUsd)),
+    // gatewaySpend answers no breakdown by gateway, token and user (null), as the server does.
+    ...(withBudget ? { byGateway: null, byToken: null, byUser: null } : demoBreakdown(s.requests, s.costUsd)),
   };
 }
 
@@ -265,6 +266,9 @@ export function demoLog(id: string): LogRecord | null {
     tokenId: 'tok_demo_1',
     ttfbMs: Math.round(l.latencyMs * 0.4),
     cachedTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+    reasoningTokens: 0,
     attempts: l.route ? 2 : 1,
     ruleHits: l.route ? ['rule_demo_1'] : [],
     metadata: { team: 'search', env: 'prod' },

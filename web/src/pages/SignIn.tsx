@@ -65,7 +65,7 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
             setError(null);
           }}
         />
-        <TabPanel prefix="signin" current={mode}>
+        <TabPanel prefix="signin" current={mode} unnamed>
           <form onSubmit={submit} noValidate aria-label="Sign in">
             {mode === 'password' ? (
               <>
