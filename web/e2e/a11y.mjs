@@ -53,8 +53,42 @@ export async function assertNoSideways(page, where) {
 }
 
 async function sideways(page, where) {
-  const [sw, cw] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-  return sw <= cw ? [] : [`${where} scrolls sideways: the page is ${sw} px wide in a ${cw} px window`];
+  // Measured after two frames, once the charts have followed the new width.
+  const [sw, cw] = await page.evaluate(
+    () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done([document.documentElement.scrollWidth, document.documentElement.clientWidth])))),
+  );
+  if (sw <= cw) return [];
+  // Name the outermost elements that stick out, to say where to look.
+  const out = await page.evaluate((cw) => {
+    const name = (el) => el.tagName.toLowerCase() + (el.id ? `#${el.id}` : '') + [...el.classList].map((c) => `.${c}`).join('');
+    const wide = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > cw + 1);
+    return wide
+      .filter((el) => !wide.includes(el.parentElement))
+      .slice(0, 5)
+      .map((el) => `${name(el.parentElement)} > ${name(el)} (${Math.round(el.getBoundingClientRect().right)} px)`);
+  }, cw);
+  return [`${where} scrolls sideways: the page is ${sw} px wide in a ${cw} px window; sticking out: ${out.join(', ')}`];
+}
+
+/**
+ * checkPage runs axe on the page at 1440 px, checks that it does not scroll
+ * sideways at 1024 and 768 px, and runs axe again in the dark scheme; it
+ * returns what it found and leaves the page light at 1440 px.
+ */
+async function checkPage(page, where) {
+  const found = await axeFindings(page, where);
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 900 });
+    found.push(...(await sideways(page, `${where} at ${width} px`)));
+  }
+  await page.setViewportSize(DESKTOP);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  try {
+    found.push(...(await axeFindings(page, `${where} in dark mode`)));
+  } finally {
+    await page.emulateMedia({ colorScheme: 'light' });
+  }
+  return found;
 }
 
 /** settle waits until the page has rendered its data (no loading state left). */
@@ -67,28 +101,47 @@ async function settle(page) {
 const navLinks = (page) => page.locator('nav[aria-label="Main"] a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
 
 /**
- * pagesOf lists the pages a signed-in role can reach: its navigation, and the
- * first gateway (every tab), log and user linked from those pages.
+ * tour visits the pages a signed-in role can reach and checks each: its
+ * navigation, and the first gateway (every tab), log and user linked from
+ * those pages. It returns the paths it visited.
  */
-async function pagesOf(page) {
-  const out = [];
+async function tour(page, check) {
+  const seen = new Set();
+  const go = async (href) => {
+    if (seen.has(href)) return;
+    seen.add(href);
+    await visit(page, href);
+    await check(href);
+  };
   for (const href of await navLinks(page)) {
-    await page.goto(href);
-    await settle(page);
-    out.push(href);
+    await go(href);
     for (const detail of ['/ui/gateways/', '/ui/logs/', '/ui/users/']) {
       if (!href.startsWith(detail.slice(0, -1))) continue;
       const link = page.locator(`main a[href^="${detail}"]`).first();
       if (!(await link.count())) continue;
       const to = new URL(await link.getAttribute('href'), page.url()).pathname;
-      if (detail === '/ui/gateways/') {
-        await page.goto(to);
-        await settle(page);
-        for (const tab of await page.getByRole('tab').evaluateAll((ts) => ts.map((t) => t.getAttribute('href')))) out.push(tab);
-      } else out.push(to);
+      if (detail !== '/ui/gateways/') {
+        await go(to);
+        continue;
+      }
+      await visit(page, to);
+      for (const tab of await page.getByRole('tab').evaluateAll((ts) => ts.map((t) => t.getAttribute('href')))) await go(tab);
     }
   }
-  return [...new Set(out)];
+  return [...seen];
+}
+
+/** until retries fn until it stops throwing, for up to 5 seconds. */
+async function until(fn) {
+  const end = Date.now() + 5000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() > end) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 async function visit(page, href) {
@@ -138,46 +191,60 @@ export async function a11yTour({ page, step, base, adminToken, artifacts, signIn
       await signInAs();
       await settle(page);
       await page.screenshot({ path: join(artifacts, `landing-${role}.png`) });
-      const pages = await pagesOf(page);
+      const pages = await tour(page, async (href) => {
+        const t0 = Date.now();
+        const more = await checkPage(page, `${href} as ${role}`);
+        // Reported as they are found (TAP comments), and all together at the end.
+        console.log(`# ${href} as ${role}: ${more.length} findings (${Date.now() - t0} ms)`);
+        for (const f of more) console.log(`# ${f.replace(/\n/g, '\n# ')}`);
+        found.push(...more);
+      });
       assert.ok(pages.length >= 1, `${role} has no page`);
-      for (const href of pages) {
-        await visit(page, href);
-        found.push(...(await axeFindings(page, `${href} as ${role}`)));
-      }
-      for (const width of WIDTHS) {
-        await page.setViewportSize({ width, height: 900 });
-        for (const href of pages) {
-          await visit(page, href);
-          found.push(...(await sideways(page, `${href} as ${role} at ${width} px`)));
-        }
-      }
-      await page.setViewportSize(DESKTOP);
+      await visit(page, pages[0]);
       await page.emulateMedia({ colorScheme: 'dark' });
-      try {
-        for (const href of pages) {
-          await visit(page, href);
-          found.push(...(await axeFindings(page, `${href} as ${role} in dark mode`)));
-        }
-        await visit(page, pages[0]);
-        await page.screenshot({ path: join(artifacts, `dark-${role}.png`) });
-      } finally {
-        await page.emulateMedia({ colorScheme: 'light' });
-      }
+      await page.screenshot({ path: join(artifacts, `dark-${role}.png`) });
+      await page.emulateMedia({ colorScheme: 'light' });
       await signOut();
     });
   }
+  await step('accessibility: the gateway tabs are a tablist driven by the arrow keys, Home and End, and keep their URLs', async () => {
+    await roles.demo();
+    await page.goto('/ui/gateways');
+    await page.locator('main a[href^="/ui/gateways/"]').first().click();
+    const tabs = page.getByRole('tablist', { name: 'Gateway sections' }).getByRole('tab');
+    const n = await tabs.count();
+    assert.ok(n >= 3, `${n} tabs`);
+    const selected = page.getByRole('tab', { selected: true });
+    const expectOn = async (i) => {
+      const want = tabs.nth(i);
+      await until(async () => {
+        assert.equal(await want.getAttribute('aria-selected'), 'true');
+        assert.equal(new URL(page.url()).pathname, await want.getAttribute('href'));
+        assert.equal(await want.evaluate((el) => el === document.activeElement), true, 'the selected tab has the focus');
+      });
+      assert.equal(await want.getAttribute('tabindex'), '0');
+      assert.equal(await page.locator('[role="tab"][tabindex="0"]').count(), 1, 'one tab in the Tab order');
+      const panel = page.locator(`#${await want.getAttribute('aria-controls')}`);
+      assert.equal(await panel.getAttribute('role'), 'tabpanel');
+      assert.equal(await panel.getAttribute('aria-labelledby'), await want.getAttribute('id'));
+    };
+    await selected.focus();
+    await page.keyboard.press('End');
+    await expectOn(n - 1);
+    await page.keyboard.press('ArrowRight');
+    await expectOn(0);
+    await page.keyboard.press('ArrowLeft');
+    await expectOn(n - 1);
+    await page.keyboard.press('Home');
+    await expectOn(0);
+    await page.keyboard.press('ArrowRight');
+    await expectOn(1);
+    await signOut();
+  });
   await step('accessibility: the sign-in page through axe, light and dark, and at 1024 and 768 px', async () => {
     await page.goto('/');
     await settle(page);
-    found.push(...(await axeFindings(page, 'the sign-in page')));
-    for (const width of WIDTHS) {
-      await page.setViewportSize({ width, height: 900 });
-      found.push(...(await sideways(page, `the sign-in page at ${width} px`)));
-    }
-    await page.setViewportSize(DESKTOP);
-    await page.emulateMedia({ colorScheme: 'dark' });
-    found.push(...(await axeFindings(page, 'the sign-in page in dark mode')));
-    await page.emulateMedia({ colorScheme: 'light' });
+    found.push(...(await checkPage(page, 'the sign-in page')));
   });
   await step('accessibility: no serious or critical axe violation and no sideways scroll on any page', async () => {
     assert.equal(found.length, 0, `${found.length} findings:\n${found.join('\n')}`);

@@ -535,7 +535,7 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
     await byToken.locator('tr[data-row="e2e"]').waitFor({ timeout: 2000 });
   });
   await byToken.locator('tr[data-row="e2e"]').getByRole('meter', { name: 'Budget of e2e spent' }).waitFor();
-  const [download] = await Promise.all([page.waitForEvent('download'), byToken.getByRole('button', { name: 'Export spend by API token as CSV' }).click()]);
+  const [download] = await Promise.all([page.waitForEvent('download'), byToken.getByRole('button', { name: 'Export CSV of spend by API token' }).click()]);
   assert.equal(download.suggestedFilename(), 'sluice-spend-acme-by-token.csv');
   const csv = readFileSync(await download.path(), 'utf8').split('\r\n');
   assert.match(csv[0], /^from,to,token_id,token_name,requests,cost_usd,budget_usd,budget_period/);
