@@ -3,11 +3,13 @@
 // a11yTour signs in as every role, visits every page of that role's
 // navigation (read from the page, so a page added to the navigation is
 // covered without changing this file) and the detail pages linked from them
-// (a gateway's tabs, a log, a user), and on each runs axe-core, failing on any
-// violation of impact "serious" or "critical". Then it checks that no page
-// scrolls sideways at 1024 and 768 px, runs axe once more with the dark colour
-// scheme, and writes a screenshot of each role's landing page
-// (landing-<role>.png, 1440x900) for docs/dashboard.md.
+// (a gateway's tabs, a log, a user). On each it runs axe-core at 1440 px,
+// checks that the page does not scroll sideways at 1024 and 768 px, and runs
+// axe again in the dark colour scheme. Any violation of impact "serious" or
+// "critical" and any sideways scroll is printed as it is found (# lines) and
+// fails the last step, which lists them all. It also writes a screenshot of
+// each role's landing page (landing-<role>.png, 1440x900) for
+// docs/dashboard.md, and drives the gateway tabs with the keyboard.
 //
 // axe is evaluated through the DevTools protocol (page.evaluate), which the
 // page's strict CSP does not restrict; nothing is added to the page's DOM.
@@ -211,6 +213,9 @@ export async function a11yTour({ page, step, base, adminToken, artifacts, signIn
       await page.emulateMedia({ colorScheme: 'dark' });
       await page.screenshot({ path: join(artifacts, `dark-${role}.png`) });
       await page.emulateMedia({ colorScheme: 'light' });
+      await page.setViewportSize({ width: 768, height: 900 });
+      await page.screenshot({ path: join(artifacts, `narrow-${role}.png`), fullPage: true });
+      await page.setViewportSize(DESKTOP);
       await signOut();
     });
   }
