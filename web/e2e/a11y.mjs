@@ -239,6 +239,8 @@ export async function a11yTour({ page, step, base, adminToken, artifacts, signIn
       const panel = page.locator(`#${await want.getAttribute('aria-controls')}`);
       assert.equal(await panel.getAttribute('role'), 'tabpanel');
       assert.equal(await panel.getAttribute('aria-labelledby'), await want.getAttribute('id'));
+      const underline = (t) => t.evaluate((el) => getComputedStyle(el).borderBottomColor);
+      assert.notEqual(await underline(want), await underline(tabs.nth(i === 0 ? 1 : 0)), 'the selected tab is underlined');
     };
     await selected.focus();
     await page.keyboard.press('End');
