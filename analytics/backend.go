@@ -40,8 +40,17 @@ func SpendColumn(scope string) (col, id string, err error) {
 //     at most 10 entries. Group keys: model, provider, gateway (id), user
 //     (id), status (decimal), error_code.
 //   - Spend by day lists the UTC days with requests, ascending (YYYY-MM-DD).
-//   - Logs are listed newest first by (ts, id); the cursor is opaque.
-//     Listings leave the bodies out; Log returns them.
+//   - Logs are listed newest first by (ts, id) unless LogFilter.Sort asks
+//     for another order: by latency_ms, cost_usd, tokens_in + tokens_out
+//     or status, then (ts, id), all ascending or all descending. The
+//     cursor is opaque and holds the position in that order (a cursor of
+//     another order is refused). Listings leave the bodies out; Log
+//     returns them. LogCount counts what Logs lists over every page.
+//   - Log filters (logfilter.go): a status class "Nxx" is status in
+//     [N00, N99]; "errors" is status >= 400 or error_code != ”. Search
+//     matches a record whose id or one of whose metadata values contains
+//     the text, ASCII letters compared without case (other bytes exactly).
+//     Latency and cost bounds include both ends.
 //   - A trace is a request's spans; its root is the span without a parent
 //     (the earliest, then least span id). Traces lists one summary per
 //     request with a root starting in the range, newest first by (root
@@ -55,6 +64,7 @@ type Backend interface {
 	Spend(ctx context.Context, q Query) (*Spend, error)
 	TenantAnalysis(ctx context.Context, q Query) (*TenantAnalysis, error)
 	Logs(ctx context.Context, f LogFilter) ([]Record, *string, error)
+	LogCount(ctx context.Context, f LogFilter) (int64, error)
 	Log(ctx context.Context, id string) (*Record, error)
 	Traces(ctx context.Context, q Query, limit int, cursor string) ([]TraceSummary, *string, error)
 	// Trace reads a trace within a tenant ("" for any): a client may send

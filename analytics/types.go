@@ -250,19 +250,35 @@ type Batch struct {
 	Records []*Record
 }
 
-// LogFilter selects request logs.
+// LogFilter selects request logs (logfilter.go defines what each field
+// matches and how the listing is ordered).
 type LogFilter struct {
 	Query
-	Provider  string
-	Model     string
-	Status    int
-	ErrorCode string
+	Provider string
+	Model    string
+	Status   int
+	// StatusClass matches a class of statuses: "2xx", "4xx", "5xx" (any
+	// "Nxx" from 1 to 5), or "errors": every status >= 400 and every
+	// record with an error code.
+	StatusClass string
+	ErrorCode   string
+	// TokenID matches the records of one API token.
+	TokenID string
 	// Operation matches the records of one front door (Record.Operation).
 	Operation string
 	// Metadata matches logs whose metadata has every key=value given.
 	Metadata map[string]string
-	Limit    int
-	Cursor   string
+	// Search matches the records whose id or one of whose metadata values
+	// holds it, ASCII letters compared without case.
+	Search string
+	// LatencyMS and CostUSD (in money.USD units) bound latency_ms and
+	// cost_usd, both ends included.
+	LatencyMS Bounds
+	CostUSD   Bounds
+	// Sort orders the listing; the zero LogSort is newest first.
+	Sort   LogSort
+	Limit  int
+	Cursor string
 }
 
 // Span is one span of a trace.

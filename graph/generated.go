@@ -304,6 +304,7 @@ type ComplexityRoot struct {
 	LogRecordConnection struct {
 		Data       func(childComplexity int) int
 		NextCursor func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	Model struct {
@@ -463,7 +464,7 @@ type ComplexityRoot struct {
 		GuardrailEvents  func(childComplexity int, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) int
 		GuardrailStats   func(childComplexity int, gatewayID string, from *time.Time, to *time.Time) int
 		Log              func(childComplexity int, id string) int
-		Logs             func(childComplexity int, filter *LogFilter, limit *int, cursor *string) int
+		Logs             func(childComplexity int, filter *LogFilter, sort *LogSort, limit *int, cursor *string) int
 		Me               func(childComplexity int) int
 		ModelPrices      func(childComplexity int, provider *string, limit *int, cursor *string) int
 		Models           func(childComplexity int) int
@@ -771,7 +772,7 @@ type QueryResolver interface {
 	GatewaySpend(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantSpend(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantAnalytics(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*analytics.TenantAnalysis, error)
-	Logs(ctx context.Context, filter *LogFilter, limit *int, cursor *string) (*LogRecordConnection, error)
+	Logs(ctx context.Context, filter *LogFilter, sort *LogSort, limit *int, cursor *string) (*LogRecordConnection, error)
 	Log(ctx context.Context, id string) (*analytics.Record, error)
 	GatewayTraces(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*TraceSummaryConnection, error)
 	Trace(ctx context.Context, id string) (*analytics.Trace, error)
@@ -1925,6 +1926,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecordConnection.NextCursor(childComplexity), true
+	case "LogRecordConnection.totalCount":
+		if e.ComplexityRoot.LogRecordConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecordConnection.TotalCount(childComplexity), true
 
 	case "Model.capabilities":
 		if e.ComplexityRoot.Model.Capabilities == nil {
@@ -2845,7 +2852,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Logs(childComplexity, args["filter"].(*LogFilter), args["limit"].(*int), args["cursor"].(*string)), true
+		return e.ComplexityRoot.Query.Logs(childComplexity, args["filter"].(*LogFilter), args["sort"].(*LogSort), args["limit"].(*int), args["cursor"].(*string)), true
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
 			break
@@ -3960,6 +3967,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputKeyInput,
 		ec.unmarshalInputKeyOptionsInput,
 		ec.unmarshalInputLogFilterInput,
+		ec.unmarshalInputLogSortInput,
 		ec.unmarshalInputPriceInput,
 		ec.unmarshalInputRateLimitInput,
 		ec.unmarshalInputRetrySettingsInput,
@@ -4111,7 +4119,8 @@ type Query {
   tenantSpend(tenantId: ID!, from: Time, to: Time): Spend
   tenantAnalytics(tenantId: ID!, from: Time, to: Time): TenantAnalysis
 
-  logs(filter: LogFilterInput, limit: Int, cursor: String): LogRecordConnection
+  "Request logs, newest first unless sort says otherwise; totalCount is counted only when selected."
+  logs(filter: LogFilterInput, sort: LogSortInput, limit: Int, cursor: String): LogRecordConnection
   log(id: ID!): LogRecord
   gatewayTraces(gatewayId: ID!, from: Time, to: Time, limit: Int, cursor: String): TraceSummaryConnection
   trace(id: ID!): Trace
@@ -4914,8 +4923,28 @@ input LogFilterInput {
   operation: String
   "Logs whose metadata has every key=value given (string values)."
   metadata: StringMap
+  "2xx, 4xx, 5xx (any 1xx to 5xx), or errors: every status >= 400 and every log with an error code."
+  statusClass: String
+  "The logs of one API token."
+  tokenId: ID
+  "Logs whose id or one of whose metadata values contains this text (ASCII letters without case)."
+  search: String
+  "Latency bounds in milliseconds, both included."
+  minLatencyMs: Int
+  maxLatencyMs: Int
+  "Cost bounds in USD, both included."
+  minCostUsd: USD
+  maxCostUsd: USD
   from: Time
   to: Time
+}
+
+"The order of a log listing; ties are broken by time, then id, in the same direction."
+input LogSortInput {
+  "ts (the default), latency, cost, tokens (in + out) or status."
+  by: String
+  "desc (the default) or asc."
+  order: String
 }
 
 type Span {
@@ -5005,7 +5034,8 @@ type AuditEntryConnection { data: [AuditEntry!]!, nextCursor: String }
 type ClientErrorConnection { data: [ClientError!]!, nextCursor: String }
 type AlertConnection { data: [Alert!]!, nextCursor: String }
 type PlaygroundModelConnection { data: [PlaygroundModel!]!, nextCursor: String }
-type LogRecordConnection { data: [LogRecord!]!, nextCursor: String }
+"A page of request logs; totalCount counts the logs of every page (computed only when selected)."
+type LogRecordConnection { data: [LogRecord!]!, nextCursor: String, totalCount: Int }
 type TraceSummaryConnection { data: [TraceSummary!]!, nextCursor: String }
 type GuardrailEventConnection { data: [GuardrailEvent!]!, nextCursor: String }
 type BreakerStateConnection { data: [BreakerState!]!, nextCursor: String }
@@ -5527,6 +5557,8 @@ func (ec *executionContext) childFields_LogRecordConnection(ctx context.Context,
 		return ec.fieldContext_LogRecordConnection_data(ctx, field)
 	case "nextCursor":
 		return ec.fieldContext_LogRecordConnection_nextCursor(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_LogRecordConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LogRecordConnection", field.Name)
 }
@@ -7288,22 +7320,30 @@ func (ec *executionContext) field_Query_logs_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["filter"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+		func(ctx context.Context, v any) (*LogSort, error) {
+			return ec.unmarshalOLogSortInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐLogSort(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sort"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "cursor",
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "cursor",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["cursor"] = arg2
+	args["cursor"] = arg3
 	return args, nil
 }
 
@@ -12173,6 +12213,29 @@ func (ec *executionContext) fieldContext_LogRecordConnection_nextCursor(_ contex
 	return graphql.NewScalarFieldContext("LogRecordConnection", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LogRecordConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *LogRecordConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecordConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecordConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogRecordConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Model_provider(ctx context.Context, field graphql.CollectedField, obj *catalog.Model) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16055,7 +16118,7 @@ func (ec *executionContext) _Query_logs(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Logs(ctx, fc.Args["filter"].(*LogFilter), fc.Args["limit"].(*int), fc.Args["cursor"].(*string))
+			return ec.Resolvers.Query().Logs(ctx, fc.Args["filter"].(*LogFilter), fc.Args["sort"].(*LogSort), fc.Args["limit"].(*int), fc.Args["cursor"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *LogRecordConnection) graphql.Marshaler {
@@ -21937,7 +22000,7 @@ func (ec *executionContext) unmarshalInputLogFilterInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"tenantId", "gatewayId", "userId", "provider", "model", "status", "errorCode", "operation", "metadata", "from", "to"}
+	fieldsInOrder := [...]string{"tenantId", "gatewayId", "userId", "provider", "model", "status", "errorCode", "operation", "metadata", "statusClass", "tokenId", "search", "minLatencyMs", "maxLatencyMs", "minCostUsd", "maxCostUsd", "from", "to"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -22007,6 +22070,55 @@ func (ec *executionContext) unmarshalInputLogFilterInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Metadata = data
+		case "statusClass":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusClass"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusClass = data
+		case "tokenId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenId"))
+			data, err := ec.unmarshalOID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenID = data
+		case "search":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Search = data
+		case "minLatencyMs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minLatencyMs"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinLatencyMs = data
+		case "maxLatencyMs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxLatencyMs"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxLatencyMs = data
+		case "minCostUsd":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minCostUsd"))
+			data, err := ec.unmarshalOUSD2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinCostUsd = data
+		case "maxCostUsd":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxCostUsd"))
+			data, err := ec.unmarshalOUSD2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxCostUsd = data
 		case "from":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -22021,6 +22133,43 @@ func (ec *executionContext) unmarshalInputLogFilterInput(ctx context.Context, ob
 				return it, err
 			}
 			it.To = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputLogSortInput(ctx context.Context, obj any) (LogSort, error) {
+	var it LogSort
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"by", "order"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "by":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("by"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.By = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
 		}
 	}
 	return it, nil
@@ -24865,6 +25014,11 @@ func (ec *executionContext) _LogRecordConnection(ctx context.Context, sel ast.Se
 			}
 		case "nextCursor":
 			out.Values[i] = ec._LogRecordConnection_nextCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._LogRecordConnection_totalCount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -30073,6 +30227,24 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalInt64(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt64(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOJSON2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐChanges(ctx context.Context, v any) (store.Changes, error) {
 	if v == nil {
 		return nil, nil
@@ -30137,6 +30309,14 @@ func (ec *executionContext) marshalOLogRecordConnection2ᚖgithubᚗcomᚋsluice
 		return graphql.Null
 	}
 	return ec._LogRecordConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOLogSortInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐLogSort(ctx context.Context, v any) (*LogSort, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputLogSortInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[catalog.Model]) graphql.Marshaler {
@@ -30508,6 +30688,22 @@ func (ec *executionContext) unmarshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋint
 }
 
 func (ec *executionContext) marshalOUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx context.Context, sel ast.SelectionSet, v money.USD) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalOUSD2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx context.Context, v any) (*money.USD, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(money.USD)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUSD2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx context.Context, sel ast.SelectionSet, v *money.USD) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
 	return v
 }
 

@@ -178,7 +178,7 @@ func complexity() ComplexityRoot {
 	c.Query.GatewayTokens = func(child int, _ string, limit *int, _ *string) int { return list(child, limit) }
 	c.Query.Users = func(child int, _ string, limit *int, _ *string) int { return list(child, limit) }
 	c.Query.UserTokens = func(child int, _ string, limit *int, _ *string) int { return list(child, limit) }
-	c.Query.Logs = func(child int, _ *LogFilter, limit *int, _ *string) int { return list(child, limit) }
+	c.Query.Logs = func(child int, _ *LogFilter, _ *LogSort, limit *int, _ *string) int { return list(child, limit) }
 	c.Query.GatewayTraces = func(child int, _ string, _, _ timeArg, limit *int, _ *string) int { return list(child, limit) }
 	c.Query.PlaygroundSearch = func(child int, _ *string, limit *int) int { return list(child, limit) }
 	c.Query.ModelPrices = func(child int, _ *string, limit *int, _ *string) int { return list(child, limit) }

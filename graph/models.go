@@ -1,37 +1,67 @@
 package graph
 
 import (
+	"context"
+	"slices"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/admin"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // LogFilter is the GraphQL filter of the logs query (input LogFilterInput).
 // Absent fields match everything.
 type LogFilter struct {
-	TenantID  string
-	GatewayID string
-	UserID    string
-	Provider  string
-	Model     string
-	Status    int
-	ErrorCode string
-	Operation string
-	Metadata  map[string]string
-	From      *time.Time
-	To        *time.Time
+	TenantID     string
+	GatewayID    string
+	UserID       string
+	TokenID      string
+	Provider     string
+	Model        string
+	Status       int
+	StatusClass  string
+	ErrorCode    string
+	Operation    string
+	Metadata     map[string]string
+	Search       string
+	MinLatencyMs *int64
+	MaxLatencyMs *int64
+	MinCostUsd   *money.USD
+	MaxCostUsd   *money.USD
+	From         *time.Time
+	To           *time.Time
 }
 
-// query returns the domain query of the filter and page.
-func (f *LogFilter) query(limit *int, cursor *string) admin.LogQuery {
+// LogSort is the order of the logs query (input LogSortInput).
+type LogSort struct {
+	By, Order string
+}
+
+// query returns the domain query of the filter, order and page.
+func (f *LogFilter) query(sort *LogSort, limit *int, cursor *string) admin.LogQuery {
 	q := admin.LogQuery{Page: pageArgs(limit, cursor)}
 	if f != nil {
-		q.TenantID, q.GatewayID, q.UserID = f.TenantID, f.GatewayID, f.UserID
-		q.Provider, q.Model, q.Status, q.ErrorCode = f.Provider, f.Model, f.Status, f.ErrorCode
-		q.Operation, q.Metadata = f.Operation, f.Metadata
+		q.TenantID, q.GatewayID, q.UserID, q.TokenID = f.TenantID, f.GatewayID, f.UserID, f.TokenID
+		q.Provider, q.Model, q.Status, q.StatusClass, q.ErrorCode = f.Provider, f.Model, f.Status, f.StatusClass, f.ErrorCode
+		q.Operation, q.Metadata, q.Search = f.Operation, f.Metadata, f.Search
+		q.LatencyMS = analytics.Bounds{Min: f.MinLatencyMs, Max: f.MaxLatencyMs}
+		q.CostUSD = analytics.Bounds{Min: (*int64)(f.MinCostUsd), Max: (*int64)(f.MaxCostUsd)}
 		q.Range = timeRange(f.From, f.To)
 	}
+	if sort != nil {
+		q.SortBy, q.Order = sort.By, sort.Order
+	}
 	return q
+}
+
+// selected reports whether the query selects field on the result of the
+// field being resolved (so that a costly figure is computed only when
+// asked for).
+func selected(ctx context.Context, field string) bool {
+	return slices.Contains(graphql.CollectAllFields(ctx), field)
 }
 
 // pageArgs builds a listing request from the optional limit and cursor

@@ -356,9 +356,11 @@ func (r *queryResolver) TenantAnalytics(ctx context.Context, tenantID string, fr
 }
 
 // Logs is the resolver for the logs field.
-func (r *queryResolver) Logs(ctx context.Context, filter *LogFilter, limit *int, cursor *string) (*LogRecordConnection, error) {
+func (r *queryResolver) Logs(ctx context.Context, filter *LogFilter, sort *LogSort, limit *int, cursor *string) (*LogRecordConnection, error) {
 	p := auth.From(ctx)
-	return r.Svc.Logs(ctx, p, filter.query(limit, cursor))
+	q := filter.query(sort, limit, cursor)
+	q.Count = selected(ctx, "totalCount")
+	return r.Svc.Logs(ctx, p, q)
 }
 
 // Log is the resolver for the log field.

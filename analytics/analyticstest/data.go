@@ -271,6 +271,12 @@ func (g *gen) record(i int, prev *analytics.Record) *analytics.Record {
 	if code != "" && i%4 != 3 {
 		r.ErrorMessage = "refused or failed: " + code
 	}
+	// A stream that failed after its answer began keeps status 200 with
+	// the code and message of its closing error event (no draw): an error
+	// below 400, for the log filter "errors".
+	if status == 200 && i%41 == 13 {
+		r.ErrorCode, r.ErrorMessage = "upstream_error", "the stream ended early: upstream_error"
+	}
 	if user == "" {
 		r.TokenID = "tok-svc-" + gw
 	} else {

@@ -1,6 +1,7 @@
 package analyticstest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -45,5 +46,24 @@ func TestDataset(t *testing.T) {
 		if n := len(r.logs(f)); n != 1 {
 			t.Errorf("records at %v: %d, want 1", at, n)
 		}
+	}
+	// The log filters' cases are not vacuous: "errors" holds a 200 with an
+	// error code, the searches find records, the sorts have ties.
+	errs, fails := len(r.logs(analytics.LogFilter{Query: whole, StatusClass: "errors"})), 0
+	for _, rec := range recs {
+		if rec.Status >= 400 {
+			fails++
+		}
+	}
+	if errs <= fails {
+		t.Errorf("errors class: %d records, status >= 400: %d; want a 200 with an error code among the errors", errs, fails)
+	}
+	for _, text := range []string{"BRIEN", "taging", `"ml"`} {
+		if len(r.logs(analytics.LogFilter{Query: whole, Search: text})) == 0 {
+			t.Errorf("search %q finds nothing", text)
+		}
+	}
+	if n := len(r.logs(analytics.LogFilter{Query: whole, Search: strings.ToUpper(recs[7].ID[4:14])})); n != 1 {
+		t.Errorf("search of an id: %d records, want 1", n)
 	}
 }

@@ -306,12 +306,72 @@ func newestFirst(a, b *analytics.Record) int {
 	return cmp.Or(b.TS.Compare(a.TS), strings.Compare(b.ID, a.ID))
 }
 
+// sortKey is the value a log listing sorts on.
+func sortKey(rec *analytics.Record, by string) int64 {
+	switch by {
+	case "latency":
+		return rec.LatencyMS
+	case "cost":
+		return int64(rec.CostUSD)
+	case "tokens":
+		return rec.TokensIn + rec.TokensOut
+	case "status":
+		return int64(rec.Status)
+	}
+	return 0
+}
+
+// inClass reports whether rec is in a log filter's status class.
+func inClass(rec *analytics.Record, class string) bool {
+	switch class {
+	case "":
+		return true
+	case "errors":
+		return rec.Status >= 400 || rec.ErrorCode != ""
+	}
+	return strconv.Itoa(rec.Status/100)+"xx" == class
+}
+
+func inBounds(v int64, b analytics.Bounds) bool {
+	return (b.Min == nil || v >= *b.Min) && (b.Max == nil || v <= *b.Max)
+}
+
+// lowerASCII folds the ASCII letters of s only.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// found reports whether the free-text search of a log filter matches rec.
+func found(rec *analytics.Record, text string) bool {
+	if text == "" {
+		return true
+	}
+	text = lowerASCII(text)
+	if strings.Contains(lowerASCII(rec.ID), text) {
+		return true
+	}
+	for _, v := range rec.Metadata {
+		if strings.Contains(lowerASCII(v), text) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *ref) logs(f analytics.LogFilter) []analytics.Record {
 	var recs []*analytics.Record
 	for _, rec := range r.filter(f.Query) {
 		if (f.Provider != "" && rec.Provider != f.Provider) || (f.Model != "" && rec.Model != f.Model) ||
 			(f.Status != 0 && rec.Status != f.Status) || (f.ErrorCode != "" && rec.ErrorCode != f.ErrorCode) ||
-			(f.Operation != "" && rec.Operation != f.Operation) {
+			(f.Operation != "" && rec.Operation != f.Operation) || (f.TokenID != "" && rec.TokenID != f.TokenID) ||
+			!inClass(rec, f.StatusClass) || !found(rec, f.Search) ||
+			!inBounds(rec.LatencyMS, f.LatencyMS) || !inBounds(int64(rec.CostUSD), f.CostUSD) {
 			continue
 		}
 		ok := true
@@ -324,7 +384,14 @@ func (r *ref) logs(f analytics.LogFilter) []analytics.Record {
 			recs = append(recs, rec)
 		}
 	}
-	slices.SortFunc(recs, newestFirst)
+	// Sorted by the key, then (ts, id), all in one direction.
+	slices.SortFunc(recs, func(a, b *analytics.Record) int {
+		c := cmp.Or(cmp.Compare(sortKey(b, f.Sort.By), sortKey(a, f.Sort.By)), newestFirst(a, b))
+		if f.Sort.Asc {
+			return -c
+		}
+		return c
+	})
 	out := []analytics.Record{}
 	for _, rec := range recs {
 		out = append(out, readBack(rec, false))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,6 +282,17 @@ func exactPage[T any](t *testing.T, what string, want int, p page[T]) {
 	}
 }
 
+// logCase is a log listing read page by page with limit.
+type logCase struct {
+	name  string
+	f     analytics.LogFilter
+	limit int
+}
+
+func ptr(n int64) *int64 { return &n }
+
+func bounds(lo, hi *int64) analytics.Bounds { return analytics.Bounds{Min: lo, Max: hi} }
+
 func (s *suite) logs(t *testing.T) {
 	md := func(kv ...string) map[string]string {
 		m := map[string]string{}
@@ -290,11 +302,7 @@ func (s *suite) logs(t *testing.T) {
 		return m
 	}
 	alpha := with(whole, "t-alpha", "", "")
-	cases := []struct {
-		name  string
-		f     analytics.LogFilter
-		limit int
-	}{
+	cases := []logCase{
 		{"tenant", analytics.LogFilter{Query: alpha}, 37},
 		{"all tenants", analytics.LogFilter{Query: whole}, 100},
 		{"one page", analytics.LogFilter{Query: with(whole, "t-gamma", "", "")}, 1000},
@@ -320,6 +328,33 @@ func (s *suite) logs(t *testing.T) {
 		{"status and error code", analytics.LogFilter{Query: with(whole, "t-beta", "", ""), Status: 429, ErrorCode: "budget_exceeded"}, 3},
 		{"operation", analytics.LogFilter{Query: whole, Operation: "messages"}, 37},
 		{"operation and provider", analytics.LogFilter{Query: alpha, Operation: "chat", Provider: "openai"}, 37},
+		{"status class 2xx", analytics.LogFilter{Query: alpha, StatusClass: "2xx"}, 97},
+		{"status class 4xx", analytics.LogFilter{Query: whole, StatusClass: "4xx"}, 37},
+		{"status class 5xx", analytics.LogFilter{Query: whole, StatusClass: "5xx"}, 37},
+		{"status class 3xx (none)", analytics.LogFilter{Query: whole, StatusClass: "3xx"}, 10},
+		{"errors, a 200 with an error code among them", analytics.LogFilter{Query: whole, StatusClass: "errors"}, 37},
+		{"errors of one model", analytics.LogFilter{Query: whole, StatusClass: "errors", Provider: "openai", Model: "gpt-4o-mini"}, 7},
+		{"token", analytics.LogFilter{Query: whole, TokenID: "tok-u-beta-2"}, 37},
+		{"service token and user scope", analytics.LogFilter{Query: with(whole, "t-alpha", "", ""), TokenID: "tok-svc-gw-alpha-1"}, 37},
+		{"latency range", analytics.LogFilter{Query: whole, LatencyMS: bounds(ptr(1000), ptr(2000))}, 37},
+		{"latency at most", analytics.LogFilter{Query: alpha, LatencyMS: bounds(nil, ptr(40))}, 37},
+		{"cost at least", analytics.LogFilter{Query: whole, CostUSD: bounds(ptr(10_000_000), nil)}, 37},
+		{"free of cost", analytics.LogFilter{Query: alpha, CostUSD: bounds(nil, ptr(0)), StatusClass: "2xx"}, 37},
+		{"search a metadata value without case", analytics.LogFilter{Query: whole, Search: "BRIEN"}, 37},
+		{"search a metadata value's part", analytics.LogFilter{Query: alpha, Search: "taging"}, 37},
+		{"search a request id", analytics.LogFilter{Query: whole, Search: strings.ToUpper(s.ref.recs[7].ID[4:14])}, 10},
+		{"search a quote", analytics.LogFilter{Query: whole, Search: `"ml"`}, 37},
+		{"search a SQL wildcard", analytics.LogFilter{Query: whole, Search: "%"}, 10},
+		{"search with other filters", analytics.LogFilter{Query: alpha, Search: "prod", StatusClass: "errors", LatencyMS: bounds(ptr(100), nil)}, 11},
+	}
+	for _, by := range []string{"ts", "latency", "cost", "tokens", "status"} {
+		for _, asc := range []bool{false, true} {
+			order := map[bool]string{false: "desc", true: "asc"}[asc]
+			sort := analytics.LogSort{By: by, Asc: asc}
+			cases = append(cases,
+				logCase{"sort " + by + " " + order, analytics.LogFilter{Query: alpha, Sort: sort}, 41},
+				logCase{"sort " + by + " " + order + ", errors of a sub-range", analytics.LogFilter{Query: subRange, StatusClass: "errors", Sort: sort}, 13})
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -337,8 +372,24 @@ func (s *suite) logs(t *testing.T) {
 			for _, r := range got {
 				checkUTC(t, "record "+r.ID, r.TS)
 			}
+			n, err := s.b.LogCount(t.Context(), c.f)
+			check(t, "LogCount", n, err, int64(len(want)))
 		})
 	}
+	t.Run("a cursor of another order is refused", func(t *testing.T) {
+		f := analytics.LogFilter{Query: whole, Limit: 5, Sort: analytics.LogSort{By: "latency"}}
+		_, next, err := s.b.Logs(t.Context(), f)
+		if err != nil || next == nil {
+			t.Fatalf("Logs by latency: next %v, %v", next, err)
+		}
+		for _, other := range []analytics.LogSort{{By: "latency", Asc: true}, {By: "cost"}, {}} {
+			f.Sort, f.Cursor = other, *next
+			_, _, err := s.b.Logs(t.Context(), f)
+			if qe, ok := errors.AsType[*analytics.QueryError](err); !ok || qe.Param != "cursor" {
+				t.Errorf("Logs in order %+v with a cursor of latency desc: %v, want a cursor QueryError", other, err)
+			}
+		}
+	})
 	t.Run("default limit", func(t *testing.T) {
 		got, next, err := s.b.Logs(t.Context(), analytics.LogFilter{Query: whole})
 		if err != nil {
@@ -522,7 +573,13 @@ func (s *suite) invalid(t *testing.T) {
 		_, _, err = s.b.GuardrailEvents(ctx, with(whole, "t-alpha", "gw-alpha-1", ""), 10, c)
 		refused(fmt.Sprintf("GuardrailEvents(cursor %q)", c), "cursor", err)
 	}
-	_, err := s.b.Timeseries(ctx, whole, "week")
+	_, _, err := s.b.Logs(ctx, analytics.LogFilter{Query: whole, Sort: analytics.LogSort{By: "route"}})
+	refused("Logs(sort route)", "sort", err)
+	_, _, err = s.b.Logs(ctx, analytics.LogFilter{Query: whole, StatusClass: "6xx"})
+	refused("Logs(status class 6xx)", "status_class", err)
+	_, err = s.b.LogCount(ctx, analytics.LogFilter{Query: whole, StatusClass: "bad"})
+	refused("LogCount(status class bad)", "status_class", err)
+	_, err = s.b.Timeseries(ctx, whole, "week")
 	refused("Timeseries(week)", "interval", err)
 	_, err = s.b.Analysis(ctx, whole, "route")
 	refused("Analysis(route)", "group_by", err)
@@ -545,6 +602,8 @@ func (s *suite) checkAll(t *testing.T) {
 			return s.b.Logs(t.Context(), analytics.LogFilter{Query: whole, Limit: limit, Cursor: cursor})
 		})
 		check(t, "Logs", got, nil, s.ref.logs(analytics.LogFilter{Query: whole}))
+		n, err := s.b.LogCount(t.Context(), analytics.LogFilter{Query: whole})
+		check(t, "LogCount", n, err, int64(len(got)))
 	})
 	t.Run("Traces", func(t *testing.T) {
 		for _, gw := range []string{"gw-alpha-1", "gw-beta-1", "gw-gamma-1"} {

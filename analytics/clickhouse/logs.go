@@ -65,28 +65,15 @@ func (c *cond) before(tc timeCols, keyExpr string, cursor string) error {
 	return nil
 }
 
-// Logs lists the logs matching f, newest first by (ts, id), without bodies.
-//
-// It reads in two steps: the keys (ts, ts_ms, id) of the page first, then
-// the page's rows. A single ORDER BY … LIMIT would read every column of every
-// row in the range to sort them (18.16 has no lazy materialization).
-func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Record, *string, error) {
-	limit := pageLimit(f.Limit)
+// logFilterCond is the condition of every filter of f (not its cursor).
+func logFilterCond(f *analytics.LogFilter) (*cond, error) {
 	c := logCond(f.Query)
-	if f.Provider != "" {
-		c.add("provider = ?", f.Provider)
+	conds, err := f.ColumnConds()
+	if err != nil {
+		return nil, err
 	}
-	if f.Model != "" {
-		c.add("model = ?", f.Model)
-	}
-	if f.Status != 0 {
-		c.add("status = ?", int32(f.Status))
-	}
-	if f.Operation != "" {
-		c.add("operation = ?", f.Operation)
-	}
-	if f.ErrorCode != "" {
-		c.add("error_code = ?", f.ErrorCode)
+	for _, x := range conds {
+		c.add(x.SQL, x.Args...)
 	}
 	mdKeys := make([]string, 0, len(f.Metadata))
 	for k := range f.Metadata {
@@ -96,19 +83,54 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 	for _, k := range mdKeys {
 		c.add("arrayExists((mk, mv) -> mk = ? AND mv = ?, metadata_keys, metadata_values)", k, f.Metadata[k])
 	}
-	if err := c.before(logTime, "id", f.Cursor); err != nil {
+	if f.Search != "" {
+		// positionCaseInsensitive folds ASCII letters only, as the
+		// definition asks.
+		c.add("(positionCaseInsensitive(id, ?) > 0 OR arrayExists(mv -> positionCaseInsensitive(mv, ?) > 0, metadata_values))",
+			f.Search, f.Search)
+	}
+	return c, nil
+}
+
+// Logs lists the logs matching f in the order of f.Sort (newest first by
+// (ts, id) by default), without bodies.
+//
+// It reads in two steps: the keys (ts, ts_ms, id and the sort key) of the
+// page first, then the page's rows. A single ORDER BY … LIMIT would read
+// every column of every row in the range to sort them (18.16 has no lazy
+// materialization).
+func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Record, *string, error) {
+	limit := pageLimit(f.Limit)
+	sortKey, err := f.Sort.Key()
+	if err != nil {
 		return nil, nil, err
+	}
+	c, err := logFilterCond(&f)
+	if err != nil {
+		return nil, nil, err
+	}
+	newest := f.Sort.IsNewestFirst()
+	if newest {
+		if err := c.before(logTime, "id", f.Cursor); err != nil {
+			return nil, nil, err
+		}
+	} else if err := c.sortedAfter(f.Sort, sortKey, f.Cursor); err != nil {
+		return nil, nil, err
+	}
+	keyCol := "toInt64(0)"
+	if sortKey != "" {
+		keyCol = "toInt64(" + sortKey + ")"
 	}
 
 	// Step 1: the page's keys.
-	keys, err := s.conn.Query(ctx, "SELECT tenant_id, toInt64(ts), ts_ms, id FROM request_logs "+c.sql()+
-		" ORDER BY ts DESC, ts_ms DESC, id DESC LIMIT "+itoa(int64(limit+1)), c.args...)
+	keys, err := s.conn.Query(ctx, "SELECT tenant_id, toInt64(ts), ts_ms, id, "+keyCol+" FROM request_logs "+c.sql()+
+		" ORDER BY "+f.Sort.OrderBy(sortKey, "ts", "ts_ms", "id")+" LIMIT "+itoa(int64(limit+1)), c.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list logs: %w", err)
 	}
 	type key struct {
 		tenant, id string
-		ms         int64
+		ms, sort   int64
 	}
 	var page []key
 	for keys.Next() {
@@ -117,7 +139,7 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 			sec int64
 			ms  uint16
 		)
-		if err := keys.Scan(&k.tenant, &sec, &ms, &k.id); err != nil {
+		if err := keys.Scan(&k.tenant, &sec, &ms, &k.id, &k.sort); err != nil {
 			_ = keys.Close()
 			return nil, nil, fmt.Errorf("list logs: %w", err)
 		}
@@ -132,7 +154,11 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 	if len(page) > limit {
 		page = page[:limit]
 		last := page[limit-1]
-		next = encodeCursor(last.ms, last.id)
+		if newest {
+			next = encodeCursor(last.ms, last.id)
+		} else {
+			next = f.Sort.Encode(analytics.SortCursor{Key: last.sort, Time: last.ms, ID: last.id})
+		}
 	}
 	if len(page) == 0 {
 		return []analytics.Record{}, nil, nil
@@ -146,11 +172,14 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 			tenants = append(tenants, k.tenant)
 		}
 	}
-	newest, oldest := page[0].ms, page[len(page)-1].ms
+	hi, lo := page[0].ms, page[0].ms
+	for _, k := range page {
+		hi, lo = max(hi, k.ms), min(lo, k.ms)
+	}
 	pc := &cond{}
 	pc.in("tenant_id", tenants)
-	pc.add("ts >= toDateTime(?)", floorDiv(oldest, 1000))
-	pc.add("ts <= toDateTime(?)", floorDiv(newest, 1000))
+	pc.add("ts >= toDateTime(?)", floorDiv(lo, 1000))
+	pc.add("ts <= toDateTime(?)", floorDiv(hi, 1000))
 	pc.in("id", ids)
 	lr := newLogReader(false)
 	rows, err := s.conn.Query(ctx, "SELECT "+lr.cols+" FROM request_logs "+pc.sql(), pc.args...)
@@ -176,6 +205,34 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 		}
 	}
 	return out, next, nil
+}
+
+// sortedAfter adds the condition of the rows after a cursor of a listing in
+// the order of ls (not newest first).
+func (c *cond) sortedAfter(ls analytics.LogSort, sortKey, cursor string) error {
+	sc, err := ls.Decode(cursor)
+	if err != nil || sc == nil {
+		return err
+	}
+	if sortKey == "" { // by time, oldest first: a bound the primary key can use
+		c.add("ts >= toDateTime(?)", floorDiv(sc.Time, logTime.per))
+	}
+	expr, args := ls.After(sc, sortKey, logTime.units(), "id")
+	c.add(expr, args...)
+	return nil
+}
+
+// LogCount counts the logs matching f (its sort and page aside).
+func (s *Store) LogCount(ctx context.Context, f analytics.LogFilter) (int64, error) {
+	c, err := logFilterCond(&f)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	if err := s.conn.QueryRow(ctx, "SELECT count() FROM request_logs "+c.sql(), c.args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count logs: %w", err)
+	}
+	return int64(n), nil
 }
 
 // Log reads one log with its bodies; nil when there is none.

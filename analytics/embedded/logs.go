@@ -105,22 +105,15 @@ func scanRecord(sc scanner, bodies bool) (analytics.Record, error) {
 	return r, nil
 }
 
-// Logs lists the request logs of f newest first by (ts, id), without
-// their bodies.
-func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Record, *string, error) {
-	c, err := parseCursor(f.Cursor)
-	if err != nil {
-		return nil, nil, err
-	}
-	limit := pageSize(f.Limit)
+// logWhere is the condition of every filter of f (not its cursor).
+func logWhere(f *analytics.LogFilter) (*where, error) {
 	w := scope(f.Query)
-	for _, m := range []struct{ col, v string }{{"provider", f.Provider}, {"model", f.Model}, {"error_code", f.ErrorCode}, {"operation", f.Operation}} {
-		if m.v != "" {
-			w.add(m.col+" = ?", m.v)
-		}
+	conds, err := f.ColumnConds()
+	if err != nil {
+		return nil, err
 	}
-	if f.Status != 0 {
-		w.add("status = ?", f.Status)
+	for _, c := range conds {
+		w.add(c.SQL, c.Args...)
 	}
 	keys := make([]string, 0, len(f.Metadata))
 	for k := range f.Metadata {
@@ -130,9 +123,45 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 	for _, k := range keys {
 		w.add("EXISTS (SELECT 1 FROM json_each(metadata) WHERE key = ? AND value = ?)", k, f.Metadata[k])
 	}
-	w.after(c, "ts", "id")
+	if f.Search != "" {
+		// lower() folds ASCII letters only, as the definition asks.
+		w.add("(instr(lower(id), lower(?)) > 0 OR EXISTS (SELECT 1 FROM json_each(metadata) WHERE instr(lower(value), lower(?)) > 0))",
+			f.Search, f.Search)
+	}
+	return w, nil
+}
+
+// Logs lists the request logs of f in the order of f.Sort (newest first by
+// default, by (ts, id)), without their bodies.
+func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Record, *string, error) {
+	key, err := f.Sort.Key()
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := logWhere(&f)
+	if err != nil {
+		return nil, nil, err
+	}
+	newest := f.Sort.IsNewestFirst()
+	if newest {
+		c, err := parseCursor(f.Cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		w.after(c, "ts", "id")
+	} else {
+		c, err := f.Sort.Decode(f.Cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		if c != nil {
+			cond, args := f.Sort.After(c, key, "ts", "id")
+			w.add(cond, args...)
+		}
+	}
+	limit := pageSize(f.Limit)
 	rows, err := s.r.QueryContext(ctx, "SELECT "+listColumns+" FROM request_logs"+w.String()+
-		" ORDER BY ts DESC, id DESC LIMIT "+strconv.Itoa(limit+1), w.args...)
+		" ORDER BY "+f.Sort.OrderBy(key, "ts", "id")+" LIMIT "+strconv.Itoa(limit+1), w.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list logs: %w", err)
 	}
@@ -148,8 +177,29 @@ func (s *Store) Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Re
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("list logs: %w", err)
 	}
-	page, nc := next(out, limit, func(r analytics.Record) cursor { return cursor{r.TS.UnixNano(), r.ID} })
-	return page, nc, nil
+	if newest {
+		page, nc := next(out, limit, func(r analytics.Record) cursor { return cursor{r.TS.UnixNano(), r.ID} })
+		return page, nc, nil
+	}
+	if len(out) <= limit {
+		return out, nil, nil
+	}
+	out = out[:limit]
+	last := out[limit-1]
+	return out, f.Sort.Encode(analytics.SortCursor{Key: f.Sort.KeyOf(&last), Time: last.TS.UnixNano(), ID: last.ID}), nil
+}
+
+// LogCount counts the request logs f selects (its sort and page aside).
+func (s *Store) LogCount(ctx context.Context, f analytics.LogFilter) (int64, error) {
+	w, err := logWhere(&f)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if err := s.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM request_logs"+w.String(), w.args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count logs: %w", err)
+	}
+	return n, nil
 }
 
 // Log reads one request log with its bodies; nil when there is none.

@@ -267,6 +267,9 @@ func writeList[T any](w http.ResponseWriter, l *admin.List[T], err error) error 
 	if l == nil {
 		return errNoResult
 	}
+	if l.TotalCount != nil { // {"data","next_cursor","total_count"}
+		return JSON(w, http.StatusOK, l)
+	}
 	return List(w, l.Data, l.NextCursor)
 }
 

@@ -1,13 +1,16 @@
 package rest
 
 import (
+	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/admin"
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/money"
 )
 
 // maxMetadataFilters is the most ?metadata=key=value filters of a log
@@ -162,7 +165,8 @@ func (a *adminAPI) logQuery(r *http.Request) (admin.LogQuery, error) {
 	}{
 		{"tenant", &lq.TenantID}, {"gateway", &lq.GatewayID}, {"user", &lq.UserID},
 		{"provider", &lq.Provider}, {"model", &lq.Model}, {"error_code", &lq.ErrorCode},
-		{"operation", &lq.Operation},
+		{"operation", &lq.Operation}, {"token", &lq.TokenID}, {"status_class", &lq.StatusClass},
+		{"search", &lq.Search}, {"sort", &lq.SortBy}, {"order", &lq.Order},
 	} {
 		if *f.dst, _, err = single(q, f.name); err != nil {
 			return lq, err
@@ -180,11 +184,65 @@ func (a *adminAPI) logQuery(r *http.Request) (admin.LogQuery, error) {
 	if lq.Metadata, err = metadataFilter(q["metadata"]); err != nil {
 		return lq, err
 	}
+	if err := logBounds(q, &lq); err != nil {
+		return lq, err
+	}
+	if s, ok, err := single(q, "count"); err != nil {
+		return lq, err
+	} else if ok {
+		if lq.Count, err = strconv.ParseBool(s); err != nil {
+			return lq, apierr.Invalid("count", "count must be true or false")
+		}
+	}
 	if lq.Range, err = a.rangeOf(r); err != nil {
 		return lq, err
 	}
 	lq.Page, err = pageOf(r)
 	return lq, err
+}
+
+// logBounds reads the latency (whole milliseconds) and cost (decimal USD)
+// bounds of a log query.
+func logBounds(q url.Values, lq *admin.LogQuery) error {
+	for _, b := range []struct {
+		name string
+		dst  **int64
+		usd  bool
+	}{
+		{"min_latency_ms", &lq.LatencyMS.Min, false}, {"max_latency_ms", &lq.LatencyMS.Max, false},
+		{"min_cost_usd", &lq.CostUSD.Min, true}, {"max_cost_usd", &lq.CostUSD.Max, true},
+	} {
+		s, ok, err := single(q, b.name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		n, ok := boundOf(s, b.usd)
+		if !ok && b.usd {
+			return apierr.Invalid(b.name, "%s must be an amount of USD, such as 0.05", b.name)
+		}
+		if !ok {
+			return apierr.Invalid(b.name, "%s must be a whole number of milliseconds", b.name)
+		}
+		*b.dst = &n
+	}
+	return nil
+}
+
+// boundOf reads a bound: whole milliseconds, or decimal USD in money.USD
+// units; neither may be negative.
+func boundOf(s string, usd bool) (int64, bool) {
+	if !usd {
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil && n >= 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > 1e9 {
+		return 0, false
+	}
+	return int64(money.FromFloat(f)), true
 }
 
 // metadataFilter reads repeated key=value filters; nil when there are none.

@@ -17,6 +17,7 @@ type Analytics interface {
 	Spend(ctx context.Context, q analytics.Query) (*analytics.Spend, error)
 	TenantAnalysis(ctx context.Context, q analytics.Query) (*analytics.TenantAnalysis, error)
 	Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Record, *string, error)
+	LogCount(ctx context.Context, f analytics.LogFilter) (int64, error)
 	Log(ctx context.Context, id string) (*analytics.Record, error)
 	Traces(ctx context.Context, q analytics.Query, limit int, cursor string) ([]analytics.TraceSummary, *string, error)
 	Trace(ctx context.Context, id, tenantID string) (*analytics.Trace, error)
@@ -69,7 +70,8 @@ func (noAnalytics) TenantAnalysis(_ context.Context, q analytics.Query) (*analyt
 func (noAnalytics) Logs(context.Context, analytics.LogFilter) ([]analytics.Record, *string, error) {
 	return []analytics.Record{}, nil, nil
 }
-func (noAnalytics) Log(context.Context, string) (*analytics.Record, error) { return nil, nil }
+func (noAnalytics) LogCount(context.Context, analytics.LogFilter) (int64, error) { return 0, nil }
+func (noAnalytics) Log(context.Context, string) (*analytics.Record, error)       { return nil, nil }
 func (noAnalytics) Traces(context.Context, analytics.Query, int, string) ([]analytics.TraceSummary, *string, error) {
 	return []analytics.TraceSummary{}, nil, nil
 }

@@ -29,15 +29,25 @@ type Spend struct {
 	ByToken   []ScopeSpend  `json:"by_token,omitempty"`
 }
 
-// LogQuery selects request logs. Zero fields match everything.
+// LogQuery selects request logs. Zero fields match everything; the
+// fields not described here mean what analytics.LogFilter's do.
 type LogQuery struct {
-	TenantID, GatewayID, UserID, Provider, Model, ErrorCode string
+	TenantID, GatewayID, UserID, TokenID, Provider, Model, ErrorCode string
 	// Operation is one of the operations of CONTRACT §12 (analytics.OpChat, …).
-	Operation string
-	Status    int
-	Metadata  map[string]string
-	Range     Range
-	Page      Page
+	Operation   string
+	Status      int
+	StatusClass string
+	Metadata    map[string]string
+	Search      string
+	LatencyMS   analytics.Bounds
+	CostUSD     analytics.Bounds
+	// SortBy is ts (the default), latency, cost, tokens or status; Order
+	// is desc (the default) or asc.
+	SortBy, Order string
+	// Count asks for the total count of the matching logs.
+	Count bool
+	Range Range
+	Page  Page
 }
 
 const (
@@ -268,7 +278,8 @@ func checkFigurePage(pg Page) (Page, error) {
 	return checked, nil
 }
 
-// Logs lists request logs, newest first. A caller other than the
+// Logs lists request logs in the order lq asks for (newest first by
+// default), with their total count when lq.Count. A caller other than the
 // Administrator sees only its own tenant's logs.
 func (s *Service) Logs(ctx context.Context, p *auth.Principal, lq LogQuery) (*List[analytics.Record], error) {
 	if err := s.can(ctx, p, auth.OpLogList); err != nil {
@@ -293,46 +304,31 @@ func (s *Service) Logs(ctx context.Context, p *auth.Principal, lq LogQuery) (*Li
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range []struct{ param, v string }{
-		{"user", lq.UserID}, {"provider", lq.Provider}, {"model", lq.Model}, {"error_code", lq.ErrorCode},
-	} {
-		if err := checkText(f.param, f.v, 256, false); err != nil {
-			return nil, err
-		}
-	}
-	if lq.Operation != "" && !analytics.IsOperation(lq.Operation) {
-		return nil, apierr.Invalid("operation",
-			"operation must be chat, completions, embeddings, responses, messages, count_tokens or models")
-	}
-	if lq.Status != 0 && (lq.Status < 100 || lq.Status > 599) {
-		return nil, apierr.Invalid("status", "status must be an HTTP status between 100 and 599")
-	}
-	if len(lq.Metadata) > maxLogMetadata {
-		return nil, apierr.Invalid("metadata", "at most %d metadata filters", maxLogMetadata)
-	}
-	for k, v := range lq.Metadata {
-		if err := checkText("metadata", k, 256, true); err != nil {
-			return nil, err
-		}
-		if err := checkText("metadata", v, 1024, false); err != nil {
-			return nil, err
-		}
+	f, err := lq.filter()
+	if err != nil {
+		return nil, err
 	}
 	q.From, q.To = r.From, r.To
 	if lq.UserID != "" {
 		q.UserID = lq.UserID
 	}
-	recs, next, err := s.cfg.Analytics.Logs(ctx, analytics.LogFilter{
-		Query: q, Provider: lq.Provider, Model: lq.Model, Status: lq.Status, ErrorCode: lq.ErrorCode,
-		Operation: lq.Operation, Metadata: lq.Metadata, Limit: pg.Limit, Cursor: pg.Cursor,
-	})
+	f.Query, f.Limit, f.Cursor = q, pg.Limit, pg.Cursor
+	recs, next, err := s.cfg.Analytics.Logs(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("read logs: %w", err)
 	}
-	if recs == nil {
-		recs = []analytics.Record{}
+	l := &List[analytics.Record]{Data: recs, NextCursor: next}
+	if lq.Count {
+		n, err := s.cfg.Analytics.LogCount(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("count logs: %w", err)
+		}
+		l.TotalCount = &n
 	}
-	return &List[analytics.Record]{Data: recs, NextCursor: next}, nil
+	if l.Data == nil {
+		l.Data = []analytics.Record{}
+	}
+	return l, nil
 }
 
 // Log reads one request log with its bodies and trace id.

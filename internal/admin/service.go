@@ -217,6 +217,9 @@ type Page = store.Page
 type List[T any] struct {
 	Data       []T     `json:"data"`
 	NextCursor *string `json:"next_cursor"`
+	// TotalCount counts the entries of every page, when the listing
+	// offers it and the caller asked (LogQuery.Count); nil otherwise.
+	TotalCount *int64 `json:"total_count,omitempty"`
 }
 
 // checkPage applies the pagination policy (package page) to pg: a limit

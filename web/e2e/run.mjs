@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { a11yTour } from './a11y.mjs';
+import { logsExplorer } from './logs19.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BASE = need('SLUICE_URL');
@@ -471,11 +472,12 @@ await step('Logs: the table lists the request with its operation, also when filt
   await page.getByLabel('Model').fill('gpt-4o-mini');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.locator(`tr[data-log="${state.requestId}"]`).waitFor();
+  await page.getByRole('button', { name: 'More filters' }).click();
   await page.getByLabel('Operation').selectOption('chat');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.locator(`tr[data-log="${state.requestId}"]`).waitFor();
   assert.equal(await page.locator(`tr[data-log="${state.requestId}"] td code`).first().textContent(), 'chat');
-  await page.getByLabel('Status').fill('404');
+  await page.getByLabel('Status', { exact: true }).fill('404');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.getByText('No requests match').waitFor();
   await page.getByRole('button', { name: 'Clear' }).click();
@@ -551,6 +553,8 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
   await page.goto('/ui/logs');
   await page.getByRole('heading', { name: "You don't have access to request logs and traces" }).waitFor();
 });
+
+await logsExplorer({ page, step, BASE, ADMIN_TOKEN, MOCK_URL, state, nav, signInWithPassword, signOut, until, shot });
 
 await step('an ended session (401) goes back to sign-in', async () => {
   await page.goto('/ui/overview');

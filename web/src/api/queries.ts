@@ -56,17 +56,18 @@ export const Q = {
     userTokens(userId: $id, limit: 50) { data { ${TOKEN} } nextCursor }
   }`,
 
-  logs: `query Logs($filter: LogFilterInput, $cursor: String) {
-    logs(filter: $filter, limit: 50, cursor: $cursor) {
-      data { id ts tenantId gatewayId userId provider model route status errorCode latencyMs tokensIn tokensOut costUsd cache operation }
+  logs: `query Logs($filter: LogFilterInput, $sort: LogSortInput, $cursor: String) {
+    logs(filter: $filter, sort: $sort, limit: 50, cursor: $cursor) {
+      data { id ts tenantId gatewayId tokenId userId provider model route status errorCode errorMessage latencyMs tokensIn tokensOut costUsd cache operation }
       nextCursor
+      totalCount
     }
   }`,
   log: `query LogDetail($id: ID!) {
     log(id: $id) {
       id ts tenantId gatewayId tokenId userId provider model route status errorCode latencyMs ttfbMs tokensIn tokensOut
       cachedTokens cacheWriteTokens cacheWrite1hTokens reasoningTokens costUsd cache attempts ruleHits metadata traceId
-      clientIp userAgent requestBody responseBody operation
+      clientIp userAgent requestBody responseBody operation errorMessage
     }
   }`,
   trace: `query TraceDetail($id: ID!) {

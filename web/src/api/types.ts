@@ -5,6 +5,8 @@ import type { Role } from '../lib/policy';
 export interface Connection<T> {
   data: T[];
   nextCursor?: string | null;
+  /** The matches of every page, where a listing offers it (logs). */
+  totalCount?: number | null;
 }
 export interface RateLimit {
   requestsPerMinute: number | null;
@@ -172,6 +174,8 @@ export interface LogRecord {
   route: string;
   status: number;
   errorCode: string;
+  /** The message of the error the client got; '' for an answer and on old logs. */
+  errorMessage?: string;
   latencyMs: number;
   ttfbMs?: number;
   tokensIn: number;

@@ -41,7 +41,15 @@ const answers: Record<string, (v: Vars) => unknown> = {
     const [from, to] = range(v);
     return { gatewaySpend: F.demoSpend(from, to, true) };
   },
-  Logs: () => ({ logs: list(F.demoLogs()) }),
+  Logs: (v) => {
+    const by: string = v.sort?.by ?? 'ts';
+    const key = (l: ReturnType<typeof F.demoLogs>[number]) =>
+      by === 'latency' ? l.latencyMs : by === 'cost' ? l.costUsd : by === 'tokens' ? l.tokensIn + l.tokensOut : by === 'status' ? l.status : Date.parse(l.ts);
+    const data = F.demoLogs().sort((a, b) => (key(a) - key(b)) * (v.sort?.order === 'asc' ? 1 : -1));
+    return { logs: { data, nextCursor: null, totalCount: data.length } };
+  },
+  // The token picker's one query: the demo's tokens under each alias it asks for.
+  LogTokens: (v) => Object.fromEntries(Object.keys(v).map((alias) => [alias, list(F.demoTokens)])),
   LogDetail: (v) => ({ log: F.demoLog(v.id) }),
   TraceDetail: (v) => ({ trace: F.demoTrace(v.id) }),
   TenantSpend: (v) => {

@@ -7,6 +7,7 @@ import { QueryView, useGQL } from '../components/data';
 import { Badge, CopyButton, Empty, PageHeader, StatusBadge } from '../components/ui';
 import { formatDuration, formatInt, formatTime, formatUSD, prettyBody } from '../lib/format';
 import { Link } from '../lib/router';
+import { modelLabel } from '../lib/logs';
 import { layoutWaterfall } from '../lib/waterfall';
 
 export function LogDetail({ id }: { id: string }) {
@@ -16,7 +17,7 @@ export function LogDetail({ id }: { id: string }) {
       {(l) => (
         <>
           <PageHeader
-            title={`${l.provider}/${l.model}`}
+            title={modelLabel(l)}
             subtitle={
               <>
                 <Link to="/ui/logs">Logs</Link> / <code>{l.id}</code> <CopyButton text={l.id} label="Copy id" />
@@ -32,6 +33,12 @@ export function LogDetail({ id }: { id: string }) {
               <dd>
                 <StatusBadge status={l.status} /> {l.errorCode && <code>{l.errorCode}</code>}
               </dd>
+              {l.errorMessage ? (
+                <>
+                  <dt>Error message</dt>
+                  <dd>{l.errorMessage}</dd>
+                </>
+              ) : null}
               <dt>Tenant / gateway</dt>
               <dd>
                 {l.tenantId} / <Link to={`/ui/gateways/${l.gatewayId}`}>{l.gatewayId}</Link>

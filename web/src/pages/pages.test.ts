@@ -1,27 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { logFilter } from './Logs';
 import { routeErrors } from './gateway/Routes';
 import { ruleErrors } from './gateway/Rules';
 import { lifecycle } from './Prices';
 import { groupsCSV, totals } from './Analytics';
-
-const noFilters = { gateway: '', user: '', provider: '', model: '', status: '', error_code: '', operation: '', metadata: '', from: '', to: '' };
-
-describe('logFilter', () => {
-  it('builds a LogFilterInput from the URL filters', () => {
-    expect(logFilter({ ...noFilters, gateway: 'gw_1', status: '429', metadata: 'team=search', model: 'gpt-4o' }, 'acme')).toEqual({
-      filter: { tenantId: 'acme', gatewayId: 'gw_1', status: 429, metadata: { team: 'search' }, model: 'gpt-4o' },
-    });
-    expect(logFilter(noFilters, '')).toEqual({ filter: {} });
-    expect(logFilter({ ...noFilters, operation: 'models' }, '')).toEqual({ filter: { operation: 'models' } });
-  });
-  it('refuses bad input before sending it', () => {
-    expect(logFilter({ ...noFilters, status: '99' }, '')).toHaveProperty('error');
-    expect(logFilter({ ...noFilters, metadata: 'nokey' }, '')).toHaveProperty('error');
-    expect(logFilter({ ...noFilters, operation: 'chat/completions' }, '')).toHaveProperty('error');
-    expect(logFilter({ ...noFilters, from: '2026-11-22T10:00', to: '2026-11-21T10:00' }, '')).toHaveProperty('error');
-  });
-});
 
 describe('routeErrors', () => {
   const t = { provider: 'openai', model: 'gpt-4o', keyAlias: '', weight: '1' };
