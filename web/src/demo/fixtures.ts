@@ -247,6 +247,7 @@ export function demoLogs(): LogRecord[] {
       route: i % 4 === 0 ? 'smart' : '',
       status: failed ? (r() < 0.5 ? 429 : 502) : 200,
       errorCode: failed ? 'upstream_error' : '',
+      tokenId: ['tok_demo_1', 'tok_demo_2'][i % 2],
       latencyMs: 300 + Math.round(r() * 2500),
       tokensIn,
       tokensOut,
@@ -254,7 +255,7 @@ export function demoLogs(): LogRecord[] {
       cache: i % 7 === 0 ? 'HIT' : 'MISS',
       operation: 'chat',
     };
-  });
+  }).map((l) => ({ ...l, errorMessage: l.status === 429 ? 'The provider is rate limiting this key: try again later.' : l.status === 502 ? 'The provider failed to answer.' : '' }));
 }
 
 export function demoLog(id: string): LogRecord | null {
@@ -263,7 +264,6 @@ export function demoLog(id: string): LogRecord | null {
   if (!l) return null;
   return {
     ...l,
-    tokenId: 'tok_demo_1',
     ttfbMs: Math.round(l.latencyMs * 0.4),
     cachedTokens: 0,
     cacheWriteTokens: 0,

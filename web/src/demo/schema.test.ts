@@ -14,6 +14,7 @@ import schemaText from '../../../schema.graphql?raw';
 import { makeClient } from '../api/client';
 import { demoSession } from '../api/session';
 import { Q, operationName } from '../api/queries';
+import { tokensQuery } from '../pages/logs/FilterBar';
 import { demoOperationNames } from './exchange';
 
 // The demo's sample data has the shapes the real API returns: every query the
@@ -107,8 +108,15 @@ function conforms(doc: string, vars: Record<string, unknown>, data: Record<strin
 }
 
 describe('the demo fixtures', () => {
+  // The log explorer's token picker builds its query at run time.
+  const logTokens = tokensQuery(['gw_demo_prod', 'gw_demo_staging'], 'usr_demo_dana');
+
   it('covers the demo queries', () => {
-    expect(demoQueries.map((d) => operationName(d)).sort()).toEqual([...demoOperationNames].sort());
+    expect([...demoQueries.map((d) => operationName(d)), operationName(logTokens.query)].sort()).toEqual([...demoOperationNames].sort());
+  });
+
+  it('answers LogTokens (the token picker) in the shape of schema.graphql', async () => {
+    conforms(logTokens.query, logTokens.variables, await answer(logTokens.query, logTokens.variables));
   });
 
   for (const doc of demoQueries) {
