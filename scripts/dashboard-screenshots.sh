@@ -5,7 +5,9 @@
 # at 1440x900, and copies them to docs/img/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
 make web
+rm -f web/e2e/artifacts/landing-*.png
 go test ./cmd/sluice -run TestDashboardEndToEnd -count=1
 shopt -s nullglob
 shots=(web/e2e/artifacts/landing-*.png)
