@@ -112,6 +112,8 @@ type ComplexityRoot struct {
 	BreakerState struct {
 		ConsecutiveFailures func(childComplexity int) int
 		KeyAlias            func(childComplexity int) int
+		LastError           func(childComplexity int) int
+		LastErrorAt         func(childComplexity int) int
 		NextProbeAt         func(childComplexity int) int
 		OpenedAt            func(childComplexity int) int
 		Provider            func(childComplexity int) int
@@ -190,6 +192,7 @@ type ComplexityRoot struct {
 	}
 
 	Gateway struct {
+		BaseURL              func(childComplexity int) int
 		BodyLogLimitBytes    func(childComplexity int) int
 		Budget               func(childComplexity int) int
 		Cache                func(childComplexity int) int
@@ -259,6 +262,13 @@ type ComplexityRoot struct {
 		Deployments func(childComplexity int) int
 		Region      func(childComplexity int) int
 		Resource    func(childComplexity int) int
+	}
+
+	KeyTest struct {
+		LatencyMS func(childComplexity int) int
+		Message   func(childComplexity int) int
+		Model     func(childComplexity int) int
+		OK        func(childComplexity int) int
 	}
 
 	Latency struct {
@@ -376,9 +386,11 @@ type ComplexityRoot struct {
 		PutModelPrices        func(childComplexity int, input []admin.PriceInput) int
 		ReportClientError     func(childComplexity int, input admin.ClientErrorInput) int
 		SignOut               func(childComplexity int) int
+		TestProviderKey       func(childComplexity int, gatewayID string, provider string, alias string, model *string) int
 		UnassignGateway       func(childComplexity int, userID string, gatewayID string) int
 		UpdateGateway         func(childComplexity int, id string, input admin.GatewaySettings) int
 		UpdateGatewayToken    func(childComplexity int, gatewayID string, tokenID string, input admin.TokenPatch) int
+		UpdateProviderKey     func(childComplexity int, gatewayID string, provider string, alias string, input admin.KeyPatch) int
 		UpdateRule            func(childComplexity int, gatewayID string, input admin.RulePatch) int
 		UpdateTenant          func(childComplexity int, id string, input admin.TenantPatch) int
 		UpdateUser            func(childComplexity int, id string, input admin.UserPatch) int
@@ -435,6 +447,7 @@ type ComplexityRoot struct {
 		Alias     func(childComplexity int) int
 		BaseURL   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
+		Disabled  func(childComplexity int) int
 		GatewayID func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Last4     func(childComplexity int) int
@@ -452,7 +465,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Analytics        func(childComplexity int, tenantID *string, groupBy *string, from *time.Time, to *time.Time) int
+		Analytics        func(childComplexity int, tenantID *string, gatewayID *string, groupBy *string, from *time.Time, to *time.Time) int
 		AuditLog         func(childComplexity int, filter *admin.AuditFilter, limit *int, cursor *string) int
 		CircuitBreaker   func(childComplexity int, gatewayID string) int
 		ClientErrors     func(childComplexity int, limit *int, cursor *string) int
@@ -474,12 +487,12 @@ type ComplexityRoot struct {
 		ProviderKeys     func(childComplexity int, gatewayID string) int
 		Providers        func(childComplexity int) int
 		Rules            func(childComplexity int, gatewayID string) int
-		Stats            func(childComplexity int, tenantID *string, from *time.Time, to *time.Time) int
+		Stats            func(childComplexity int, tenantID *string, gatewayID *string, from *time.Time, to *time.Time) int
 		Tenant           func(childComplexity int, id string) int
 		TenantAnalytics  func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
 		TenantSpend      func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
 		Tenants          func(childComplexity int, limit *int, cursor *string) int
-		Timeseries       func(childComplexity int, tenantID *string, interval *string, from *time.Time, to *time.Time) int
+		Timeseries       func(childComplexity int, tenantID *string, gatewayID *string, interval *string, from *time.Time, to *time.Time) int
 		Trace            func(childComplexity int, id string) int
 		User             func(childComplexity int, id string) int
 		UserGateways     func(childComplexity int, userID string) int
@@ -715,6 +728,7 @@ type GatewayResolver interface {
 	Rules(ctx context.Context, obj *store.Gateway) (*admin.List[store.Rule], error)
 	Tokens(ctx context.Context, obj *store.Gateway, limit *int, cursor *string) (*admin.List[store.Token], error)
 	CircuitBreakerStates(ctx context.Context, obj *store.Gateway) (*admin.List[admin.BreakerState], error)
+	BaseURL(ctx context.Context, obj *store.Gateway) (string, error)
 }
 type MutationResolver interface {
 	CreateTenant(ctx context.Context, input admin.TenantInput) (*store.Tenant, error)
@@ -726,6 +740,8 @@ type MutationResolver interface {
 	DeleteGatewayBudget(ctx context.Context, id string) (bool, error)
 	AddProviderKey(ctx context.Context, gatewayID string, input admin.KeyInput) (*store.ProviderKey, error)
 	DeleteProviderKey(ctx context.Context, gatewayID string, provider string, alias string) (bool, error)
+	UpdateProviderKey(ctx context.Context, gatewayID string, provider string, alias string, input admin.KeyPatch) (*store.ProviderKey, error)
+	TestProviderKey(ctx context.Context, gatewayID string, provider string, alias string, model *string) (*admin.KeyTest, error)
 	CreateRule(ctx context.Context, gatewayID string, input admin.RuleInput) (*store.Rule, error)
 	UpdateRule(ctx context.Context, gatewayID string, input admin.RulePatch) (*store.Rule, error)
 	DeleteRule(ctx context.Context, gatewayID string, id string) (bool, error)
@@ -766,9 +782,9 @@ type QueryResolver interface {
 	User(ctx context.Context, id string) (*store.User, error)
 	UserTokens(ctx context.Context, userID string, limit *int, cursor *string) (*admin.List[store.Token], error)
 	UserGateways(ctx context.Context, userID string) (*admin.List[store.Gateway], error)
-	Stats(ctx context.Context, tenantID *string, from *time.Time, to *time.Time) (*analytics.Stats, error)
-	Timeseries(ctx context.Context, tenantID *string, interval *string, from *time.Time, to *time.Time) (*analytics.Timeseries, error)
-	Analytics(ctx context.Context, tenantID *string, groupBy *string, from *time.Time, to *time.Time) (*analytics.Analysis, error)
+	Stats(ctx context.Context, tenantID *string, gatewayID *string, from *time.Time, to *time.Time) (*analytics.Stats, error)
+	Timeseries(ctx context.Context, tenantID *string, gatewayID *string, interval *string, from *time.Time, to *time.Time) (*analytics.Timeseries, error)
+	Analytics(ctx context.Context, tenantID *string, gatewayID *string, groupBy *string, from *time.Time, to *time.Time) (*analytics.Analysis, error)
 	GatewaySpend(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantSpend(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantAnalytics(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*analytics.TenantAnalysis, error)
@@ -1075,6 +1091,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BreakerState.KeyAlias(childComplexity), true
+	case "BreakerState.lastError":
+		if e.ComplexityRoot.BreakerState.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BreakerState.LastError(childComplexity), true
+	case "BreakerState.lastErrorAt":
+		if e.ComplexityRoot.BreakerState.LastErrorAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BreakerState.LastErrorAt(childComplexity), true
 	case "BreakerState.nextProbeAt":
 		if e.ComplexityRoot.BreakerState.NextProbeAt == nil {
 			break
@@ -1390,6 +1418,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DaySpend.Requests(childComplexity), true
 
+	case "Gateway.baseUrl":
+		if e.ComplexityRoot.Gateway.BaseURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gateway.BaseURL(childComplexity), true
 	case "Gateway.bodyLogLimitBytes":
 		if e.ComplexityRoot.Gateway.BodyLogLimitBytes == nil {
 			break
@@ -1707,6 +1741,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KeyOptions.Resource(childComplexity), true
+
+	case "KeyTest.latencyMs":
+		if e.ComplexityRoot.KeyTest.LatencyMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyTest.LatencyMS(childComplexity), true
+	case "KeyTest.message":
+		if e.ComplexityRoot.KeyTest.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyTest.Message(childComplexity), true
+	case "KeyTest.model":
+		if e.ComplexityRoot.KeyTest.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyTest.Model(childComplexity), true
+	case "KeyTest.ok":
+		if e.ComplexityRoot.KeyTest.OK == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyTest.OK(childComplexity), true
 
 	case "Latency.p50":
 		if e.ComplexityRoot.Latency.P50 == nil {
@@ -2371,6 +2430,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SignOut(childComplexity), true
+	case "Mutation.testProviderKey":
+		if e.ComplexityRoot.Mutation.TestProviderKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_testProviderKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TestProviderKey(childComplexity, args["gatewayId"].(string), args["provider"].(string), args["alias"].(string), args["model"].(*string)), true
 	case "Mutation.unassignGateway":
 		if e.ComplexityRoot.Mutation.UnassignGateway == nil {
 			break
@@ -2404,6 +2474,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateGatewayToken(childComplexity, args["gatewayId"].(string), args["tokenId"].(string), args["input"].(admin.TokenPatch)), true
+	case "Mutation.updateProviderKey":
+		if e.ComplexityRoot.Mutation.UpdateProviderKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateProviderKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateProviderKey(childComplexity, args["gatewayId"].(string), args["provider"].(string), args["alias"].(string), args["input"].(admin.KeyPatch)), true
 	case "Mutation.updateRule":
 		if e.ComplexityRoot.Mutation.UpdateRule == nil {
 			break
@@ -2641,6 +2722,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProviderKey.CreatedAt(childComplexity), true
+	case "ProviderKey.disabled":
+		if e.ComplexityRoot.ProviderKey.Disabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderKey.Disabled(childComplexity), true
 	case "ProviderKey.gatewayId":
 		if e.ComplexityRoot.ProviderKey.GatewayID == nil {
 			break
@@ -2719,7 +2806,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Analytics(childComplexity, args["tenantId"].(*string), args["groupBy"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Analytics(childComplexity, args["tenantId"].(*string), args["gatewayId"].(*string), args["groupBy"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Query.auditLog":
 		if e.ComplexityRoot.Query.AuditLog == nil {
 			break
@@ -2947,7 +3034,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Stats(childComplexity, args["tenantId"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Stats(childComplexity, args["tenantId"].(*string), args["gatewayId"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Query.tenant":
 		if e.ComplexityRoot.Query.Tenant == nil {
 			break
@@ -3002,7 +3089,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Timeseries(childComplexity, args["tenantId"].(*string), args["interval"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Timeseries(childComplexity, args["tenantId"].(*string), args["gatewayId"].(*string), args["interval"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Query.trace":
 		if e.ComplexityRoot.Query.Trace == nil {
 			break
@@ -3966,6 +4053,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputGatewaySettings,
 		ec.unmarshalInputKeyInput,
 		ec.unmarshalInputKeyOptionsInput,
+		ec.unmarshalInputKeyPatch,
 		ec.unmarshalInputLogFilterInput,
 		ec.unmarshalInputLogSortInput,
 		ec.unmarshalInputPriceInput,
@@ -4109,12 +4197,12 @@ type Query {
   userTokens(userId: ID!, limit: Int, cursor: String): TokenConnection
   userGateways(userId: ID!): GatewayConnection
 
-  "Usage figures. from/to default to the last 24 hours."
-  stats(tenantId: ID, from: Time, to: Time): Stats
+  "Usage figures. from/to default to the last 24 hours; gatewayId (here, in timeseries and analytics) limits them to one gateway."
+  stats(tenantId: ID, gatewayId: ID, from: Time, to: Time): Stats
   "interval: minute, hour or day."
-  timeseries(tenantId: ID, interval: String, from: Time, to: Time): Timeseries
+  timeseries(tenantId: ID, gatewayId: ID, interval: String, from: Time, to: Time): Timeseries
   "groupBy: model, provider, gateway, user, status or error_code."
-  analytics(tenantId: ID, groupBy: String, from: Time, to: Time): Analysis
+  analytics(tenantId: ID, gatewayId: ID, groupBy: String, from: Time, to: Time): Analysis
   gatewaySpend(gatewayId: ID!, from: Time, to: Time): Spend
   tenantSpend(tenantId: ID!, from: Time, to: Time): Spend
   tenantAnalytics(tenantId: ID!, from: Time, to: Time): TenantAnalysis
@@ -4154,6 +4242,10 @@ type Mutation {
 
   addProviderKey(gatewayId: ID!, input: KeyInput!): ProviderKey
   deleteProviderKey(gatewayId: ID!, provider: String!, alias: String!): Boolean!
+  "Changes a key's weight, models or disabled flag (a key rotation); where the key is sent cannot change."
+  updateProviderKey(gatewayId: ID!, provider: String!, alias: String!, input: KeyPatch!): ProviderKey
+  "Makes one minimal upstream call with the key (one output token of model, or of the key's first chat model)."
+  testProviderKey(gatewayId: ID!, provider: String!, alias: String!, model: String): KeyTest
 
   createRule(gatewayId: ID!, input: RuleInput!): Rule
   updateRule(gatewayId: ID!, input: RulePatch!): Rule
@@ -4296,6 +4388,8 @@ type Gateway {
   tokens(limit: Int, cursor: String): TokenConnection
   "The circuit-breaker state of every target (circuitBreaker holds the settings)."
   circuitBreakerStates: BreakerStateConnection
+  "The gateway's inference base URL: --public-url/v1/{tenant}/{slug}, or the path alone when no public URL is set (the dashboard then prefixes its own origin)."
+  baseUrl: String!
 }
 
 type CacheSettings {
@@ -4428,8 +4522,25 @@ type ProviderKey {
   weight: Int!
   models: [String!]!
   options: KeyOptions!
+  "A disabled (retired) key is kept but never used by the proxy."
+  disabled: Boolean!
   createdAt: Time!
   updatedAt: Time!
+}
+
+"A change of a key's use: null fields keep their value."
+input KeyPatch {
+  weight: Int
+  disabled: Boolean
+  models: [String!]
+}
+
+"The outcome of a key test; message is the upstream's reason when it failed, never the key."
+type KeyTest {
+  ok: Boolean!
+  model: String!
+  latencyMs: Float!
+  message: String!
 }
 
 type KeyOptions {
@@ -5017,6 +5128,9 @@ type BreakerState {
   consecutiveFailures: Int!
   openedAt: Time
   nextProbeAt: Time
+  "The key's last upstream failure seen by this process (empty when none), kept after the breaker closes."
+  lastError: String!
+  lastErrorAt: Time
 }
 
 # ---- connections: one page of a list; nextCursor is null on the last page ----
@@ -5181,6 +5295,10 @@ func (ec *executionContext) childFields_BreakerState(ctx context.Context, field 
 		return ec.fieldContext_BreakerState_openedAt(ctx, field)
 	case "nextProbeAt":
 		return ec.fieldContext_BreakerState_nextProbeAt(ctx, field)
+	case "lastError":
+		return ec.fieldContext_BreakerState_lastError(ctx, field)
+	case "lastErrorAt":
+		return ec.fieldContext_BreakerState_lastErrorAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BreakerState", field.Name)
 }
@@ -5367,6 +5485,8 @@ func (ec *executionContext) childFields_Gateway(ctx context.Context, field graph
 		return ec.fieldContext_Gateway_tokens(ctx, field)
 	case "circuitBreakerStates":
 		return ec.fieldContext_Gateway_circuitBreakerStates(ctx, field)
+	case "baseUrl":
+		return ec.fieldContext_Gateway_baseUrl(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Gateway", field.Name)
 }
@@ -5469,6 +5589,20 @@ func (ec *executionContext) childFields_KeyOptions(ctx context.Context, field gr
 		return ec.fieldContext_KeyOptions_accessKeyId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KeyOptions", field.Name)
+}
+
+func (ec *executionContext) childFields_KeyTest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ok":
+		return ec.fieldContext_KeyTest_ok(ctx, field)
+	case "model":
+		return ec.fieldContext_KeyTest_model(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_KeyTest_latencyMs(ctx, field)
+	case "message":
+		return ec.fieldContext_KeyTest_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KeyTest", field.Name)
 }
 
 func (ec *executionContext) childFields_Latency(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5765,6 +5899,8 @@ func (ec *executionContext) childFields_ProviderKey(ctx context.Context, field g
 		return ec.fieldContext_ProviderKey_models(ctx, field)
 	case "options":
 		return ec.fieldContext_ProviderKey_options(ctx, field)
+	case "disabled":
+		return ec.fieldContext_ProviderKey_disabled(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_ProviderKey_createdAt(ctx, field)
 	case "updatedAt":
@@ -6781,6 +6917,44 @@ func (ec *executionContext) field_Mutation_reportClientError_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_testProviderKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "provider",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["provider"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "alias",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alias"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "model",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["model"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unassignGateway_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6852,6 +7026,44 @@ func (ec *executionContext) field_Mutation_updateGateway_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateProviderKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "provider",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["provider"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "alias",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alias"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (admin.KeyPatch, error) {
+			return ec.unmarshalNKeyPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyPatch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
 	return args, nil
 }
 
@@ -6976,30 +7188,38 @@ func (ec *executionContext) field_Query_analytics_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["tenantId"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "groupBy",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "groupBy",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["groupBy"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+	args["groupBy"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["from"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["to"] = arg3
+	args["to"] = arg4
 	return args, nil
 }
 
@@ -7474,22 +7694,30 @@ func (ec *executionContext) field_Query_stats_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["tenantId"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["from"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+	args["from"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "to",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["to"] = arg2
+	args["to"] = arg3
 	return args, nil
 }
 
@@ -7600,30 +7828,38 @@ func (ec *executionContext) field_Query_timeseries_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["tenantId"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "interval",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "gatewayId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gatewayId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "interval",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["interval"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+	args["interval"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["from"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
 		func(ctx context.Context, v any) (*time.Time, error) {
 			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["to"] = arg3
+	args["to"] = arg4
 	return args, nil
 }
 
@@ -8936,6 +9172,52 @@ func (ec *executionContext) _BreakerState_nextProbeAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_BreakerState_nextProbeAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BreakerState", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BreakerState_lastError(ctx context.Context, field graphql.CollectedField, obj *admin.BreakerState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BreakerState_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BreakerState_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BreakerState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BreakerState_lastErrorAt(ctx context.Context, field graphql.CollectedField, obj *admin.BreakerState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BreakerState_lastErrorAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastErrorAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BreakerState_lastErrorAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BreakerState", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
@@ -10595,6 +10877,29 @@ func (ec *executionContext) fieldContext_Gateway_circuitBreakerStates(_ context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Gateway_baseUrl(ctx context.Context, field graphql.CollectedField, obj *store.Gateway) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gateway_baseUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Gateway().BaseURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Gateway_baseUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gateway", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _GatewayConnection_data(ctx context.Context, field graphql.CollectedField, obj *admin.List[store.Gateway]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11374,6 +11679,98 @@ func (ec *executionContext) _KeyOptions_accessKeyId(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_KeyOptions_accessKeyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KeyOptions", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KeyTest_ok(ctx context.Context, field graphql.CollectedField, obj *admin.KeyTest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyTest_ok(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OK, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyTest_ok(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyTest", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _KeyTest_model(ctx context.Context, field graphql.CollectedField, obj *admin.KeyTest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyTest_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyTest_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyTest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _KeyTest_latencyMs(ctx context.Context, field graphql.CollectedField, obj *admin.KeyTest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyTest_latencyMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatencyMS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyTest_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyTest", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _KeyTest_message(ctx context.Context, field graphql.CollectedField, obj *admin.KeyTest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyTest_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyTest_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyTest", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Latency_p50(ctx context.Context, field graphql.CollectedField, obj *analytics.Latency) (ret graphql.Marshaler) {
@@ -13326,6 +13723,94 @@ func (ec *executionContext) fieldContext_Mutation_deleteProviderKey(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateProviderKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateProviderKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateProviderKey(ctx, fc.Args["gatewayId"].(string), fc.Args["provider"].(string), fc.Args["alias"].(string), fc.Args["input"].(admin.KeyPatch))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ProviderKey) graphql.Marshaler {
+			return ec.marshalOProviderKey2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐProviderKey(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateProviderKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateProviderKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_testProviderKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_testProviderKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TestProviderKey(ctx, fc.Args["gatewayId"].(string), fc.Args["provider"].(string), fc.Args["alias"].(string), fc.Args["model"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.KeyTest) graphql.Marshaler {
+			return ec.marshalOKeyTest2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyTest(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_testProviderKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyTest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_testProviderKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createRule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15183,6 +15668,29 @@ func (ec *executionContext) fieldContext_ProviderKey_options(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _ProviderKey_disabled(ctx context.Context, field graphql.CollectedField, obj *store.ProviderKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderKey_disabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Disabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderKey_disabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderKey", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _ProviderKey_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.ProviderKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15854,7 +16362,7 @@ func (ec *executionContext) _Query_stats(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Stats(ctx, fc.Args["tenantId"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+			return ec.Resolvers.Query().Stats(ctx, fc.Args["tenantId"].(*string), fc.Args["gatewayId"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *analytics.Stats) graphql.Marshaler {
@@ -15898,7 +16406,7 @@ func (ec *executionContext) _Query_timeseries(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Timeseries(ctx, fc.Args["tenantId"].(*string), fc.Args["interval"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+			return ec.Resolvers.Query().Timeseries(ctx, fc.Args["tenantId"].(*string), fc.Args["gatewayId"].(*string), fc.Args["interval"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *analytics.Timeseries) graphql.Marshaler {
@@ -15942,7 +16450,7 @@ func (ec *executionContext) _Query_analytics(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Analytics(ctx, fc.Args["tenantId"].(*string), fc.Args["groupBy"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+			return ec.Resolvers.Query().Analytics(ctx, fc.Args["tenantId"].(*string), fc.Args["gatewayId"].(*string), fc.Args["groupBy"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *analytics.Analysis) graphql.Marshaler {
@@ -21989,6 +22497,50 @@ func (ec *executionContext) unmarshalInputKeyOptionsInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputKeyPatch(ctx context.Context, obj any) (admin.KeyPatch, error) {
+	var it admin.KeyPatch
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"weight", "disabled", "models"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "weight":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weight"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Weight = data
+		case "disabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("disabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Disabled = data
+		case "models":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("models"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Models = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputLogFilterInput(ctx context.Context, obj any) (LogFilter, error) {
 	var it LogFilter
 	if obj == nil {
@@ -23555,6 +24107,16 @@ func (ec *executionContext) _BreakerState(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "lastError":
+			out.Values[i] = ec._BreakerState_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastErrorAt":
+			out.Values[i] = ec._BreakerState_lastErrorAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24380,6 +24942,44 @@ func (ec *executionContext) _Gateway(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "baseUrl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Gateway_baseUrl(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24735,6 +25335,59 @@ func (ec *executionContext) _KeyOptions(ctx context.Context, sel ast.SelectionSe
 			}
 		case "accessKeyId":
 			out.Values[i] = ec._KeyOptions_accessKeyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var keyTestImplementors = []string{"KeyTest"}
+
+func (ec *executionContext) _KeyTest(ctx context.Context, sel ast.SelectionSet, obj *admin.KeyTest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keyTestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeyTest")
+		case "ok":
+			out.Values[i] = ec._KeyTest_ok(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._KeyTest_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latencyMs":
+			out.Values[i] = ec._KeyTest_latencyMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._KeyTest_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25436,6 +26089,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateProviderKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateProviderKey(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "testProviderKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_testProviderKey(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "createRule":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createRule(ctx, field)
@@ -26041,6 +26708,11 @@ func (ec *executionContext) _ProviderKey(ctx context.Context, sel ast.SelectionS
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "options":
 			out.Values[i] = ec._ProviderKey_options(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "disabled":
+			out.Values[i] = ec._ProviderKey_disabled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -29328,6 +30000,11 @@ func (ec *executionContext) marshalNKeyOptions2githubᚗcomᚋsluicehqᚋsluice�
 	return ec._KeyOptions(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNKeyPatch2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyPatch(ctx context.Context, v any) (admin.KeyPatch, error) {
+	res, err := ec.unmarshalInputKeyPatch(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNLatency2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐLatency(ctx context.Context, sel ast.SelectionSet, v analytics.Latency) graphql.Marshaler {
 	return ec._Latency(ctx, sel, &v)
 }
@@ -30287,6 +30964,13 @@ func (ec *executionContext) unmarshalOKeyOptionsInput2ᚖgithubᚗcomᚋsluicehq
 	}
 	res, err := ec.unmarshalInputKeyOptionsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOKeyTest2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐKeyTest(ctx context.Context, sel ast.SelectionSet, v *admin.KeyTest) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._KeyTest(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOLogFilterInput2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐLogFilter(ctx context.Context, v any) (*LogFilter, error) {

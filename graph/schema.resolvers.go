@@ -50,6 +50,11 @@ func (r *gatewayResolver) CircuitBreakerStates(ctx context.Context, obj *store.G
 	return r.Svc.CircuitBreaker(ctx, p, obj.ID)
 }
 
+// BaseURL is the resolver for the baseUrl field.
+func (r *gatewayResolver) BaseURL(ctx context.Context, obj *store.Gateway) (string, error) {
+	return r.Svc.GatewayBaseURL(obj), nil
+}
+
 // CreateTenant is the resolver for the createTenant field.
 func (r *mutationResolver) CreateTenant(ctx context.Context, input admin.TenantInput) (*store.Tenant, error) {
 	p := auth.From(ctx)
@@ -102,6 +107,18 @@ func (r *mutationResolver) AddProviderKey(ctx context.Context, gatewayID string,
 func (r *mutationResolver) DeleteProviderKey(ctx context.Context, gatewayID string, provider string, alias string) (bool, error) {
 	p := auth.From(ctx)
 	return done(r.Svc.DeleteKey(ctx, p, gatewayID, provider, alias))
+}
+
+// UpdateProviderKey is the resolver for the updateProviderKey field.
+func (r *mutationResolver) UpdateProviderKey(ctx context.Context, gatewayID string, provider string, alias string, input admin.KeyPatch) (*store.ProviderKey, error) {
+	p := auth.From(ctx)
+	return r.Svc.UpdateKey(ctx, p, gatewayID, provider, alias, input)
+}
+
+// TestProviderKey is the resolver for the testProviderKey field.
+func (r *mutationResolver) TestProviderKey(ctx context.Context, gatewayID string, provider string, alias string, model *string) (*admin.KeyTest, error) {
+	p := auth.From(ctx)
+	return r.Svc.TestKey(ctx, p, gatewayID, provider, alias, deref(model))
 }
 
 // CreateRule is the resolver for the createRule field.
@@ -320,21 +337,21 @@ func (r *queryResolver) UserGateways(ctx context.Context, userID string) (*admin
 }
 
 // Stats is the resolver for the stats field.
-func (r *queryResolver) Stats(ctx context.Context, tenantID *string, from *time.Time, to *time.Time) (*analytics.Stats, error) {
+func (r *queryResolver) Stats(ctx context.Context, tenantID *string, gatewayID *string, from *time.Time, to *time.Time) (*analytics.Stats, error) {
 	p := auth.From(ctx)
-	return r.Svc.Stats(ctx, p, deref(tenantID), timeRange(from, to))
+	return r.Svc.StatsIn(ctx, p, admin.Scope{TenantID: deref(tenantID), GatewayID: deref(gatewayID)}, timeRange(from, to))
 }
 
 // Timeseries is the resolver for the timeseries field.
-func (r *queryResolver) Timeseries(ctx context.Context, tenantID *string, interval *string, from *time.Time, to *time.Time) (*analytics.Timeseries, error) {
+func (r *queryResolver) Timeseries(ctx context.Context, tenantID *string, gatewayID *string, interval *string, from *time.Time, to *time.Time) (*analytics.Timeseries, error) {
 	p := auth.From(ctx)
-	return r.Svc.Timeseries(ctx, p, deref(tenantID), deref(interval), timeRange(from, to))
+	return r.Svc.TimeseriesIn(ctx, p, admin.Scope{TenantID: deref(tenantID), GatewayID: deref(gatewayID)}, deref(interval), timeRange(from, to))
 }
 
 // Analytics is the resolver for the analytics field.
-func (r *queryResolver) Analytics(ctx context.Context, tenantID *string, groupBy *string, from *time.Time, to *time.Time) (*analytics.Analysis, error) {
+func (r *queryResolver) Analytics(ctx context.Context, tenantID *string, gatewayID *string, groupBy *string, from *time.Time, to *time.Time) (*analytics.Analysis, error) {
 	p := auth.From(ctx)
-	return r.Svc.Analysis(ctx, p, deref(tenantID), deref(groupBy), timeRange(from, to))
+	return r.Svc.AnalysisIn(ctx, p, admin.Scope{TenantID: deref(tenantID), GatewayID: deref(gatewayID)}, deref(groupBy), timeRange(from, to))
 }
 
 // GatewaySpend is the resolver for the gatewaySpend field.

@@ -8,6 +8,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
@@ -151,11 +152,15 @@ func (h *Inference) mayRetry(c *call, sk *seenKey, err error) bool {
 		br.Release(sk.probe)
 		return false
 	}
-	if pe := providers.AsError(err); pe == nil || !pe.Retryable() {
+	pe := providers.AsError(err)
+	if pe == nil || !pe.Retryable() {
+		if pe != nil && pe.KeyRejected {
+			br.Note(breakerReason(pe))
+		}
 		br.Release(sk.probe)
 		return false
 	}
-	br.Failure(sk.probe)
+	br.FailureWith(sk.probe, breakerReason(pe))
 	return h.cfg.Now().Before(c.deadline)
 }
 
@@ -494,3 +499,17 @@ func isHex[T string | []byte](s T) bool {
 
 // randUint64 is the randomness of routing and jitter.
 func randUint64() uint64 { return mrand.Uint64() }
+
+// maxBreakerReason bounds the last error a breaker keeps for the admin API.
+const maxBreakerReason = 200
+
+// breakerReason is what a key's breaker shows as its last error: the
+// upstream failure, whose message the transport scrubbed of the key. It
+// runs only on a failed attempt.
+func breakerReason(pe *providers.Error) string {
+	msg := pe.Error()
+	if len(msg) > maxBreakerReason {
+		msg = strings.ToValidUTF8(msg[:maxBreakerReason], "") + "…"
+	}
+	return msg
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,10 @@ import (
 // variable (SLUICE_ + the flag name in upper case, '-' as '_'); a flag
 // given on the command line wins over the environment.
 type config struct {
-	Listen               string
+	Listen string
+	// PublicURL is the base URL clients reach the inference API at; the
+	// dashboard shows gateway URLs and snippets with it ("" : its origin).
+	PublicURL            string
 	DataDir              string
 	DatabaseURL          string
 	ClickHouseURL        string
@@ -78,6 +82,7 @@ type config struct {
 // bindFlags registers the shared flags on fs.
 func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", ":8080", "address to listen on")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL clients reach the inference API at (https://ai.example.com), shown by the dashboard in gateway URLs and SDK snippets; empty: the dashboard's own origin")
 	fs.StringVar(&c.DataDir, "data-dir", "./sluice-data", "directory of the embedded stores, the master key file and spill files")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL URL (postgres://…); empty: embedded SQLite in the data dir")
 	fs.StringVar(&c.ClickHouseURL, "clickhouse-url", "", "ClickHouse URL (clickhouse://…); empty: embedded analytics in the data dir")
@@ -103,8 +108,12 @@ func (c *config) bindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.StreamWriteTimeout, "stream-write-timeout", proxy.DefaultStreamWriteTimeout, "how long a stream waits for its client to read before it closes the connection")
 }
 
-// checkLimits reports a concurrency setting that cannot work.
+// checkLimits reports a concurrency setting that cannot work, or a
+// --public-url that is not a base URL.
 func (c *config) checkLimits() error {
+	if err := checkPublicURL(c.PublicURL); err != nil {
+		return err
+	}
 	switch {
 	case c.TenantMaxInFlight < 1:
 		return fmt.Errorf("--tenant-max-in-flight must be at least 1, got %d", c.TenantMaxInFlight)
@@ -112,6 +121,20 @@ func (c *config) checkLimits() error {
 		return fmt.Errorf("--upstream-conns-per-host must be at least 4, got %d", c.UpstreamConnsPerHost)
 	case c.StreamWriteTimeout < time.Second:
 		return fmt.Errorf("--stream-write-timeout must be at least 1s, got %s", c.StreamWriteTimeout)
+	}
+	return nil
+}
+
+// checkPublicURL refuses a --public-url that is not an absolute http(s)
+// URL without user info, query or fragment: the dashboard puts gateway
+// paths after it.
+func checkPublicURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("--public-url must be an absolute http or https URL without query or fragment, e.g. https://ai.example.com, got %q", raw)
 	}
 	return nil
 }

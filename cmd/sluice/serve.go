@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -102,6 +103,8 @@ func serve(ctx context.Context, c *config, which parts) error {
 		cfg := admin.Config{Store: st, Box: box, Logger: log, AllowPrivateBaseURLs: c.AllowPrivateUpstream,
 			Analytics: backend,
 			Budgets:   budgets, // live counters; the persisted spend for counters not in use
+			KeyTester: newKeyTester(c.AllowPrivateUpstream),
+			PublicURL: strings.TrimSuffix(c.PublicURL, "/"),
 		}
 		if dp != nil {
 			cfg.Breakers = adminBreakers{dp.inf}
@@ -271,7 +274,8 @@ func (b adminBreakers) BreakerStates(gatewayID string) map[string]admin.BreakerS
 	out := make(map[string]admin.BreakerState, len(st))
 	for k, s := range st {
 		out[k] = admin.BreakerState{Provider: s.Provider, KeyAlias: s.KeyAlias, State: string(s.State),
-			ConsecutiveFailures: s.ConsecutiveFailures, OpenedAt: s.OpenedAt, NextProbeAt: s.NextProbeAt}
+			ConsecutiveFailures: s.ConsecutiveFailures, OpenedAt: s.OpenedAt, NextProbeAt: s.NextProbeAt,
+			LastError: s.LastError, LastErrorAt: s.LastErrorAt}
 	}
 	return out
 }

@@ -39,11 +39,23 @@ func (a *adminAPI) figureRoutes(rt *Router) {
 	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/circuit-breaker", a.circuitBreaker)
 }
 
+// scopeOf reads the scope of a figure: ?tenant= (a tenant for the
+// Administrator) and ?gateway= (one gateway).
+func scopeOf(r *http.Request) (admin.Scope, error) {
+	tenant, err := queryParam(r, "tenant")
+	if err != nil {
+		return admin.Scope{}, err
+	}
+	gateway, err := queryParam(r, "gateway")
+	return admin.Scope{TenantID: tenant, GatewayID: gateway}, err
+}
+
 // stats answers the usage figures. ?tenant= chooses a tenant for the
-// Administrator; the service applies the scope rule for every other role.
+// Administrator, ?gateway= one gateway; the service applies the scope rule
+// for every other role.
 func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error {
 	ctx, p := r.Context(), auth.From(r.Context())
-	tenant, err := queryParam(r, "tenant")
+	sc, err := scopeOf(r)
 	if err != nil {
 		return a.refuse(r, auth.OpStats, refNone, "", err)
 	}
@@ -51,7 +63,7 @@ func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error
 	if err != nil {
 		return a.refuse(r, auth.OpStats, refNone, "", err)
 	}
-	s, err := a.svc.Stats(ctx, p, tenant, rg)
+	s, err := a.svc.StatsIn(ctx, p, sc, rg)
 	return writeObject(w, http.StatusOK, s, err)
 }
 
@@ -59,7 +71,7 @@ func (a *adminAPI) stats(w http.ResponseWriter, r *http.Request, _ Params) error
 // hour, or day for ranges over 90 days, when it is absent).
 func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) error {
 	ctx, p := r.Context(), auth.From(r.Context())
-	tenant, err := queryParam(r, "tenant")
+	sc, err := scopeOf(r)
 	if err != nil {
 		return a.refuse(r, auth.OpStatsTimeseries, refNone, "", err)
 	}
@@ -71,7 +83,7 @@ func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) 
 	if err != nil {
 		return a.refuse(r, auth.OpStatsTimeseries, refNone, "", err)
 	}
-	ts, err := a.svc.Timeseries(ctx, p, tenant, interval, rg)
+	ts, err := a.svc.TimeseriesIn(ctx, p, sc, interval, rg)
 	return writeObject(w, http.StatusOK, ts, err)
 }
 
@@ -79,7 +91,7 @@ func (a *adminAPI) timeseries(w http.ResponseWriter, r *http.Request, _ Params) 
 // by the domain).
 func (a *adminAPI) analysis(w http.ResponseWriter, r *http.Request, _ Params) error {
 	ctx, p := r.Context(), auth.From(r.Context())
-	tenant, err := queryParam(r, "tenant")
+	sc, err := scopeOf(r)
 	if err != nil {
 		return a.refuse(r, auth.OpStatsAnalytics, refNone, "", err)
 	}
@@ -91,7 +103,7 @@ func (a *adminAPI) analysis(w http.ResponseWriter, r *http.Request, _ Params) er
 	if err != nil {
 		return a.refuse(r, auth.OpStatsAnalytics, refNone, "", err)
 	}
-	an, err := a.svc.Analysis(ctx, p, tenant, groupBy, rg)
+	an, err := a.svc.AnalysisIn(ctx, p, sc, groupBy, rg)
 	return writeObject(w, http.StatusOK, an, err)
 }
 

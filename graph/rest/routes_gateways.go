@@ -12,7 +12,9 @@ import (
 func (a *adminAPI) gatewayRoutes(rt *Router) {
 	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/keys", a.listKeys)
 	rt.Handle(http.MethodPost, "/admin/v1/gateways/{id}/keys", a.createKey)
+	rt.Handle(http.MethodPatch, "/admin/v1/gateways/{id}/keys/{provider}/{alias}", a.updateKey)
 	rt.Handle(http.MethodDelete, "/admin/v1/gateways/{id}/keys/{provider}/{alias}", a.deleteKey)
+	rt.Handle(http.MethodPost, "/admin/v1/gateways/{id}/keys/{provider}/{alias}/test", a.testKey)
 
 	rt.Handle(http.MethodGet, "/admin/v1/gateways/{id}/rules", a.listRules)
 	rt.Handle(http.MethodPost, "/admin/v1/gateways/{id}/rules", a.createRule)
@@ -41,6 +43,36 @@ func (a *adminAPI) createKey(w http.ResponseWriter, r *http.Request, ps Params) 
 	}
 	k, err := a.svc.CreateKey(ctx, p, id, in)
 	return writeObject(w, http.StatusCreated, k, err)
+}
+
+// updateKey changes a key's weight, models or disabled flag; where the key
+// is sent cannot change (an unknown field such as base_url is a 400).
+func (a *adminAPI) updateKey(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p := r.Context(), auth.From(r.Context())
+	var in admin.KeyPatch
+	if err := DecodeJSON(r, &in); err != nil {
+		return a.refuse(r, auth.OpKeyUpdate, refGateway, id, err)
+	}
+	k, err := a.svc.UpdateKey(ctx, p, id, ps.Get("provider"), ps.Get("alias"), in)
+	return writeObject(w, http.StatusOK, k, err)
+}
+
+// testKey makes one minimal upstream call with the key; the body may name
+// the model ({"model": "…"}), an empty body leaves it to the domain.
+func (a *adminAPI) testKey(w http.ResponseWriter, r *http.Request, ps Params) error {
+	id := ps.Get("id")
+	ctx, p := r.Context(), auth.From(r.Context())
+	var in struct {
+		Model string `json:"model"`
+	}
+	if r.ContentLength != 0 {
+		if err := DecodeJSON(r, &in); err != nil {
+			return a.refuse(r, auth.OpKeyTest, refGateway, id, err)
+		}
+	}
+	res, err := a.svc.TestKey(ctx, p, id, ps.Get("provider"), ps.Get("alias"), in.Model)
+	return writeObject(w, http.StatusOK, res, err)
 }
 
 func (a *adminAPI) deleteKey(w http.ResponseWriter, r *http.Request, ps Params) error {

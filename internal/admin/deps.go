@@ -35,6 +35,11 @@ type BreakerState struct {
 	ConsecutiveFailures int        `json:"consecutive_failures"`
 	OpenedAt            *time.Time `json:"opened_at"`
 	NextProbeAt         *time.Time `json:"next_probe_at"`
+	// LastError is the key's last upstream failure as this process saw
+	// it (scrubbed of the key), "" when none; it stays after the breaker
+	// closes again.
+	LastError   string     `json:"last_error"`
+	LastErrorAt *time.Time `json:"last_error_at"`
 }
 
 // BreakerStates reports circuit-breaker state; the proxy implements it.

@@ -91,11 +91,41 @@ func seesTenantFigures(r auth.Role) bool {
 	return r == auth.TenantAdministrator || r.Has(auth.ViewCost) || r.Has(auth.ViewAnalytics)
 }
 
+// Scope selects the requests a figure counts: a tenant ("" for the
+// caller's own, or every tenant for the Administrator) and, when GatewayID
+// is set, one gateway of it (a gateway page's Activity tab).
+type Scope struct {
+	TenantID, GatewayID string
+}
+
 // scope is the analytics query of the scope rule for tenantID: the
 // Administrator sees the tenant given (or all with ""); every other role
 // its own tenant, a tenant id of another answering 404. With ownOnly, the
 // roles seesTenantFigures refuses see only requests made with their own tokens.
 func (s *Service) scope(ctx context.Context, p *auth.Principal, tenantID string, ownOnly bool) (analytics.Query, error) {
+	return s.scopeOf(ctx, p, Scope{TenantID: tenantID}, ownOnly)
+}
+
+// scopeOf is scope with an optional gateway: a gateway the caller may not
+// see, or of another tenant than sc.TenantID, answers 404 like a tenant.
+func (s *Service) scopeOf(ctx context.Context, p *auth.Principal, sc Scope, ownOnly bool) (analytics.Query, error) {
+	tenantID := sc.TenantID
+	if sc.GatewayID != "" {
+		g, err := s.gateway(ctx, s.db, p, sc.GatewayID)
+		if err != nil {
+			return analytics.Query{}, err
+		}
+		if tenantID != "" && tenantID != g.TenantID {
+			return analytics.Query{}, s.missing(ctx, p, "gateway", sc.GatewayID, reasonOtherTenant)
+		}
+		tenantID = g.TenantID
+	}
+	q, err := s.scopeTenant(ctx, p, tenantID, ownOnly)
+	q.GatewayID = sc.GatewayID
+	return q, err
+}
+
+func (s *Service) scopeTenant(ctx context.Context, p *auth.Principal, tenantID string, ownOnly bool) (analytics.Query, error) {
 	var q analytics.Query
 	if tenantID != "" {
 		if _, err := s.tenant(ctx, s.db, p, tenantID); err != nil {
@@ -115,10 +145,20 @@ func (s *Service) scope(ctx context.Context, p *auth.Principal, tenantID string,
 
 // Stats answers the usage figures of a range under the scope rule.
 func (s *Service) Stats(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*analytics.Stats, error) {
-	if err := s.can(ctx, p, auth.OpStats); err != nil {
+	return s.stats(ctx, p, auth.OpStats, Scope{TenantID: tenantID}, r)
+}
+
+// StatsIn is Stats of a scope that may name one gateway.
+func (s *Service) StatsIn(ctx context.Context, p *auth.Principal, sc Scope, r Range) (*analytics.Stats, error) {
+	return s.stats(ctx, p, auth.OpStats, sc, r)
+}
+
+// stats checks op, then answers the figure of sc.
+func (s *Service) stats(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, r Range) (*analytics.Stats, error) {
+	if err := s.can(ctx, p, op); err != nil {
 		return nil, err
 	}
-	q, err := s.scope(ctx, p, tenantID, true)
+	q, err := s.scopeOf(ctx, p, sc, true)
 	if err != nil {
 		return nil, err
 	}
@@ -140,10 +180,20 @@ func (s *Service) Stats(ctx context.Context, p *auth.Principal, tenantID string,
 // the scope rule. An empty interval is hour for ranges up to 90 days and
 // day beyond.
 func (s *Service) Timeseries(ctx context.Context, p *auth.Principal, tenantID, interval string, r Range) (*analytics.Timeseries, error) {
-	if err := s.can(ctx, p, auth.OpStatsTimeseries); err != nil {
+	return s.timeseries(ctx, p, auth.OpStatsTimeseries, Scope{TenantID: tenantID}, interval, r)
+}
+
+// TimeseriesIn is Timeseries of a scope that may name one gateway.
+func (s *Service) TimeseriesIn(ctx context.Context, p *auth.Principal, sc Scope, interval string, r Range) (*analytics.Timeseries, error) {
+	return s.timeseries(ctx, p, auth.OpStatsTimeseries, sc, interval, r)
+}
+
+// timeseries checks op, then answers the figure of sc.
+func (s *Service) timeseries(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, interval string, r Range) (*analytics.Timeseries, error) {
+	if err := s.can(ctx, p, op); err != nil {
 		return nil, err
 	}
-	q, err := s.scope(ctx, p, tenantID, true)
+	q, err := s.scopeOf(ctx, p, sc, true)
 	if err != nil {
 		return nil, err
 	}
@@ -184,10 +234,20 @@ func (s *Service) Timeseries(ctx context.Context, p *auth.Principal, tenantID, i
 // status or error code. The Administrator sees any tenant (or all); other
 // roles their own tenant.
 func (s *Service) Analysis(ctx context.Context, p *auth.Principal, tenantID, groupBy string, r Range) (*analytics.Analysis, error) {
-	if err := s.can(ctx, p, auth.OpStatsAnalytics); err != nil {
+	return s.analysis(ctx, p, auth.OpStatsAnalytics, Scope{TenantID: tenantID}, groupBy, r)
+}
+
+// AnalysisIn is Analysis of a scope that may name one gateway.
+func (s *Service) AnalysisIn(ctx context.Context, p *auth.Principal, sc Scope, groupBy string, r Range) (*analytics.Analysis, error) {
+	return s.analysis(ctx, p, auth.OpStatsAnalytics, sc, groupBy, r)
+}
+
+// analysis checks op, then answers the figure of sc.
+func (s *Service) analysis(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, groupBy string, r Range) (*analytics.Analysis, error) {
+	if err := s.can(ctx, p, op); err != nil {
 		return nil, err
 	}
-	q, err := s.scope(ctx, p, tenantID, false)
+	q, err := s.scopeOf(ctx, p, sc, false)
 	if err != nil {
 		return nil, err
 	}

@@ -72,10 +72,11 @@ func (s *Service) ListKeys(ctx context.Context, p *auth.Principal, gatewayID str
 // CreateKey adds a provider key to a gateway. The key is sealed at rest;
 // the answer and the audit log carry only its last 4 characters.
 //
-// There is deliberately no way to change a stored key: in particular its
+// There is deliberately no way to change where a stored key is sent: its
 // base_url cannot be changed on its own, because pointing a stored secret
 // at a new host would hand that host the key. Changing the endpoint means
-// deleting the key and adding it again, entering the key anew.
+// deleting the key and adding it again, entering the key anew. UpdateKey
+// changes only how the key is used (weight, models, disabled).
 func (s *Service) CreateKey(ctx context.Context, p *auth.Principal, gatewayID string, in KeyInput) (*store.ProviderKey, error) {
 	if err := s.can(ctx, p, auth.OpKeyCreate); err != nil {
 		return nil, err

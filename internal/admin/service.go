@@ -36,6 +36,12 @@ type Config struct {
 	Breakers BreakerStates
 	// Budgets reports the spend of budgets. Nil reports zero spend.
 	Budgets BudgetSpend
+	// KeyTester makes the upstream call of a key test. Nil answers 503.
+	KeyTester KeyTester
+	// PublicURL is the base URL clients reach the inference API at
+	// (--public-url), without a trailing slash; "" when not configured,
+	// and the dashboard then uses its own origin.
+	PublicURL string
 	// OnChange is called after every committed configuration write, so that
 	// an in-process proxy refreshes its snapshot at once.
 	OnChange func()
@@ -66,6 +72,8 @@ type Service struct {
 	denials *windowLimiter
 	// emailWrites bounds user creations and email changes per actor.
 	emailWrites *windowLimiter
+	// keyTests bounds the tests of each provider key.
+	keyTests *windowLimiter
 	// auths coalesces concurrent lookups of one credential.
 	auths authFlights
 }
@@ -95,6 +103,7 @@ func New(cfg Config) (*Service, error) {
 		errs:        newWindowLimiter(30, time.Minute, defaultMaxKeys),
 		denials:     newWindowLimiter(maxDeniedPerMinute, time.Minute, defaultMaxKeys),
 		emailWrites: newWindowLimiter(maxEmailWritesPerMinute, time.Minute, defaultMaxKeys),
+		keyTests:    newWindowLimiter(maxKeyTestsPerMinute, time.Minute, defaultMaxKeys),
 	}, nil
 }
 

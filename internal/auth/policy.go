@@ -27,6 +27,8 @@ const (
 	OpKeyList             Op = "key.list"
 	OpKeyCreate           Op = "key.create"
 	OpKeyDelete           Op = "key.delete"
+	OpKeyUpdate           Op = "key.update"
+	OpKeyTest             Op = "key.test"
 	OpRuleList            Op = "rule.list"
 	OpRuleCreate          Op = "rule.create"
 	OpRuleUpdate          Op = "rule.update"
@@ -113,6 +115,8 @@ var policy = map[Op]rule{
 	OpKeyList:             {perm: ManageGateways},
 	OpKeyCreate:           {perm: ManageGateways},
 	OpKeyDelete:           {perm: ManageGateways},
+	OpKeyUpdate:           {perm: ManageGateways},
+	OpKeyTest:             {perm: ManageGateways},
 	OpRuleList:            {perm: ManageGateways},
 	OpRuleCreate:          {perm: ManageGateways},
 	OpRuleUpdate:          {perm: ManageGateways},

@@ -46,6 +46,8 @@ var contractEndpoints = map[auth.Op][7]bool{
 	auth.OpKeyList:             {y, y, n, n, n, n, n},
 	auth.OpKeyCreate:           {y, y, n, n, n, n, n},
 	auth.OpKeyDelete:           {y, y, n, n, n, n, n},
+	auth.OpKeyUpdate:           {y, y, n, n, n, n, n},
+	auth.OpKeyTest:             {y, y, n, n, n, n, n},
 	auth.OpRuleList:            {y, y, n, n, n, n, n},
 	auth.OpRuleCreate:          {y, y, n, n, n, n, n},
 	auth.OpRuleUpdate:          {y, y, n, n, n, n, n},

@@ -42,7 +42,7 @@ func newEnv(t *testing.T, b testenv.Backend) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := admin.New(admin.Config{Store: st, Box: box, AllowPrivateBaseURLs: true})
+	svc, err := admin.New(admin.Config{Store: st, Box: box, AllowPrivateBaseURLs: true, KeyTester: okTester{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,3 +144,9 @@ func (e *env) gql(query string, role auth.Role) (int, map[string]any, []string) 
 	data, _ := out["data"].(map[string]any)
 	return status, data, codes
 }
+
+// okTester answers every key test ok without calling anyone: the
+// transports' tests check who may test a key, cmd/sluice's the call.
+type okTester struct{}
+
+func (okTester) TestKey(context.Context, admin.KeyProbe) error { return nil }

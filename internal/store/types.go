@@ -300,8 +300,11 @@ type ProviderKey struct {
 	Weight        int        `bun:"weight" json:"weight"`
 	Models        StringList `bun:"models" json:"models"`
 	Options       KeyOptions `bun:"options" json:"options"`
-	CreatedAt     time.Time  `bun:"created_at" json:"created_at"`
-	UpdatedAt     time.Time  `bun:"updated_at" json:"updated_at"`
+	// Disabled retires the key: the proxy sends no request with it (a key
+	// rotation adds the new key, shifts the weight, then disables the old).
+	Disabled  bool      `bun:"disabled" json:"disabled"`
+	CreatedAt time.Time `bun:"created_at" json:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at" json:"updated_at"`
 }
 
 // KeyOptions are the provider-specific, non-secret settings of a key:

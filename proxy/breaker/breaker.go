@@ -64,6 +64,11 @@ type Status struct {
 	OpenedAt *time.Time
 	// NextProbeAt is when the breaker admits (or admitted) its next probe; nil while closed.
 	NextProbeAt *time.Time
+	// LastError is the last retryable failure reported (FailureWith), "" when none was;
+	// LastErrorAt is when it was reported. They stay after the breaker closes: the key
+	// list shows what went wrong last.
+	LastError   string
+	LastErrorAt *time.Time
 }
 
 // Set holds all breakers of the process, keyed by gateway and then by provider key, and the
@@ -146,6 +151,8 @@ type Breaker struct {
 	nextProbeAt time.Time // open until then
 	probing     bool      // a probe is in flight (half-open only)
 	probeSince  time.Time // when the probe in flight was admitted
+	lastError   string    // the last failure reported by FailureWith
+	lastErrorAt time.Time
 }
 
 func (b *Breaker) apply(st Settings) {
@@ -217,8 +224,17 @@ func (b *Breaker) Success(probe bool) {
 // moves it earlier (LiteLLM #40130 kept the first, shorter deadline). A non-probe failure while
 // half-open is counted and leaves the verdict to the probe.
 func (b *Breaker) Failure(probe bool) {
+	b.FailureWith(probe, "")
+}
+
+// FailureWith is Failure that also records why the attempt failed (shown as the key's last
+// error); an empty reason keeps the last one. The reason must hold no secret.
+func (b *Breaker) FailureWith(probe bool, reason string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if reason != "" {
+		b.lastError, b.lastErrorAt = reason, b.now()
+	}
 	n := b.failures.Add(1)
 	switch b.state.Load() {
 	case stClosed:
@@ -235,6 +251,14 @@ func (b *Breaker) Failure(probe bool) {
 			b.open(b.doublings + 1)
 		}
 	}
+}
+
+// Note records reason as the last error without counting a failure: an upstream that refused
+// the key (401, 403) is not a retryable failure, yet it is what the key's health should show.
+func (b *Breaker) Note(reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lastError, b.lastErrorAt = reason, b.now()
 }
 
 // Release ends an attempt without a verdict (the client went away, a non-retryable 4xx). A
@@ -290,6 +314,10 @@ func (b *Breaker) Snapshot() Status {
 	if st.State != Closed {
 		opened, next := b.openedAt, b.nextProbeAt
 		st.OpenedAt, st.NextProbeAt = &opened, &next
+	}
+	if b.lastError != "" {
+		at := b.lastErrorAt
+		st.LastError, st.LastErrorAt = b.lastError, &at
 	}
 	return st
 }

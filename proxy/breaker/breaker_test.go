@@ -423,3 +423,33 @@ func BenchmarkAllowOpen(b *testing.B) {
 		br.Allow()
 	}
 }
+
+// TestLastError: a breaker keeps the last failure's reason and when it came
+// (FailureWith, or Note for a refused key, which counts no failure), also
+// once it has closed again; Failure without a reason keeps the last one.
+func TestLastError(t *testing.T) {
+	b, c := newBreaker(Settings{FailureThreshold: 2, Cooldown: time.Second})
+	if st := b.Snapshot(); st.LastError != "" || st.LastErrorAt != nil {
+		t.Fatalf("new breaker: last error %q at %v, want none", st.LastError, st.LastErrorAt)
+	}
+	b.FailureWith(false, "upstream answered 503: overloaded")
+	at := c.now()
+	c.advance(time.Second)
+	b.Failure(false)
+	st := b.Snapshot()
+	want := Status{State: Open, ConsecutiveFailures: 2, OpenedAt: ptr(c.now()), NextProbeAt: ptr(c.now().Add(time.Second)),
+		LastError: "upstream answered 503: overloaded", LastErrorAt: ptr(at)}
+	if d := cmp.Diff(want, st); d != "" {
+		t.Errorf("open breaker (-want +got):\n%s", d)
+	}
+	c.advance(time.Second)
+	if ok, probe := b.Allow(); !ok || !probe {
+		t.Fatal("no probe after the cooldown")
+	}
+	b.Success(true)
+	b.Note("upstream answered 401: invalid key")
+	st = b.Snapshot()
+	if st.State != Closed || st.ConsecutiveFailures != 0 || st.LastError != "upstream answered 401: invalid key" || !st.LastErrorAt.Equal(c.now()) {
+		t.Errorf("closed breaker after a refused key: %+v", st)
+	}
+}

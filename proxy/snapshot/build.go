@@ -83,10 +83,14 @@ func BuildWith(ctx context.Context, st *store.Store, box Opener, now time.Time, 
 }
 
 // open opens the sealed provider keys with box, by gateway id. A key that
-// does not open is returned in unopened instead.
+// does not open is returned in unopened instead; a disabled key is left
+// out: the proxy sends nothing with it.
 func open(rows []store.ProviderKey, box Opener) (keys map[string][]openedKey, unopened []UnopenedKey) {
 	keys = make(map[string][]openedKey)
 	for _, k := range rows {
+		if k.Disabled {
+			continue
+		}
 		v, err := box.Open(k.SealedKey)
 		if err != nil {
 			unopened = append(unopened, UnopenedKey{ID: k.ID, GatewayID: k.GatewayID, Provider: k.Provider, Alias: k.Alias, Err: err})
@@ -199,7 +203,7 @@ func assemble(r *rows, keys map[string][]openedKey, now time.Time, counters *Cou
 			}
 			key := &Key{
 				ID: k.ID, Provider: k.Provider, Alias: k.Alias, BaseURL: k.BaseURL, Weight: k.Weight,
-				Models: []string(k.Models), Options: keyOptions(k.Options), Secret: k.Secret,
+				Models: []string(k.Models), Options: KeyOptions(k.Options), Secret: k.Secret,
 			}
 			key.Upstream = cb.get("upstream", g.TenantID+" "+upstreamID(key))
 			g.Keys[k.Provider] = append(g.Keys[k.Provider], key)

@@ -105,3 +105,40 @@ func sortedStrings(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// TestKeyRotation: a key's weight change and its retirement (disabled)
+// reach the snapshot without deleting the key: a disabled key is left out
+// (the proxy sends nothing with it), enabling it again brings it back.
+func TestKeyRotation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b testenv.Backend) {
+		ctx := context.Background()
+		e := newEnv(t, b, nil)
+		e.tenant(t, "acme")
+		g := e.gateway(t, "acme", "prod")
+		for _, alias := range []string{"old", "new"} {
+			try(e.svc.CreateKey(ctx, e.admin, g.ID, admin.KeyInput{Provider: "openai", Alias: alias, Key: "sk-proj-" + alias + "-0123456789abcdef"})).must(t)
+		}
+		keys := func() map[string]int {
+			s := try(Build(ctx, e.st, e.box, time.Now())).must(t)
+			gw, _ := s.Gateway("acme", "prod")
+			out := map[string]int{}
+			for _, k := range gw.Keys["openai"] {
+				out[k.Alias] = k.Weight
+			}
+			return out
+		}
+		w, on, off := 9, false, true
+		try(e.svc.UpdateKey(ctx, e.admin, g.ID, "openai", "new", admin.KeyPatch{Weight: &w})).must(t)
+		if d := cmp.Diff(map[string]int{"old": 1, "new": 9}, keys()); d != "" {
+			t.Errorf("keys after the weight shift (-want +got):\n%s", d)
+		}
+		try(e.svc.UpdateKey(ctx, e.admin, g.ID, "openai", "old", admin.KeyPatch{Disabled: &off})).must(t)
+		if d := cmp.Diff(map[string]int{"new": 9}, keys()); d != "" {
+			t.Errorf("keys after retiring old (-want +got):\n%s", d)
+		}
+		try(e.svc.UpdateKey(ctx, e.admin, g.ID, "openai", "old", admin.KeyPatch{Disabled: &on})).must(t)
+		if d := cmp.Diff(map[string]int{"old": 1, "new": 9}, keys()); d != "" {
+			t.Errorf("keys after enabling old again (-want +got):\n%s", d)
+		}
+	})
+}

@@ -234,8 +234,8 @@ func (u *User) MayUse(g *Gateway) bool {
 	return g.TenantID == u.TenantID && u.Gateways[g.ID]
 }
 
-// keyOptions converts a stored key's options into the adapters' own type.
-func keyOptions(o store.KeyOptions) providers.KeyOptions {
+// KeyOptions converts a stored key's options into the adapters' own type.
+func KeyOptions(o store.KeyOptions) providers.KeyOptions {
 	return providers.KeyOptions{
 		Resource: o.Resource, Deployments: o.Deployments, APIVersion: o.APIVersion,
 		Region: o.Region, AccessKeyID: o.AccessKeyID,

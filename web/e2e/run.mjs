@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { a11yTour } from './a11y.mjs';
+import { gatewayPages } from './gateway19.mjs';
 import { logsExplorer } from './logs19.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -510,6 +511,8 @@ await step('Spend, analytics, prices and audit log render for the Administrator'
   await page.getByRole('cell', { name: 'gateway.create' }).first().waitFor();
   await shot('audit');
 });
+
+await gatewayPages({ page, context, BASE, step, shot, until, state });
 
 await step('Member: only Overview, Playground and My account; logs are refused gracefully', async () => {
   await signOut();

@@ -5,7 +5,12 @@
 package registry
 
 import (
+	"context"
+	"fmt"
+	"time"
+
 	"github.com/sluicehq/sluice/internal/catalog"
+	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/proxy/providers"
 	"github.com/sluicehq/sluice/proxy/providers/anthropic"
 	"github.com/sluicehq/sluice/proxy/providers/bedrock"
@@ -61,4 +66,27 @@ func adapter(p catalog.Provider, c *providers.Client) providers.Provider {
 		return cohere.New(c)
 	}
 	return nil
+}
+
+// probeBody is the request of a key test: one short user message. The
+// adapter caps the answer at one token (Request.MaxOutputTokens) in its
+// own wire format.
+var probeBody = []byte(`{"model":"probe","messages":[{"role":"user","content":"ping"}]}`)
+
+// Probe makes the smallest call that shows whether a key works: a chat
+// request for one output token to model with cred. The error is the
+// upstream's failure (*providers.Error, its message scrubbed of the key).
+// The admin API's key test runs it; it is never on the request path.
+func (r *Registry) Probe(ctx context.Context, provider, model string, cred providers.Credential) error {
+	p, ok := r.Get(provider)
+	if !ok {
+		return fmt.Errorf("no adapter for provider %q", provider)
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(30 * time.Second)
+	}
+	_, err := p.Chat(ctx, &providers.Request{Op: llm.OpChat, Model: model, Body: probeBody, Cred: cred,
+		Deadline: deadline, MaxOutputTokens: 1})
+	return err
 }

@@ -7,7 +7,7 @@ const TOKEN = `id name prefix last4 gatewayId userId expiresAt revoked rateLimit
 const GATEWAY = `id tenantId slug name createdAt updatedAt logBodies bodyLogLimitBytes
   cache { enabled ttlSeconds } rateLimit { requestsPerMinute tokensPerMinute } requestTimeoutMs
   retry { maxAttempts backoffMs } routes { name strategy targets { provider model keyAlias weight } }
-  circuitBreaker { failureThreshold cooldownSeconds } budget { ${BUDGET} }`;
+  circuitBreaker { failureThreshold cooldownSeconds } budget { ${BUDGET} } baseUrl`;
 const USER = `id tenantId email name role status createdAt lastSeenAt rateLimit { requestsPerMinute tokensPerMinute } budget { ${BUDGET} }`;
 const TENANT = `id name status createdAt updatedAt settings { logRetentionDays logBodiesDefault allowedProviders alertWebhookUrl alertWebhookSecretSet } budget { ${BUDGET} }`;
 const SPAN = 'spanId parentId name start durationMs status attributes';
@@ -30,15 +30,27 @@ export const Q = {
   }`,
   gateway: `query Gateway($id: ID!) { gateway(id: $id) { ${GATEWAY} } }`,
   gatewayKeys: `query GatewayKeys($id: ID!) {
-    providerKeys(gatewayId: $id) { data { id provider alias last4 baseUrl weight models createdAt } }
+    providerKeys(gatewayId: $id) { data { id provider alias last4 baseUrl weight models disabled createdAt } }
     providers { data { id name defaultBaseUrl baseUrlRequired } }
+    circuitBreaker(gatewayId: $id) { data { provider keyAlias state consecutiveFailures openedAt nextProbeAt lastError lastErrorAt } }
+    models { data { provider id name kind } }
+  }`,
+  gatewayActivity: `query GatewayActivity($id: ID!, $from: Time, $to: Time, $interval: String) {
+    stats(gatewayId: $id, from: $from, to: $to) { from to requests errors upstreamErrors refusals refusalsByReason { reason count } cached costUsd ${LATENCY} }
+    timeseries(gatewayId: $id, interval: $interval, from: $from, to: $to) { interval points { ts requests errors tokensIn tokensOut costUsd } }
+    analytics(gatewayId: $id, groupBy: "model", from: $from, to: $to) { groups { ${GROUP} } }
+    circuitBreaker(gatewayId: $id) { data { provider keyAlias state consecutiveFailures openedAt nextProbeAt lastError lastErrorAt } }
+  }`,
+  gatewayModels: `query GatewayModels($id: ID!) {
+    providerKeys(gatewayId: $id) { data { id provider alias models disabled } }
+    models { data { provider id name kind } }
   }`,
   gatewayRules: `query GatewayRules($id: ID!) {
     rules(gatewayId: $id) { data { id name enabled direction kind patterns pii action caseSensitive updatedAt } }
   }`,
   gatewayTokens: `query GatewayTokens($id: ID!, $cursor: String) { gatewayTokens(gatewayId: $id, limit: 50, cursor: $cursor) { data { ${TOKEN} } nextCursor } }`,
   gatewayHealth: `query GatewayHealth($id: ID!) {
-    circuitBreaker(gatewayId: $id) { data { provider keyAlias state consecutiveFailures openedAt nextProbeAt } }
+    circuitBreaker(gatewayId: $id) { data { provider keyAlias state consecutiveFailures openedAt nextProbeAt lastError lastErrorAt } }
   }`,
   gatewayGuardrails: `query GatewayGuardrails($id: ID!, $from: Time, $to: Time) {
     guardrailStats(gatewayId: $id, from: $from, to: $to) { total byRule { ruleId ruleName action hits } }
@@ -120,6 +132,12 @@ export const M = {
   deleteGateway: `mutation DeleteGateway($id: ID!) { deleteGateway(id: $id) }`,
   deleteGatewayBudget: `mutation DeleteGatewayBudget($id: ID!) { deleteGatewayBudget(id: $id) }`,
   addProviderKey: `mutation AddProviderKey($gatewayId: ID!, $input: KeyInput!) { addProviderKey(gatewayId: $gatewayId, input: $input) { id provider alias last4 } }`,
+  updateProviderKey: `mutation UpdateProviderKey($gatewayId: ID!, $provider: String!, $alias: String!, $input: KeyPatch!) {
+    updateProviderKey(gatewayId: $gatewayId, provider: $provider, alias: $alias, input: $input) { id provider alias weight disabled models }
+  }`,
+  testProviderKey: `mutation TestProviderKey($gatewayId: ID!, $provider: String!, $alias: String!, $model: String) {
+    testProviderKey(gatewayId: $gatewayId, provider: $provider, alias: $alias, model: $model) { ok model latencyMs message }
+  }`,
   deleteProviderKey: `mutation DeleteProviderKey($gatewayId: ID!, $provider: String!, $alias: String!) { deleteProviderKey(gatewayId: $gatewayId, provider: $provider, alias: $alias) }`,
   createRule: `mutation CreateRule($gatewayId: ID!, $input: RuleInput!) { createRule(gatewayId: $gatewayId, input: $input) { id } }`,
   updateRule: `mutation UpdateRule($gatewayId: ID!, $input: RulePatch!) { updateRule(gatewayId: $gatewayId, input: $input) { id enabled } }`,

@@ -36,6 +36,10 @@ export interface Stats {
   costUsd: number;
   latencyMs: Latency;
   cacheHitRate: number;
+  /** upstreamErrors and refusals split errors (a gateway's Activity asks for them). */
+  upstreamErrors?: number;
+  refusals?: number;
+  refusalsByReason?: { reason: string; count: number }[];
 }
 export interface Point {
   ts: string;
@@ -103,6 +107,8 @@ export interface Gateway {
   routes: Route[];
   circuitBreaker: { failureThreshold: number; cooldownSeconds: number };
   budget: Budget | null;
+  /** baseUrl is the inference base URL: --public-url + /v1/{tenant}/{slug}, or the path alone. */
+  baseUrl?: string;
 }
 export interface ProviderKey {
   id: string;
@@ -112,6 +118,8 @@ export interface ProviderKey {
   baseUrl: string;
   weight: number;
   models: string[];
+  /** disabled: retired, kept but never used by the proxy. */
+  disabled?: boolean;
   createdAt: string;
 }
 export interface Rule {
@@ -161,6 +169,23 @@ export interface BreakerState {
   consecutiveFailures: number;
   openedAt: string | null;
   nextProbeAt: string | null;
+  /** lastError is the key's last upstream failure this process saw ('' when none). */
+  lastError?: string;
+  lastErrorAt?: string | null;
+}
+/** KeyTest is the outcome of a key test (one minimal upstream call). */
+export interface KeyTest {
+  ok: boolean;
+  model: string;
+  latencyMs: number;
+  message: string;
+}
+/** CatalogModel is a model of the catalog (GraphQL models). */
+export interface CatalogModel {
+  provider: string;
+  id: string;
+  name: string;
+  kind: string;
 }
 export interface LogRecord {
   id: string;

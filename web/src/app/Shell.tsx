@@ -42,7 +42,7 @@ const WHAT: Record<PageId, string> = {
 
 function route(path: string): ReactNode {
   let m: Record<string, string> | null;
-  if ((m = match('/ui/gateways/:id/:tab?', path))) return <GatewayDetail id={m.id} tab={m.tab ?? 'settings'} />;
+  if ((m = match('/ui/gateways/:id/:tab?', path))) return <GatewayDetail id={m.id} tab={m.tab ?? 'activity'} />;
   if ((m = match('/ui/users/:id', path))) return <UserDetail id={m.id} />;
   if ((m = match('/ui/logs/:id', path))) return <LogDetail id={m.id} />;
   switch (path) {

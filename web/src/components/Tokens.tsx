@@ -1,7 +1,7 @@
 // Token lists and the create form, shared by gateway tokens, user tokens
 // and My Account. A new token's secret is shown once, with a copy button.
 
-import { Fragment, useState, type FormEvent } from 'react';
+import { Fragment, useState, type FormEvent, type ReactNode } from 'react';
 import type { Token } from '../api/types';
 import { BudgetForm } from './BudgetForm';
 import { formatRelative, formatTime } from '../lib/format';
@@ -118,11 +118,14 @@ export function CreateToken({
   create,
   onCreated,
   title = 'New token',
+  afterSecret,
 }: {
   /** create runs the mutation with a TokenInput and returns the created token (with its secret), or null. */
   create: (input: Record<string, unknown>, act: ReturnType<typeof useAction>) => Promise<Token | null>;
   onCreated: () => void;
   title?: string;
+  /** afterSecret, when given, renders more about the new token beside its secret (shown once, with it). */
+  afterSecret?: (secret: string) => ReactNode;
 }) {
   const [f, setF] = useState({ name: '', expires: '', rpm: '', tpm: '', models: '' });
   const [secret, setSecret] = useState<string | null>(null);
@@ -157,6 +160,7 @@ export function CreateToken({
     <section className="panel">
       <h2>{title}</h2>
       {secret && <SecretOnce secret={secret} onDone={() => setSecret(null)} />}
+      {secret && afterSecret?.(secret)}
       <form onSubmit={submit} noValidate aria-label={title}>
         <div className="form-grid">
           <Field label="Token name" error={touched ? errs.name : null}>

@@ -23,6 +23,8 @@ describe('the demo client', () => {
     Overview: { from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' },
     Gateway: { id: 'gw_demo_prod' },
     GatewayKeys: { id: 'gw_demo_prod' },
+    GatewayModels: { id: 'gw_demo_prod' },
+    GatewayActivity: { id: 'gw_demo_prod', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' },
     GatewayRules: { id: 'gw_demo_prod' },
     GatewayTokens: { id: 'gw_demo_prod' },
     GatewayHealth: { id: 'gw_demo_prod' },

@@ -26,7 +26,19 @@ const answers: Record<string, (v: Vars) => unknown> = {
   ProviderList: () => ({ providers: list(F.demoProviders) }),
   GatewayList: () => ({ gateways: list(F.demoGateways) }),
   Gateway: (v) => ({ gateway: F.demoGateways.find((g) => g.id === v.id) ?? null }),
-  GatewayKeys: () => ({ providerKeys: list(F.demoKeys), providers: list(F.demoProviders) }),
+  GatewayKeys: () => ({ providerKeys: list(F.demoKeys), providers: list(F.demoProviders), circuitBreaker: list(F.demoBreakers), models: list(F.demoCatalog) }),
+  GatewayModels: () => ({ providerKeys: list(F.demoKeys), models: list(F.demoCatalog) }),
+  GatewayActivity: (v) => {
+    const [from, to] = range(v);
+    const s = F.demoStats(from, to);
+    const refusals = Math.round(s.errors * 0.6);
+    return {
+      stats: { ...s, upstreamErrors: s.errors - refusals, refusals, refusalsByReason: [{ reason: 'rate_limit_exceeded', count: refusals }] },
+      timeseries: { interval: v.interval ?? 'hour', points: F.demoPoints(from, to, v.interval ?? 'hour') },
+      analytics: { groups: F.demoGroups('model', from, to) },
+      circuitBreaker: list(F.demoBreakers),
+    };
+  },
   GatewayRules: () => ({ rules: list(F.demoRules) }),
   GatewayTokens: () => ({ gatewayTokens: list(F.demoTokens) }),
   GatewayHealth: () => ({ circuitBreaker: list(F.demoBreakers) }),

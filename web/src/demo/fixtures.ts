@@ -45,6 +45,7 @@ export const demoGateways: Gateway[] = [
     id: 'gw_demo_prod',
     tenantId: 'acme',
     slug: 'prod',
+    baseUrl: '/v1/acme/prod',
     name: 'Production',
     createdAt: T0,
     updatedAt: T0,
@@ -79,6 +80,7 @@ export const demoGateways: Gateway[] = [
     id: 'gw_demo_staging',
     tenantId: 'acme',
     slug: 'staging',
+    baseUrl: '/v1/acme/staging',
     name: 'Staging',
     createdAt: T0,
     updatedAt: T0,
@@ -95,9 +97,9 @@ export const demoGateways: Gateway[] = [
 ];
 
 export const demoKeys: ProviderKey[] = [
-  { id: 'key_demo_1', provider: 'openai', alias: 'main', last4: 'x7Qa', baseUrl: '', weight: 1, models: ['gpt-4o', 'gpt-4o-mini'], createdAt: T0 },
-  { id: 'key_demo_2', provider: 'anthropic', alias: 'main', last4: 'P0s2', baseUrl: '', weight: 1, models: ['claude-sonnet-4-5'], createdAt: T0 },
-  { id: 'key_demo_3', provider: 'groq', alias: 'backup', last4: '9fGh', baseUrl: '', weight: 1, models: [], createdAt: T0 },
+  { id: 'key_demo_1', provider: 'openai', alias: 'main', last4: 'x7Qa', baseUrl: '', weight: 1, models: ['gpt-4o', 'gpt-4o-mini'], disabled: false, createdAt: T0 },
+  { id: 'key_demo_2', provider: 'anthropic', alias: 'main', last4: 'P0s2', baseUrl: '', weight: 1, models: ['claude-sonnet-4-5'], disabled: false, createdAt: T0 },
+  { id: 'key_demo_3', provider: 'groq', alias: 'backup', last4: '9fGh', baseUrl: '', weight: 1, models: [], disabled: false, createdAt: T0 },
 ];
 
 export const demoRules: Rule[] = [
@@ -114,9 +116,18 @@ export const demoTokens: Token[] = [
 ];
 
 export const demoBreakers: BreakerState[] = [
-  { provider: 'openai', keyAlias: 'main', state: 'closed', consecutiveFailures: 0, openedAt: null, nextProbeAt: null },
-  { provider: 'anthropic', keyAlias: 'main', state: 'closed', consecutiveFailures: 1, openedAt: null, nextProbeAt: null },
-  { provider: 'groq', keyAlias: 'backup', state: 'open', consecutiveFailures: 5, openedAt: new Date(Date.now() - 20_000).toISOString(), nextProbeAt: new Date(Date.now() + 10_000).toISOString() },
+  { provider: 'openai', keyAlias: 'main', state: 'closed', consecutiveFailures: 0, openedAt: null, nextProbeAt: null, lastError: '', lastErrorAt: null },
+  { provider: 'anthropic', keyAlias: 'main', state: 'closed', consecutiveFailures: 1, openedAt: null, nextProbeAt: null, lastError: '', lastErrorAt: null },
+  {
+    provider: 'groq',
+    keyAlias: 'backup',
+    state: 'open',
+    consecutiveFailures: 5,
+    openedAt: new Date(Date.now() - 20_000).toISOString(),
+    nextProbeAt: new Date(Date.now() + 10_000).toISOString(),
+    lastError: 'upstream answered 503: service overloaded',
+    lastErrorAt: new Date(Date.now() - 20_000).toISOString(),
+  },
 ];
 
 const MODELS: [string, string, number, number][] = [
@@ -315,6 +326,9 @@ export const demoPrices: ModelPrice[] = [
   ...MODELS.map(([provider, model, i, o]) => ({ provider, model, inputPerMtok: i, outputPerMtok: o, cachedInputPerMtok: i / 2, deprecatedAt: null, sunsetAt: null, source: 'seed', updatedAt: T0 })),
   { provider: 'openai', model: 'gpt-4-turbo', inputPerMtok: 10, outputPerMtok: 30, cachedInputPerMtok: 0, deprecatedAt: '2026-01-01T00:00:00Z', sunsetAt: '2026-12-31T00:00:00Z', source: 'admin', updatedAt: T0 },
 ];
+
+/** demoCatalog is the catalog's chat models of the demo's providers (GraphQL models). */
+export const demoCatalog = MODELS.map(([provider, id]) => ({ provider, id, name: id, kind: 'chat' }));
 
 export const demoProviders = [
   { id: 'openai', name: 'OpenAI', defaultBaseUrl: 'https://api.openai.com/v1', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },

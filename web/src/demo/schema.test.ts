@@ -36,6 +36,8 @@ const demoQueries = Object.values(Q).filter((doc) => demoOperationNames.includes
 const VARS: Record<string, Record<string, unknown>> = {
   Overview: { from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' },
   Gateway: { id: 'gw_demo_prod' },
+  GatewayActivity: { id: 'gw_demo_prod', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' },
+  GatewayModels: { id: 'gw_demo_prod' },
   GatewayKeys: { id: 'gw_demo_prod' },
   GatewayRules: { id: 'gw_demo_prod' },
   GatewayTokens: { id: 'gw_demo_prod' },

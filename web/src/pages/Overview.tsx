@@ -67,7 +67,8 @@ export function Overview() {
   );
 }
 
-function Charts({ points, range }: { points: Point[]; range: [string, string] }) {
+/** Charts draws requests and errors, and cost, over a time series (also a gateway's Activity). */
+export function Charts({ points, range }: { points: Point[]; range: [string, string] }) {
   const ts = useMemo(() => points.map((p) => p.ts), [points]);
   const traffic = useMemo(
     () => [

@@ -11,6 +11,11 @@ import { formatDuration, formatInt, formatRelative, formatTime } from '../../lib
 import { RANGES, rangeOf, type RangeId } from '../../lib/range';
 import { Link } from '../../lib/router';
 
+/** BreakerBadge shows a breaker state in words and colour: closed, open or half-open. */
+export function BreakerBadge({ state }: { state: string }) {
+  return <Badge tone={state === 'closed' ? 'good' : state === 'open' ? 'bad' : 'warn'}>{state.replace('_', '-')}</Badge>;
+}
+
 export function Health({ gateway: g }: { gateway: Gateway }) {
   const q = useGQL<{ circuitBreaker: Connection<BreakerState> }>(Q.gatewayHealth, { id: g.id });
   return (
@@ -38,6 +43,7 @@ export function Health({ gateway: g }: { gateway: Gateway }) {
                   </th>
                   <th scope="col">Opened</th>
                   <th scope="col">Next probe</th>
+                  <th scope="col">Last error</th>
                 </tr>
               </thead>
               <tbody>
@@ -47,11 +53,12 @@ export function Health({ gateway: g }: { gateway: Gateway }) {
                       {b.provider}/<code>{b.keyAlias}</code>
                     </td>
                     <td>
-                      <Badge tone={b.state === 'closed' ? 'good' : b.state === 'open' ? 'bad' : 'warn'}>{b.state.replace('_', '-')}</Badge>
+                      <BreakerBadge state={b.state} />
                     </td>
                     <td className="num">{b.consecutiveFailures}</td>
                     <td>{b.openedAt ? formatRelative(b.openedAt) : '—'}</td>
                     <td>{b.nextProbeAt ? formatRelative(b.nextProbeAt) : '—'}</td>
+                    <td className="wrap">{b.lastError ? `${b.lastError} (${formatRelative(b.lastErrorAt)})` : '—'}</td>
                   </tr>
                 ))}
               </tbody>

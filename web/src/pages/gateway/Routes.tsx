@@ -1,12 +1,13 @@
 // A gateway's routes: model names clients may use on /compat, each a list
 // of targets tried in order (fallback) or balanced by weight (loadbalance).
 
-import { useState, type FormEvent } from 'react';
+import { Fragment, useState, type FormEvent } from 'react';
 import { M, Q } from '../../api/queries';
 import type { Connection, Gateway, Provider, Route } from '../../api/types';
 import { useAction, useGQL } from '../../components/data';
 import { Button, Empty, Field, InlineProblem, Submit } from '../../components/ui';
 import * as v from '../../lib/validate';
+import { OptionList, useGatewayModels } from './models';
 
 interface TargetDraft {
   provider: string;
@@ -52,6 +53,8 @@ export function Routes({ gateway: g, onSaved }: { gateway: Gateway; onSaved: () 
   const act = useAction();
   const errs = routeErrors(routes);
   const plist = providers.data?.providers?.data ?? [];
+  const picks = useGatewayModels(g.id);
+  const used = [...new Set(routes.flatMap((r) => r.targets.map((t) => t.provider)))];
 
   const update = (i: number, r: RouteDraft) => {
     setSaved(false);
@@ -126,10 +129,17 @@ export function Routes({ gateway: g, onSaved }: { gateway: Gateway; onSaved: () 
                       </select>
                     </td>
                     <td>
-                      <input aria-label={`Model of target ${k + 1}`} value={t.model} onChange={(e) => setT({ model: e.target.value })} placeholder="gpt-4o" />
+                      <input
+                        aria-label={`Model of target ${k + 1}`}
+                        list={`route-models-${t.provider}`}
+                        value={t.model}
+                        onChange={(e) => setT({ model: e.target.value })}
+                        placeholder="gpt-4o"
+                        autoComplete="off"
+                      />
                     </td>
                     <td>
-                      <input aria-label={`Key alias of target ${k + 1}`} value={t.keyAlias} onChange={(e) => setT({ keyAlias: e.target.value })} placeholder="any" />
+                      <input aria-label={`Key alias of target ${k + 1}`} list={`route-aliases-${t.provider}`} autoComplete="off" value={t.keyAlias} onChange={(e) => setT({ keyAlias: e.target.value })} placeholder="any" />
                     </td>
                     <td>
                       <input aria-label={`Weight of target ${k + 1}`} inputMode="numeric" className="narrow" value={t.weight} onChange={(e) => setT({ weight: e.target.value })} />
@@ -170,6 +180,12 @@ export function Routes({ gateway: g, onSaved }: { gateway: Gateway; onSaved: () 
         )}
       </div>
       <InlineProblem problem={act.problem} />
+      {used.map((p) => (
+        <Fragment key={p}>
+          <OptionList id={`route-models-${p}`} models={picks.models(p)} />
+          <OptionList id={`route-aliases-${p}`} models={picks.aliases(p)} />
+        </Fragment>
+      ))}
     </form>
   );
 }

@@ -1,15 +1,18 @@
 // A gateway's API tokens: they call this gateway's inference paths only.
 
 import { M, Q } from '../../api/queries';
-import type { Connection, Gateway, Token } from '../../api/types';
+import type { Connection, Gateway, ProviderKey, Token } from '../../api/types';
 import { QueryView, useAction, useGQL } from '../../components/data';
 import { CreateToken, TokenTable } from '../../components/Tokens';
 import { InlineProblem, Pager, usePager } from '../../components/ui';
+import { snippetModel } from '../../lib/snippets';
+import { Connect } from './Connect';
 
 export function Tokens({ gateway: g }: { gateway: Gateway }) {
   const pager = usePager();
   const q = useGQL<{ gatewayTokens: Connection<Token> }>(Q.gatewayTokens, { id: g.id, cursor: pager.cursor });
   const act = useAction();
+  const keys = useGQL<{ providerKeys: Connection<Pick<ProviderKey, 'provider' | 'models' | 'disabled'>> }>(Q.gatewayModels, { id: g.id });
   return (
     <>
       <section className="panel">
@@ -39,6 +42,7 @@ export function Tokens({ gateway: g }: { gateway: Gateway }) {
         title="New gateway token"
         create={(input, a) => a.run<Token>(M.createGatewayToken, { gatewayId: g.id, input }, 'createGatewayToken')}
         onCreated={q.refetch}
+        afterSecret={(secret) => <Connect gateway={g} token={secret} model={snippetModel(g.routes, keys.data?.providerKeys?.data ?? [])} />}
       />
     </>
   );
