@@ -140,19 +140,6 @@ async function tour(page, check) {
   return [...seen];
 }
 
-/** until retries fn until it stops throwing, for up to 5 seconds. */
-async function until(fn) {
-  const end = Date.now() + 5000;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (Date.now() > end) throw e;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
 async function visit(page, href) {
   await page.goto(href);
   await settle(page);
@@ -185,7 +172,7 @@ async function createUser(base, adminToken, role, { email, password }) {
  * acme, and enters the demo from the sign-in page. It starts and ends signed
  * out.
  */
-export async function a11yTour({ page, step, base, adminToken, artifacts, signIn, signOut, users }) {
+export async function a11yTour({ page, step, until, base, adminToken, artifacts, signIn, signOut, users }) {
   for (const [role, u] of Object.entries(MORE_USERS)) await createUser(base, adminToken, role, u);
   const roles = Object.fromEntries(Object.entries({ ...users, ...MORE_USERS }).map(([role, u]) => [role, () => signIn(u.email, u.password)]));
   roles.demo = async () => {
@@ -229,11 +216,11 @@ export async function a11yTour({ page, step, base, adminToken, artifacts, signIn
     const selected = page.getByRole('tab', { selected: true });
     const expectOn = async (i) => {
       const want = tabs.nth(i);
-      await until(async () => {
+      await until(`tab ${i} selected by the keyboard`, async () => {
         assert.equal(await want.getAttribute('aria-selected'), 'true');
         assert.equal(new URL(page.url()).pathname, await want.getAttribute('href'));
         assert.equal(await want.evaluate((el) => el === document.activeElement), true, 'the selected tab has the focus');
-      });
+      }, 5000);
       assert.equal(await want.getAttribute('tabindex'), '0');
       assert.equal(await page.locator('[role="tab"][tabindex="0"]').count(), 1, 'one tab in the Tab order');
       const panel = page.locator(`#${await want.getAttribute('aria-controls')}`);

@@ -604,7 +604,7 @@ await step('Demo: the read-only demo calls no admin endpoint at all', async () =
   assert.deepEqual(calls.slice(before), [], 'signing out of the demo calls nothing either');
 });
 
-await a11yTour({ page, step, base: BASE, adminToken: ADMIN_TOKEN, artifacts: ARTIFACTS, signIn: signInWithPassword, signOut, users: { administrator: { email: 'admin@localhost', password: ADMIN_PASSWORD }, member: MEMBER, finance: FINANCE } });
+await a11yTour({ page, step, until, base: BASE, adminToken: ADMIN_TOKEN, artifacts: ARTIFACTS, signIn: signInWithPassword, signOut, users: { administrator: { email: 'admin@localhost', password: ADMIN_PASSWORD }, member: MEMBER, finance: FINANCE } });
 
 await step('no console errors, page errors or CSP violations', async () => {
   assert.deepEqual(problems, []);
