@@ -16,6 +16,7 @@ import { demoSession } from '../api/session';
 import { Q, operationName } from '../api/queries';
 import { tokensQuery } from '../pages/logs/FilterBar';
 import { demoOperationNames } from './exchange';
+import { DEMO_VARS as VARS } from './vars';
 
 // The demo's sample data has the shapes the real API returns: every query the
 // demo answers is validated against schema.graphql, and its answer is run
@@ -32,24 +33,6 @@ const byResponseKey: GraphQLFieldResolver<Record<string, unknown>, unknown> = (s
 
 const demoQueries = Object.values(Q).filter((doc) => demoOperationNames.includes(operationName(doc)!));
 
-/** Variables of each query, as the pages send them. */
-const VARS: Record<string, Record<string, unknown>> = {
-  Overview: { from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' },
-  Gateway: { id: 'gw_demo_prod' },
-  GatewayActivity: { id: 'gw_demo_prod', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' },
-  GatewayModels: { id: 'gw_demo_prod' },
-  GatewayKeys: { id: 'gw_demo_prod' },
-  GatewayRules: { id: 'gw_demo_prod' },
-  GatewayTokens: { id: 'gw_demo_prod' },
-  GatewayHealth: { id: 'gw_demo_prod' },
-  GatewayGuardrails: { id: 'gw_demo_prod', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z' },
-  GatewayTraces: { id: 'gw_demo_prod', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z' },
-  GatewaySpend: { id: 'gw_demo_prod', from: '2026-10-23T12:00:00Z', to: '2026-11-22T12:00:00Z' },
-  GatewayList: { tenantId: 'acme' },
-  TenantSpend: { tenantId: 'acme', from: '2026-10-23T12:00:00Z', to: '2026-11-22T12:00:00Z' },
-  Analytics: { groupBy: 'provider', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z' },
-  TenantAnalytics: { tenantId: 'acme', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z' },
-};
 
 const client = makeClient(demoSession(), () => {
   throw new Error('no 401 in the demo');
