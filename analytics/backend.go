@@ -61,6 +61,9 @@ type Backend interface {
 	Stats(ctx context.Context, q Query) (*Stats, error)
 	Timeseries(ctx context.Context, q Query, interval string) (*Timeseries, error)
 	Analysis(ctx context.Context, q Query, groupBy string) (*Analysis, error)
+	// GroupTimeseries is Timeseries per group (GroupTimeseries in
+	// series.go): the top limit groups and the rest as one.
+	GroupTimeseries(ctx context.Context, q Query, groupBy, interval string, limit int) (*GroupTimeseries, error)
 	Spend(ctx context.Context, q Query) (*Spend, error)
 	TenantAnalysis(ctx context.Context, q Query) (*TenantAnalysis, error)
 	Logs(ctx context.Context, f LogFilter) ([]Record, *string, error)

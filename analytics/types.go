@@ -99,6 +99,12 @@ type Point struct {
 	TokensIn  int64     `json:"tokens_in"`
 	TokensOut int64     `json:"tokens_out"`
 	CostUSD   money.USD `json:"cost_usd"`
+	// Cached counts the cache hits of the bucket and CacheSavedUSD the
+	// cost they saved; LatencyMS are its percentiles (all zero in the
+	// points of GuardrailStats, which count hits in Requests).
+	Cached        int64     `json:"cached"`
+	CacheSavedUSD money.USD `json:"cache_saved_usd"`
+	LatencyMS     Latency   `json:"latency_ms"`
 }
 
 // Timeseries is /admin/v1/stats/timeseries.

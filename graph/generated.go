@@ -229,6 +229,15 @@ type ComplexityRoot struct {
 		TokensOut func(childComplexity int) int
 	}
 
+	GroupTimeseries struct {
+		From     func(childComplexity int) int
+		GroupBy  func(childComplexity int) int
+		Interval func(childComplexity int) int
+		Other    func(childComplexity int) int
+		Series   func(childComplexity int) int
+		To       func(childComplexity int) int
+	}
+
 	GuardrailEvent struct {
 		Action    func(childComplexity int) int
 		Direction func(childComplexity int) int
@@ -421,12 +430,15 @@ type ComplexityRoot struct {
 	}
 
 	Point struct {
-		CostUSD   func(childComplexity int) int
-		Errors    func(childComplexity int) int
-		Requests  func(childComplexity int) int
-		TS        func(childComplexity int) int
-		TokensIn  func(childComplexity int) int
-		TokensOut func(childComplexity int) int
+		CacheSavedUSD func(childComplexity int) int
+		Cached        func(childComplexity int) int
+		CostUSD       func(childComplexity int) int
+		Errors        func(childComplexity int) int
+		LatencyMS     func(childComplexity int) int
+		Requests      func(childComplexity int) int
+		TS            func(childComplexity int) int
+		TokensIn      func(childComplexity int) int
+		TokensOut     func(childComplexity int) int
 	}
 
 	Provider struct {
@@ -465,39 +477,41 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Analytics        func(childComplexity int, tenantID *string, gatewayID *string, groupBy *string, from *time.Time, to *time.Time) int
-		AuditLog         func(childComplexity int, filter *admin.AuditFilter, limit *int, cursor *string) int
-		CircuitBreaker   func(childComplexity int, gatewayID string) int
-		ClientErrors     func(childComplexity int, limit *int, cursor *string) int
-		Gateway          func(childComplexity int, id string) int
-		GatewaySpend     func(childComplexity int, gatewayID string, from *time.Time, to *time.Time) int
-		GatewayTokens    func(childComplexity int, gatewayID string, limit *int, cursor *string) int
-		GatewayTraces    func(childComplexity int, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) int
-		Gateways         func(childComplexity int, tenantID string, limit *int, cursor *string) int
-		GuardrailEvents  func(childComplexity int, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) int
-		GuardrailStats   func(childComplexity int, gatewayID string, from *time.Time, to *time.Time) int
-		Log              func(childComplexity int, id string) int
-		Logs             func(childComplexity int, filter *LogFilter, sort *LogSort, limit *int, cursor *string) int
-		Me               func(childComplexity int) int
-		ModelPrices      func(childComplexity int, provider *string, limit *int, cursor *string) int
-		Models           func(childComplexity int) int
-		MyTokens         func(childComplexity int, limit *int, cursor *string) int
-		PlaygroundSearch func(childComplexity int, q *string, limit *int) int
-		PlaygroundTrace  func(childComplexity int, id string) int
-		ProviderKeys     func(childComplexity int, gatewayID string) int
-		Providers        func(childComplexity int) int
-		Rules            func(childComplexity int, gatewayID string) int
-		Stats            func(childComplexity int, tenantID *string, gatewayID *string, from *time.Time, to *time.Time) int
-		Tenant           func(childComplexity int, id string) int
-		TenantAnalytics  func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
-		TenantSpend      func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
-		Tenants          func(childComplexity int, limit *int, cursor *string) int
-		Timeseries       func(childComplexity int, tenantID *string, gatewayID *string, interval *string, from *time.Time, to *time.Time) int
-		Trace            func(childComplexity int, id string) int
-		User             func(childComplexity int, id string) int
-		UserGateways     func(childComplexity int, userID string) int
-		UserTokens       func(childComplexity int, userID string, limit *int, cursor *string) int
-		Users            func(childComplexity int, tenantID string, limit *int, cursor *string) int
+		Analytics            func(childComplexity int, tenantID *string, gatewayID *string, groupBy *string, from *time.Time, to *time.Time) int
+		AuditLog             func(childComplexity int, filter *admin.AuditFilter, limit *int, cursor *string) int
+		CircuitBreaker       func(childComplexity int, gatewayID string) int
+		ClientErrors         func(childComplexity int, limit *int, cursor *string) int
+		Gateway              func(childComplexity int, id string) int
+		GatewaySpend         func(childComplexity int, gatewayID string, from *time.Time, to *time.Time) int
+		GatewayTokens        func(childComplexity int, gatewayID string, limit *int, cursor *string) int
+		GatewayTraces        func(childComplexity int, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) int
+		Gateways             func(childComplexity int, tenantID string, limit *int, cursor *string) int
+		GuardrailEvents      func(childComplexity int, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) int
+		GuardrailStats       func(childComplexity int, gatewayID string, from *time.Time, to *time.Time) int
+		Log                  func(childComplexity int, id string) int
+		Logs                 func(childComplexity int, filter *LogFilter, sort *LogSort, limit *int, cursor *string) int
+		Me                   func(childComplexity int) int
+		ModelPrices          func(childComplexity int, provider *string, limit *int, cursor *string) int
+		Models               func(childComplexity int) int
+		MyTokens             func(childComplexity int, limit *int, cursor *string) int
+		PlaygroundSearch     func(childComplexity int, q *string, limit *int) int
+		PlaygroundTrace      func(childComplexity int, id string) int
+		ProviderKeys         func(childComplexity int, gatewayID string) int
+		Providers            func(childComplexity int) int
+		Rules                func(childComplexity int, gatewayID string) int
+		SeriesByGroup        func(childComplexity int, tenantID *string, groupBy string, interval *string, from *time.Time, to *time.Time, limit *int) int
+		Stats                func(childComplexity int, tenantID *string, gatewayID *string, from *time.Time, to *time.Time) int
+		Tenant               func(childComplexity int, id string) int
+		TenantAnalytics      func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
+		TenantGuardrailStats func(childComplexity int, tenantID *string, from *time.Time, to *time.Time) int
+		TenantSpend          func(childComplexity int, tenantID string, from *time.Time, to *time.Time) int
+		Tenants              func(childComplexity int, limit *int, cursor *string) int
+		Timeseries           func(childComplexity int, tenantID *string, gatewayID *string, interval *string, from *time.Time, to *time.Time) int
+		Trace                func(childComplexity int, id string) int
+		User                 func(childComplexity int, id string) int
+		UserGateways         func(childComplexity int, userID string) int
+		UserTokens           func(childComplexity int, userID string, limit *int, cursor *string) int
+		Users                func(childComplexity int, tenantID string, limit *int, cursor *string) int
 	}
 
 	RateLimit struct {
@@ -562,6 +576,21 @@ type ComplexityRoot struct {
 		ID       func(childComplexity int) int
 		Name     func(childComplexity int) int
 		Requests func(childComplexity int) int
+	}
+
+	Series struct {
+		CostUSD  func(childComplexity int) int
+		Errors   func(childComplexity int) int
+		Key      func(childComplexity int) int
+		Points   func(childComplexity int) int
+		Requests func(childComplexity int) int
+	}
+
+	SeriesPoint struct {
+		CostUSD  func(childComplexity int) int
+		Errors   func(childComplexity int) int
+		Requests func(childComplexity int) int
+		TS       func(childComplexity int) int
 	}
 
 	Span struct {
@@ -785,6 +814,7 @@ type QueryResolver interface {
 	Stats(ctx context.Context, tenantID *string, gatewayID *string, from *time.Time, to *time.Time) (*analytics.Stats, error)
 	Timeseries(ctx context.Context, tenantID *string, gatewayID *string, interval *string, from *time.Time, to *time.Time) (*analytics.Timeseries, error)
 	Analytics(ctx context.Context, tenantID *string, gatewayID *string, groupBy *string, from *time.Time, to *time.Time) (*analytics.Analysis, error)
+	SeriesByGroup(ctx context.Context, tenantID *string, groupBy string, interval *string, from *time.Time, to *time.Time, limit *int) (*analytics.GroupTimeseries, error)
 	GatewaySpend(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantSpend(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*admin.Spend, error)
 	TenantAnalytics(ctx context.Context, tenantID string, from *time.Time, to *time.Time) (*analytics.TenantAnalysis, error)
@@ -798,6 +828,7 @@ type QueryResolver interface {
 	Providers(ctx context.Context) (*admin.List[catalog.Provider], error)
 	Models(ctx context.Context) (*admin.List[catalog.Model], error)
 	GuardrailStats(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*analytics.GuardrailStats, error)
+	TenantGuardrailStats(ctx context.Context, tenantID *string, from *time.Time, to *time.Time) (*analytics.GuardrailStats, error)
 	GuardrailEvents(ctx context.Context, gatewayID string, from *time.Time, to *time.Time, limit *int, cursor *string) (*GuardrailEventConnection, error)
 	CircuitBreaker(ctx context.Context, gatewayID string) (*admin.List[admin.BreakerState], error)
 	AuditLog(ctx context.Context, filter *admin.AuditFilter, limit *int, cursor *string) (*admin.List[store.AuditEntry], error)
@@ -1599,6 +1630,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.TokensOut(childComplexity), true
+
+	case "GroupTimeseries.from":
+		if e.ComplexityRoot.GroupTimeseries.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.From(childComplexity), true
+	case "GroupTimeseries.groupBy":
+		if e.ComplexityRoot.GroupTimeseries.GroupBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.GroupBy(childComplexity), true
+	case "GroupTimeseries.interval":
+		if e.ComplexityRoot.GroupTimeseries.Interval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.Interval(childComplexity), true
+	case "GroupTimeseries.other":
+		if e.ComplexityRoot.GroupTimeseries.Other == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.Other(childComplexity), true
+	case "GroupTimeseries.series":
+		if e.ComplexityRoot.GroupTimeseries.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.Series(childComplexity), true
+	case "GroupTimeseries.to":
+		if e.ComplexityRoot.GroupTimeseries.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupTimeseries.To(childComplexity), true
 
 	case "GuardrailEvent.action":
 		if e.ComplexityRoot.GuardrailEvent.Action == nil {
@@ -2617,6 +2685,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PlaygroundToken.Token(childComplexity), true
 
+	case "Point.cacheSavedUsd":
+		if e.ComplexityRoot.Point.CacheSavedUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Point.CacheSavedUSD(childComplexity), true
+	case "Point.cached":
+		if e.ComplexityRoot.Point.Cached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Point.Cached(childComplexity), true
 	case "Point.costUsd":
 		if e.ComplexityRoot.Point.CostUSD == nil {
 			break
@@ -2629,6 +2709,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Point.Errors(childComplexity), true
+	case "Point.latencyMs":
+		if e.ComplexityRoot.Point.LatencyMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Point.LatencyMS(childComplexity), true
 	case "Point.requests":
 		if e.ComplexityRoot.Point.Requests == nil {
 			break
@@ -3024,6 +3110,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Rules(childComplexity, args["gatewayId"].(string)), true
+	case "Query.seriesByGroup":
+		if e.ComplexityRoot.Query.SeriesByGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Query_seriesByGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SeriesByGroup(childComplexity, args["tenantId"].(*string), args["groupBy"].(string), args["interval"].(*string), args["from"].(*time.Time), args["to"].(*time.Time), args["limit"].(*int)), true
 	case "Query.stats":
 		if e.ComplexityRoot.Query.Stats == nil {
 			break
@@ -3057,6 +3154,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TenantAnalytics(childComplexity, args["tenantId"].(string), args["from"].(*time.Time), args["to"].(*time.Time)), true
+	case "Query.tenantGuardrailStats":
+		if e.ComplexityRoot.Query.TenantGuardrailStats == nil {
+			break
+		}
+
+		args, err := ec.field_Query_tenantGuardrailStats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TenantGuardrailStats(childComplexity, args["tenantId"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Query.tenantSpend":
 		if e.ComplexityRoot.Query.TenantSpend == nil {
 			break
@@ -3376,6 +3484,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ScopeSpend.Requests(childComplexity), true
+
+	case "Series.costUsd":
+		if e.ComplexityRoot.Series.CostUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.CostUSD(childComplexity), true
+	case "Series.errors":
+		if e.ComplexityRoot.Series.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Errors(childComplexity), true
+	case "Series.key":
+		if e.ComplexityRoot.Series.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Key(childComplexity), true
+	case "Series.points":
+		if e.ComplexityRoot.Series.Points == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Points(childComplexity), true
+	case "Series.requests":
+		if e.ComplexityRoot.Series.Requests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Requests(childComplexity), true
+
+	case "SeriesPoint.costUsd":
+		if e.ComplexityRoot.SeriesPoint.CostUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesPoint.CostUSD(childComplexity), true
+	case "SeriesPoint.errors":
+		if e.ComplexityRoot.SeriesPoint.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesPoint.Errors(childComplexity), true
+	case "SeriesPoint.requests":
+		if e.ComplexityRoot.SeriesPoint.Requests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesPoint.Requests(childComplexity), true
+	case "SeriesPoint.ts":
+		if e.ComplexityRoot.SeriesPoint.TS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesPoint.TS(childComplexity), true
 
 	case "Span.attributes":
 		if e.ComplexityRoot.Span.Attributes == nil {
@@ -4203,6 +4367,14 @@ type Query {
   timeseries(tenantId: ID, gatewayId: ID, interval: String, from: Time, to: Time): Timeseries
   "groupBy: model, provider, gateway, user, status or error_code."
   analytics(tenantId: ID, gatewayId: ID, groupBy: String, from: Time, to: Time): Analysis
+  """
+  Usage per group over time, to whom analytics answers: the top limit groups
+  (1-20, default 5) by cost, then requests, each a series, and the rest
+  summed as other. groupBy: model, provider, gateway, user, token, status,
+  error_code, or error_reason (errors only: a refusal by its error code,
+  every other error as "upstream"). interval as timeseries.
+  """
+  seriesByGroup(tenantId: ID, groupBy: String!, interval: String, from: Time, to: Time, limit: Int): GroupTimeseries
   gatewaySpend(gatewayId: ID!, from: Time, to: Time): Spend
   tenantSpend(tenantId: ID!, from: Time, to: Time): Spend
   tenantAnalytics(tenantId: ID!, from: Time, to: Time): TenantAnalysis
@@ -4222,6 +4394,8 @@ type Query {
   models: ModelConnection
 
   guardrailStats(gatewayId: ID!, from: Time, to: Time): GuardrailStats
+  "The hits of the content rules of a tenant's gateways (every tenant's for the Administrator without tenantId)."
+  tenantGuardrailStats(tenantId: ID, from: Time, to: Time): GuardrailStats
   guardrailEvents(gatewayId: ID!, from: Time, to: Time, limit: Int, cursor: String): GuardrailEventConnection
   circuitBreaker(gatewayId: ID!): BreakerStateConnection
 
@@ -4902,11 +5076,44 @@ type Point {
   tokensIn: Int!
   tokensOut: Int!
   costUsd: USD!
+  "Cache hits of the bucket and the cost they saved (0 in guardrail points)."
+  cached: Int!
+  cacheSavedUsd: USD!
+  "Latency percentiles of the bucket's requests (0 without requests and in guardrail points)."
+  latencyMs: Latency!
 }
 
 type Timeseries {
   interval: String!
   points: [Point!]!
+}
+
+"The usage of groups over time (seriesByGroup)."
+type GroupTimeseries {
+  from: Time!
+  to: Time!
+  interval: String!
+  groupBy: String!
+  "The top groups, costliest first (then most requests, then key)."
+  series: [Series!]!
+  "The other groups summed; null when every group has its own series."
+  other: Series
+}
+
+"One group's usage per bucket, with its totals over the range."
+type Series {
+  key: String!
+  requests: Int!
+  errors: Int!
+  costUsd: USD!
+  points: [SeriesPoint!]!
+}
+
+type SeriesPoint {
+  ts: Time!
+  requests: Int!
+  errors: Int!
+  costUsd: USD!
 }
 
 type Group {
@@ -5521,6 +5728,24 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Group", field.Name)
 }
 
+func (ec *executionContext) childFields_GroupTimeseries(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_GroupTimeseries_from(ctx, field)
+	case "to":
+		return ec.fieldContext_GroupTimeseries_to(ctx, field)
+	case "interval":
+		return ec.fieldContext_GroupTimeseries_interval(ctx, field)
+	case "groupBy":
+		return ec.fieldContext_GroupTimeseries_groupBy(ctx, field)
+	case "series":
+		return ec.fieldContext_GroupTimeseries_series(ctx, field)
+	case "other":
+		return ec.fieldContext_GroupTimeseries_other(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupTimeseries", field.Name)
+}
+
 func (ec *executionContext) childFields_GuardrailEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5845,6 +6070,12 @@ func (ec *executionContext) childFields_Point(ctx context.Context, field graphql
 		return ec.fieldContext_Point_tokensOut(ctx, field)
 	case "costUsd":
 		return ec.fieldContext_Point_costUsd(ctx, field)
+	case "cached":
+		return ec.fieldContext_Point_cached(ctx, field)
+	case "cacheSavedUsd":
+		return ec.fieldContext_Point_cacheSavedUsd(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_Point_latencyMs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Point", field.Name)
 }
@@ -6045,6 +6276,36 @@ func (ec *executionContext) childFields_ScopeSpend(ctx context.Context, field gr
 		return ec.fieldContext_ScopeSpend_budget(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ScopeSpend", field.Name)
+}
+
+func (ec *executionContext) childFields_Series(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_Series_key(ctx, field)
+	case "requests":
+		return ec.fieldContext_Series_requests(ctx, field)
+	case "errors":
+		return ec.fieldContext_Series_errors(ctx, field)
+	case "costUsd":
+		return ec.fieldContext_Series_costUsd(ctx, field)
+	case "points":
+		return ec.fieldContext_Series_points(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Series", field.Name)
+}
+
+func (ec *executionContext) childFields_SeriesPoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ts":
+		return ec.fieldContext_SeriesPoint_ts(ctx, field)
+	case "requests":
+		return ec.fieldContext_SeriesPoint_requests(ctx, field)
+	case "errors":
+		return ec.fieldContext_SeriesPoint_errors(ctx, field)
+	case "costUsd":
+		return ec.fieldContext_SeriesPoint_costUsd(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SeriesPoint", field.Name)
 }
 
 func (ec *executionContext) childFields_Span(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7683,6 +7944,60 @@ func (ec *executionContext) field_Query_rules_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_seriesByGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tenantId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tenantId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "groupBy",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["groupBy"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "interval",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["interval"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_stats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7727,6 +8042,36 @@ func (ec *executionContext) field_Query_tenantAnalytics_args(ctx context.Context
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tenantId",
 		func(ctx context.Context, v any) (string, error) {
 			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tenantId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_tenantGuardrailStats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tenantId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11120,6 +11465,162 @@ func (ec *executionContext) fieldContext_Group_latencyMs(_ context.Context, fiel
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Latency(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupTimeseries_from(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupTimeseries", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupTimeseries_to(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupTimeseries", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupTimeseries_interval(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_interval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Interval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_interval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupTimeseries", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupTimeseries_groupBy(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_groupBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GroupBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_groupBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupTimeseries", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupTimeseries_series(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Series, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []analytics.Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupTimeseries",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupTimeseries_other(ctx context.Context, field graphql.CollectedField, obj *analytics.GroupTimeseries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupTimeseries_other(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Other, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *analytics.Series) graphql.Marshaler {
+			return ec.marshalOSeries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupTimeseries_other(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupTimeseries",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
 		},
 	}
 	return fc, nil
@@ -15227,6 +15728,84 @@ func (ec *executionContext) fieldContext_Point_costUsd(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Point", field, false, false, errors.New("field of type USD does not have child fields"))
 }
 
+func (ec *executionContext) _Point_cached(ctx context.Context, field graphql.CollectedField, obj *analytics.Point) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Point_cached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Point_cached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Point", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Point_cacheSavedUsd(ctx context.Context, field graphql.CollectedField, obj *analytics.Point) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Point_cacheSavedUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheSavedUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Point_cacheSavedUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Point", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _Point_latencyMs(ctx context.Context, field graphql.CollectedField, obj *analytics.Point) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Point_latencyMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatencyMS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v analytics.Latency) graphql.Marshaler {
+			return ec.marshalNLatency2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐLatency(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Point_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Point",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Latency(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Provider_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Provider) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16484,6 +17063,50 @@ func (ec *executionContext) fieldContext_Query_analytics(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_seriesByGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_seriesByGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SeriesByGroup(ctx, fc.Args["tenantId"].(*string), fc.Args["groupBy"].(string), fc.Args["interval"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *analytics.GroupTimeseries) graphql.Marshaler {
+			return ec.marshalOGroupTimeseries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroupTimeseries(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_seriesByGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupTimeseries(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_seriesByGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_gatewaySpend(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17026,6 +17649,50 @@ func (ec *executionContext) fieldContext_Query_guardrailStats(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_guardrailStats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_tenantGuardrailStats(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_tenantGuardrailStats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TenantGuardrailStats(ctx, fc.Args["tenantId"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *analytics.GuardrailStats) graphql.Marshaler {
+			return ec.marshalOGuardrailStats2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGuardrailStats(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_tenantGuardrailStats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GuardrailStats(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_tenantGuardrailStats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18160,6 +18827,222 @@ func (ec *executionContext) fieldContext_ScopeSpend_budget(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Series_key(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Series_requests(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_requests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_requests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Series_errors(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_errors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Errors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Series_costUsd(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_costUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_costUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _Series_points(ctx context.Context, field graphql.CollectedField, obj *analytics.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_points(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Points, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []analytics.SeriesPoint) graphql.Marshaler {
+			return ec.marshalNSeriesPoint2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesPointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_points(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Series",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SeriesPoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SeriesPoint_ts(ctx context.Context, field graphql.CollectedField, obj *analytics.SeriesPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesPoint_ts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesPoint_ts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeriesPoint", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SeriesPoint_requests(ctx context.Context, field graphql.CollectedField, obj *analytics.SeriesPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesPoint_requests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesPoint_requests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeriesPoint", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SeriesPoint_errors(ctx context.Context, field graphql.CollectedField, obj *analytics.SeriesPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesPoint_errors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Errors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesPoint_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeriesPoint", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SeriesPoint_costUsd(ctx context.Context, field graphql.CollectedField, obj *analytics.SeriesPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesPoint_costUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesPoint_costUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeriesPoint", field, false, false, errors.New("field of type USD does not have child fields"))
 }
 
 func (ec *executionContext) _Span_traceId(ctx context.Context, field graphql.CollectedField, obj *analytics.Span) (ret graphql.Marshaler) {
@@ -25112,6 +25995,69 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var groupTimeseriesImplementors = []string{"GroupTimeseries"}
+
+func (ec *executionContext) _GroupTimeseries(ctx context.Context, sel ast.SelectionSet, obj *analytics.GroupTimeseries) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupTimeseriesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupTimeseries")
+		case "from":
+			out.Values[i] = ec._GroupTimeseries_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._GroupTimeseries_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "interval":
+			out.Values[i] = ec._GroupTimeseries_interval(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groupBy":
+			out.Values[i] = ec._GroupTimeseries_groupBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "series":
+			out.Values[i] = ec._GroupTimeseries_series(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "other":
+			out.Values[i] = ec._GroupTimeseries_other(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var guardrailEventImplementors = []string{"GuardrailEvent"}
 
 func (ec *executionContext) _GuardrailEvent(ctx context.Context, sel ast.SelectionSet, obj *analytics.GuardrailEvent) graphql.Marshaler {
@@ -26489,6 +27435,21 @@ func (ec *executionContext) _Point(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "cached":
+			out.Values[i] = ec._Point_cached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cacheSavedUsd":
+			out.Values[i] = ec._Point_cacheSavedUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latencyMs":
+			out.Values[i] = ec._Point_latencyMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27162,6 +28123,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "seriesByGroup":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_seriesByGroup(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "gatewaySpend":
 			field := field
 
@@ -27436,6 +28419,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_guardrailStats(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "tenantGuardrailStats":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_tenantGuardrailStats(ctx, field)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -28096,6 +29101,117 @@ func (ec *executionContext) _ScopeSpend(ctx context.Context, sel ast.SelectionSe
 		case "budget":
 			out.Values[i] = ec._ScopeSpend_budget(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var seriesImplementors = []string{"Series"}
+
+func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, obj *analytics.Series) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, seriesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Series")
+		case "key":
+			out.Values[i] = ec._Series_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requests":
+			out.Values[i] = ec._Series_requests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errors":
+			out.Values[i] = ec._Series_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costUsd":
+			out.Values[i] = ec._Series_costUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "points":
+			out.Values[i] = ec._Series_points(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var seriesPointImplementors = []string{"SeriesPoint"}
+
+func (ec *executionContext) _SeriesPoint(ctx context.Context, sel ast.SelectionSet, obj *analytics.SeriesPoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, seriesPointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SeriesPoint")
+		case "ts":
+			out.Values[i] = ec._SeriesPoint_ts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requests":
+			out.Values[i] = ec._SeriesPoint_requests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errors":
+			out.Values[i] = ec._SeriesPoint_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costUsd":
+			out.Values[i] = ec._SeriesPoint_costUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -30334,6 +31450,46 @@ func (ec *executionContext) marshalNScopeSpend2githubᚗcomᚋsluicehqᚋsluice�
 	return ec._ScopeSpend(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNSeries2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx context.Context, sel ast.SelectionSet, v analytics.Series) graphql.Marshaler {
+	return ec._Series(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSeries2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesᚄ(ctx context.Context, sel ast.SelectionSet, v []analytics.Series) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSeries2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSeriesPoint2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesPoint(ctx context.Context, sel ast.SelectionSet, v analytics.SeriesPoint) graphql.Marshaler {
+	return ec._SeriesPoint(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSeriesPoint2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesPointᚄ(ctx context.Context, sel ast.SelectionSet, v []analytics.SeriesPoint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSeriesPoint2githubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeriesPoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNSpan2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSpan(ctx context.Context, sel ast.SelectionSet, v *analytics.Span) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -30818,6 +31974,13 @@ func (ec *executionContext) marshalOGatewayConnection2ᚖgithubᚗcomᚋsluicehq
 	return ec._GatewayConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOGroupTimeseries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐGroupTimeseries(ctx context.Context, sel ast.SelectionSet, v *analytics.GroupTimeseries) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GroupTimeseries(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOGuardrailEventConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋgraphᚐGuardrailEventConnection(ctx context.Context, sel ast.SelectionSet, v *GuardrailEventConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -31124,6 +32287,13 @@ func (ec *executionContext) marshalOScopeSpend2ᚕgithubᚗcomᚋsluicehqᚋslui
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOSeries2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSeries(ctx context.Context, sel ast.SelectionSet, v *analytics.Series) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Series(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSpan2ᚕᚖgithubᚗcomᚋsluicehqᚋsluiceᚋanalyticsᚐSpanᚄ(ctx context.Context, sel ast.SelectionSet, v []*analytics.Span) graphql.Marshaler {

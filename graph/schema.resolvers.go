@@ -354,6 +354,16 @@ func (r *queryResolver) Analytics(ctx context.Context, tenantID *string, gateway
 	return r.Svc.AnalysisIn(ctx, p, admin.Scope{TenantID: deref(tenantID), GatewayID: deref(gatewayID)}, deref(groupBy), timeRange(from, to))
 }
 
+// SeriesByGroup is the resolver for the seriesByGroup field.
+func (r *queryResolver) SeriesByGroup(ctx context.Context, tenantID *string, groupBy string, interval *string, from *time.Time, to *time.Time, limit *int) (*analytics.GroupTimeseries, error) {
+	p := auth.From(ctx)
+	sq := admin.SeriesQuery{TenantID: deref(tenantID), GroupBy: groupBy, Interval: deref(interval), Range: timeRange(from, to)}
+	if limit != nil {
+		sq.Limit = *limit
+	}
+	return r.Svc.GroupTimeseries(ctx, p, sq)
+}
+
 // GatewaySpend is the resolver for the gatewaySpend field.
 func (r *queryResolver) GatewaySpend(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*admin.Spend, error) {
 	p := auth.From(ctx)
@@ -432,6 +442,12 @@ func (r *queryResolver) Models(ctx context.Context) (*admin.List[catalog.Model],
 func (r *queryResolver) GuardrailStats(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*analytics.GuardrailStats, error) {
 	p := auth.From(ctx)
 	return r.Svc.GuardrailStats(ctx, p, gatewayID, timeRange(from, to))
+}
+
+// TenantGuardrailStats is the resolver for the tenantGuardrailStats field.
+func (r *queryResolver) TenantGuardrailStats(ctx context.Context, tenantID *string, from *time.Time, to *time.Time) (*analytics.GuardrailStats, error) {
+	p := auth.From(ctx)
+	return r.Svc.TenantGuardrailStats(ctx, p, deref(tenantID), timeRange(from, to))
 }
 
 // GuardrailEvents is the resolver for the guardrailEvents field.

@@ -172,17 +172,100 @@ func buckets(q analytics.Query, interval string) ([]analytics.Point, func(time.T
 
 func (r *ref) timeseries(q analytics.Query, interval string) *analytics.Timeseries {
 	pts, idx := buckets(q, interval)
+	inBucket := make([][]*analytics.Record, len(pts))
 	for _, rec := range r.filter(q) {
-		p := &pts[idx(rec.TS)]
+		i := idx(rec.TS)
+		inBucket[i] = append(inBucket[i], rec)
+		p := &pts[i]
 		p.Requests++
 		if rec.Status >= 400 {
 			p.Errors++
 		}
+		if rec.Cache == "HIT" {
+			p.Cached++
+		}
 		p.TokensIn += rec.TokensIn
 		p.TokensOut += rec.TokensOut
 		p.CostUSD += rec.CostUSD
+		p.CacheSavedUSD += rec.CacheSavedUSD
+	}
+	for i := range pts {
+		pts[i].LatencyMS = latency(inBucket[i])
 	}
 	return &analytics.Timeseries{Interval: interval, Points: pts}
+}
+
+// seriesKey is the group of rec in a GroupTimeseries by by, and false
+// when rec is in none (error_reason groups the errors only).
+func seriesKey(rec *analytics.Record, by string) (string, bool) {
+	if by != analytics.GroupErrorReason {
+		return groupKey(rec, by), true
+	}
+	switch {
+	case rec.Status < 400:
+		return "", false
+	case analytics.IsRefusal(rec):
+		return rec.ErrorCode, true
+	}
+	return analytics.ReasonUpstream, true
+}
+
+func (r *ref) groupTimeseries(q analytics.Query, by, interval string, limit int) *analytics.GroupTimeseries {
+	pts, idx := buckets(q, interval)
+	series := map[string]*analytics.Series{}
+	var keys []string
+	for _, rec := range r.filter(q) {
+		k, ok := seriesKey(rec, by)
+		if !ok {
+			continue
+		}
+		s := series[k]
+		if s == nil {
+			s = &analytics.Series{Key: k, Points: make([]analytics.SeriesPoint, len(pts))}
+			for i := range pts {
+				s.Points[i].TS = pts[i].TS
+			}
+			series[k] = s
+			keys = append(keys, k)
+		}
+		p := &s.Points[idx(rec.TS)]
+		s.Requests++
+		p.Requests++
+		if rec.Status >= 400 {
+			s.Errors++
+			p.Errors++
+		}
+		s.CostUSD += rec.CostUSD
+		p.CostUSD += rec.CostUSD
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		x, y := series[a], series[b]
+		return cmp.Or(cmp.Compare(y.CostUSD, x.CostUSD), cmp.Compare(y.Requests, x.Requests), strings.Compare(a, b))
+	})
+	gt := &analytics.GroupTimeseries{From: q.From, To: q.To, Interval: interval, GroupBy: by, Series: []analytics.Series{}}
+	for i, k := range keys {
+		s := series[k]
+		if i < limit {
+			gt.Series = append(gt.Series, *s)
+			continue
+		}
+		if gt.Other == nil {
+			gt.Other = &analytics.Series{Points: make([]analytics.SeriesPoint, len(s.Points))}
+			for j := range s.Points {
+				gt.Other.Points[j].TS = s.Points[j].TS
+			}
+		}
+		o := gt.Other
+		o.Requests += s.Requests
+		o.Errors += s.Errors
+		o.CostUSD += s.CostUSD
+		for j, p := range s.Points {
+			o.Points[j].Requests += p.Requests
+			o.Points[j].Errors += p.Errors
+			o.Points[j].CostUSD += p.CostUSD
+		}
+	}
+	return gt
 }
 
 func groupKey(rec *analytics.Record, by string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) analytics.Backend) {
 		t.Run("Stats", s.stats)
 		t.Run("Timeseries", s.timeseries)
 		t.Run("Analysis", s.analysis)
+		t.Run("GroupTimeseries", s.groupTimeseries)
 		t.Run("Spend", s.spend)
 		t.Run("TenantAnalysis", s.tenantAnalysis)
 		t.Run("Logs", s.logs)
@@ -204,6 +206,44 @@ func (s *suite) analysis(t *testing.T) {
 				check(t, "Analysis", got, err, s.ref.analysis(sc.q, by))
 			})
 		}
+	}
+}
+
+// groupTimeseries checks every group_by over scopes and intervals, with
+// limits that leave an "other" series, that leave none, and one series.
+func (s *suite) groupTimeseries(t *testing.T) {
+	cases := []struct {
+		name     string
+		q        analytics.Query
+		interval string
+		limit    int
+	}{
+		{"hour, sub-range", subRange, "hour", 3},
+		{"hour, tenant alpha", with(whole, "t-alpha", "", ""), "hour", analytics.DefaultSeries},
+		{"day, all tenants, every group", whole, "day", analytics.MaxSeries},
+		{"day, all tenants, one series", whole, "day", 1},
+		{"minute, gateway", with(analytics.Query{From: Base.Add(10*time.Hour + 30*time.Second), To: Base.Add(11*time.Hour + 5*time.Millisecond)}, "t-alpha", "gw-alpha-1", ""), "minute", 2},
+		{"hour, user", with(whole, "t-alpha", "", "u-alpha-07"), "hour", 2},
+		{"hour, empty range", analytics.Query{From: Base.Add(-48 * time.Hour), To: Base.Add(-24 * time.Hour)}, "hour", 5},
+	}
+	others := 0
+	for _, by := range append(slices.Clone(groupBys), analytics.GroupErrorReason) {
+		for _, c := range cases {
+			t.Run(by+"/"+c.name, func(t *testing.T) {
+				got, err := s.b.GroupTimeseries(t.Context(), c.q, by, c.interval, c.limit)
+				want := s.ref.groupTimeseries(c.q, by, c.interval, c.limit)
+				check(t, "GroupTimeseries", got, err, want)
+				if want.Other != nil {
+					others++
+				}
+			})
+		}
+	}
+	// Some cases leave groups to "other" and error_reason splits both
+	// kinds of errors: the comparisons above are not vacuous.
+	reasons := s.ref.groupTimeseries(whole, analytics.GroupErrorReason, "day", analytics.MaxSeries)
+	if others == 0 || len(reasons.Series) < 2 || !slices.ContainsFunc(reasons.Series, func(x analytics.Series) bool { return x.Key == analytics.ReasonUpstream }) {
+		t.Errorf("reference: %d answers with other; error reasons %d series; want some with other, and a refusal reason beside upstream", others, len(reasons.Series))
 	}
 }
 
@@ -583,6 +623,12 @@ func (s *suite) invalid(t *testing.T) {
 	refused("Timeseries(week)", "interval", err)
 	_, err = s.b.Analysis(ctx, whole, "route")
 	refused("Analysis(route)", "group_by", err)
+	_, err = s.b.GroupTimeseries(ctx, whole, "route", "hour", 5)
+	refused("GroupTimeseries(route)", "group_by", err)
+	_, err = s.b.GroupTimeseries(ctx, whole, "model", "week", 5)
+	refused("GroupTimeseries(week)", "interval", err)
+	_, err = s.b.GroupTimeseries(ctx, whole, "model", "hour", analytics.MaxSeries+1)
+	refused("GroupTimeseries(limit 21)", "limit", err)
 }
 
 // checkAll checks the main figures of the scopes and the listings after a

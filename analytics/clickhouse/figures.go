@@ -184,13 +184,24 @@ func (s *Store) Timeseries(ctx context.Context, q analytics.Query, interval stri
 	if !ok {
 		return nil, &analytics.QueryError{Param: "interval", Reason: "interval must be minute, hour or day"}
 	}
-	sec := int64(d / time.Second)
+	sec := itoa(int64(d / time.Second))
 	c := logCond(q)
 	// Integer division of the epoch second: UTC buckets whatever the
-	// server's time zone (toStartOfInterval is not in 18.16).
-	query := `SELECT toInt64(intDiv(toUInt32(ts), ` + itoa(sec) + `)) * ` + itoa(sec) + ` AS b,
-       toInt64(count()), toInt64(countIf(status >= 400)), sum(tokens_in), sum(tokens_out), sum(cost_usd)
-FROM request_logs ` + c.sql() + ` GROUP BY b`
+	// server's time zone (toStartOfInterval is not in 18.16). The
+	// percentiles of a bucket are read from its sorted latencies at rank
+	// ceil(q·n): one GROUP BY bucket, where aggregate's histogram per
+	// (bucket, latency) would make a hash table of buckets × latencies
+	// (12 s against 0.8 s over 9 M rows by the hour for 30 days).
+	query := `SELECT b, n, e, h, tin, tout, cost, saved,
+       lats[intDiv(n * 500 + 999, 1000)], lats[intDiv(n * 950 + 999, 1000)], lats[intDiv(n * 990 + 999, 1000)]
+FROM (
+    SELECT toInt64(intDiv(toUInt32(ts), ` + sec + `)) * ` + sec + ` AS b, toInt64(count()) AS n,
+           toInt64(countIf(status >= 400)) AS e, toInt64(countIf(cache = 'HIT')) AS h, sum(tokens_in) AS tin,
+           sum(tokens_out) AS tout, sum(cost_usd) AS cost, sum(cache_saved_usd) AS saved,
+           arraySort(groupArray(latency_ms)) AS lats
+    FROM request_logs ` + c.sql() + `
+    GROUP BY b
+)`
 	rows, err := s.conn.Query(ctx, query, c.args...)
 	if err != nil {
 		return nil, fmt.Errorf("time series: %w", err)
@@ -199,14 +210,14 @@ FROM request_logs ` + c.sql() + ` GROUP BY b`
 	byBucket := map[int64]analytics.Point{}
 	for rows.Next() {
 		var (
-			b    int64
-			p    analytics.Point
-			cost int64
+			b, cost, saved, p50, p95, p99 int64
+			p                             analytics.Point
 		)
-		if err := rows.Scan(&b, &p.Requests, &p.Errors, &p.TokensIn, &p.TokensOut, &cost); err != nil {
+		if err := rows.Scan(&b, &p.Requests, &p.Errors, &p.Cached, &p.TokensIn, &p.TokensOut, &cost, &saved, &p50, &p95, &p99); err != nil {
 			return nil, fmt.Errorf("time series: %w", err)
 		}
-		p.CostUSD = money.USD(cost)
+		p.CostUSD, p.CacheSavedUSD = money.USD(cost), money.USD(saved)
+		p.LatencyMS = analytics.Latency{P50: float64(p50), P95: float64(p95), P99: float64(p99)}
 		byBucket[b] = p
 	}
 	if err := rows.Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,7 +66,7 @@ type aggregate struct {
 	key                      string
 	requests, errors, cached int64
 	tokensIn, tokensOut      int64
-	cost                     int64
+	cost, saved              int64
 	p50, p95, p99            sql.NullInt64
 }
 
@@ -87,12 +88,12 @@ func (a *aggregate) latency() analytics.Latency {
 func aggregates(ctx context.Context, db querier, q analytics.Query, key, order string, limit int) ([]aggregate, error) {
 	w := scope(q)
 	stmt := `WITH s AS (
-		SELECT ` + key + ` AS k, status, cache, tokens_in, tokens_out, cost_usd, latency_ms,
+		SELECT ` + key + ` AS k, status, cache, tokens_in, tokens_out, cost_usd, cache_saved_usd, latency_ms,
 			ROW_NUMBER() OVER (PARTITION BY ` + key + ` ORDER BY latency_ms) AS rn,
 			COUNT(*) OVER (PARTITION BY ` + key + `) AS n
 		FROM request_logs` + w.String() + `)
 	SELECT k, COUNT(*), SUM(status >= 400), SUM(cache = 'HIT'), SUM(tokens_in), SUM(tokens_out),
-		SUM(cost_usd),
+		SUM(cost_usd), SUM(cache_saved_usd),
 		MAX(CASE WHEN rn = (n * 500 + 999) / 1000 THEN latency_ms END),
 		MAX(CASE WHEN rn = (n * 950 + 999) / 1000 THEN latency_ms END),
 		MAX(CASE WHEN rn = (n * 990 + 999) / 1000 THEN latency_ms END)
@@ -112,7 +113,7 @@ func aggregates(ctx context.Context, db querier, q analytics.Query, key, order s
 	for rows.Next() {
 		var a aggregate
 		if err := rows.Scan(&a.key, &a.requests, &a.errors, &a.cached, &a.tokensIn, &a.tokensOut,
-			&a.cost, &a.p50, &a.p95, &a.p99); err != nil {
+			&a.cost, &a.saved, &a.p50, &a.p95, &a.p99); err != nil {
 			return nil, err
 		}
 		out = append(out, a)
@@ -211,28 +212,24 @@ func (s *Store) Timeseries(ctx context.Context, q analytics.Query, interval stri
 		return nil, err
 	}
 	if len(pts) > 0 {
+		// The bucket is a group of aggregates, which also answers its
+		// percentiles.
 		step := steps[interval].Nanoseconds()
-		w := scope(q)
-		rows, err := s.r.QueryContext(ctx, fmt.Sprintf(`SELECT ts / %d, COUNT(*), SUM(status >= 400), SUM(tokens_in),
-			SUM(tokens_out), SUM(cost_usd) FROM request_logs%s GROUP BY 1`, step, w), w.args...)
+		as, err := aggregates(ctx, s.r, q, fmt.Sprintf("ts / %d", step), "", 0)
 		if err != nil {
 			return nil, fmt.Errorf("read timeseries: %w", err)
 		}
-		defer rows.Close()
 		first := pts[0].TS.UnixNano() / step
-		for rows.Next() {
-			var b int64
-			var p analytics.Point
-			if err := rows.Scan(&b, &p.Requests, &p.Errors, &p.TokensIn, &p.TokensOut, &p.CostUSD); err != nil {
-				return nil, fmt.Errorf("read timeseries: %w", err)
+		for _, a := range as {
+			b, err := strconv.ParseInt(a.key, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("read timeseries: bucket %q: %w", a.key, err)
 			}
 			if i := b - first; i >= 0 && i < int64(len(pts)) {
-				p.TS = pts[i].TS
-				pts[i] = p
+				pts[i] = analytics.Point{TS: pts[i].TS, Requests: a.requests, Errors: a.errors, TokensIn: a.tokensIn,
+					TokensOut: a.tokensOut, CostUSD: money.USD(a.cost), Cached: a.cached, CacheSavedUSD: money.USD(a.saved),
+					LatencyMS: a.latency()}
 			}
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("read timeseries: %w", err)
 		}
 	}
 	return &analytics.Timeseries{Interval: interval, Points: pts}, nil

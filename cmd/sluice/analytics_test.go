@@ -26,10 +26,16 @@ import (
 // GET /admin/v1/logs; /healthz reports the pipeline and /metrics its
 // figures.
 func TestServeLogsRequestsThroughThePipeline(t *testing.T) {
-	t.Run("embedded", func(t *testing.T) { testServeLogs(t) })
+	onEachBackend(t, testServeLogs)
+}
+
+// onEachBackend runs test as subtest "embedded", then as "clickhouse"
+// with the serve of the test on a fresh ClickHouse database.
+func onEachBackend(t *testing.T, test func(t *testing.T)) {
+	t.Run("embedded", test)
 	t.Run("clickhouse", func(t *testing.T) {
 		useClickHouse(t)
-		testServeLogs(t)
+		test(t)
 	})
 }
 

@@ -32,11 +32,7 @@ type costCase struct {
 // /admin/v1/logs and GraphQL with
 // the cost of the seed prices, on both analytics backends (CONTRACT §14).
 func TestServeLogsCacheWritesAndReasoning(t *testing.T) {
-	t.Run("embedded", testServeLogsCacheWrites)
-	t.Run("clickhouse", func(t *testing.T) {
-		useClickHouse(t)
-		testServeLogsCacheWrites(t)
-	})
+	onEachBackend(t, testServeLogsCacheWrites)
 }
 
 func testServeLogsCacheWrites(t *testing.T) {

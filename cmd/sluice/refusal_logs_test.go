@@ -13,11 +13,7 @@ import (
 // errors, and the inference token's last_used_at is written by the
 // proxy's flusher (--last-use-interval).
 func TestServeRecordsRefusalsAndTokenUse(t *testing.T) {
-	t.Run("embedded", func(t *testing.T) { testServeRefusals(t) })
-	t.Run("clickhouse", func(t *testing.T) {
-		useClickHouse(t)
-		testServeRefusals(t)
-	})
+	onEachBackend(t, testServeRefusals)
 }
 
 func testServeRefusals(t *testing.T) {

@@ -100,6 +100,7 @@ func (a *adminAPI) routes(rt *Router) {
 	a.userRoutes(rt)
 	a.accountRoutes(rt)
 	a.figureRoutes(rt)
+	a.seriesRoutes(rt)
 	a.platformRoutes(rt)
 }
 

@@ -14,6 +14,7 @@ type Analytics interface {
 	Stats(ctx context.Context, q analytics.Query) (*analytics.Stats, error)
 	Timeseries(ctx context.Context, q analytics.Query, interval string) (*analytics.Timeseries, error)
 	Analysis(ctx context.Context, q analytics.Query, groupBy string) (*analytics.Analysis, error)
+	GroupTimeseries(ctx context.Context, q analytics.Query, groupBy, interval string, limit int) (*analytics.GroupTimeseries, error)
 	Spend(ctx context.Context, q analytics.Query) (*analytics.Spend, error)
 	TenantAnalysis(ctx context.Context, q analytics.Query) (*analytics.TenantAnalysis, error)
 	Logs(ctx context.Context, f analytics.LogFilter) ([]analytics.Record, *string, error)
@@ -65,6 +66,9 @@ func (noAnalytics) Timeseries(_ context.Context, _ analytics.Query, iv string) (
 }
 func (noAnalytics) Analysis(_ context.Context, q analytics.Query, g string) (*analytics.Analysis, error) {
 	return &analytics.Analysis{From: q.From, To: q.To, GroupBy: g, Groups: []analytics.Group{}}, nil
+}
+func (noAnalytics) GroupTimeseries(_ context.Context, q analytics.Query, g, iv string, _ int) (*analytics.GroupTimeseries, error) {
+	return &analytics.GroupTimeseries{From: q.From, To: q.To, Interval: iv, GroupBy: g, Series: []analytics.Series{}}, nil
 }
 func (noAnalytics) Spend(_ context.Context, q analytics.Query) (*analytics.Spend, error) {
 	return &analytics.Spend{From: q.From, To: q.To, ByModel: []analytics.ModelSpend{}, ByDay: []analytics.DaySpend{}}, nil

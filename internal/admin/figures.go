@@ -200,24 +200,8 @@ func (s *Service) timeseries(ctx context.Context, p *auth.Principal, op auth.Op,
 	if r, err = s.checkRange(r); err != nil {
 		return nil, err
 	}
-	span := r.To.Sub(r.From)
-	switch interval {
-	case "":
-		interval = IntervalHour
-		if span > maxHourRange {
-			interval = IntervalDay
-		}
-	case IntervalMinute:
-		if span > maxMinuteRange {
-			return nil, apierr.Invalid("interval", "interval minute serves ranges of at most 2 days; use hour or day")
-		}
-	case IntervalHour:
-		if span > maxHourRange {
-			return nil, apierr.Invalid("interval", "interval hour serves ranges of at most 90 days; use day")
-		}
-	case IntervalDay:
-	default:
-		return nil, apierr.Invalid("interval", "interval must be minute, hour or day")
+	if interval, err = checkInterval(interval, r); err != nil {
+		return nil, err
 	}
 	q.From, q.To = r.From, r.To
 	ts, err := s.cfg.Analytics.Timeseries(ctx, q, interval)
@@ -450,7 +434,11 @@ func (s *Service) GuardrailStats(ctx context.Context, p *auth.Principal, gateway
 	if r, err = s.checkRange(r); err != nil {
 		return nil, err
 	}
-	q := analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To}
+	return s.guardrailStats(ctx, analytics.Query{TenantID: g.TenantID, GatewayID: g.ID, From: r.From, To: r.To})
+}
+
+// guardrailStats reads the rule hits of q, never answering nil.
+func (s *Service) guardrailStats(ctx context.Context, q analytics.Query) (*analytics.GuardrailStats, error) {
 	gs, err := s.cfg.Analytics.GuardrailStats(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read guardrail stats: %w", err)

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { a11yTour } from './a11y.mjs';
 import { gatewayPages } from './gateway19.mjs';
+import { charts19 } from './charts19.mjs';
 import { logsExplorer } from './logs19.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -513,6 +514,7 @@ await step('Spend, analytics, prices and audit log render for the Administrator'
 });
 
 await gatewayPages({ page, context, BASE, step, shot, until, state });
+await charts19({ page, step, until, shot, nav, base: BASE, adminToken: ADMIN_TOKEN, state });
 
 await step('Member: only Overview, Playground and My account; logs are refused gracefully', async () => {
   await signOut();

@@ -103,7 +103,7 @@ describe('styles.css colours', () => {
     const hits = Object.entries(SOURCES).flatMap(([p, text]) =>
       text
         .split('\n')
-        .filter((l) => /['"`]#[0-9a-f]{3,8}['"`]|rgba?\(/i.test(l))
+        .filter((l) => /['"`]#[0-9a-f]{3,8}['"`]|['"`]rgba?\(\d/i.test(l))
         .map((l) => `${p}: ${l.trim()}`),
     );
     expect(hits).toEqual([]);

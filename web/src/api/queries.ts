@@ -17,10 +17,13 @@ const SCOPE_SPEND = `id name requests costUsd budget { ${BUDGET} }`;
 const SPEND = `from to totalUsd byModel { provider model requests costUsd } byDay { day requests costUsd } budget { ${BUDGET} }
   byGateway { ${SCOPE_SPEND} } byUser { ${SCOPE_SPEND} } byToken { ${SCOPE_SPEND} }`;
 
+const POINT = `ts requests errors tokensIn tokensOut costUsd cached cacheSavedUsd ${LATENCY}`;
+const SERIES = 'interval groupBy series { key requests errors costUsd points { ts requests errors costUsd } } other { key requests errors costUsd points { ts requests errors costUsd } }';
+
 export const Q = {
   overview: `query Overview($tenantId: ID, $from: Time, $to: Time, $interval: String) {
     stats(tenantId: $tenantId, from: $from, to: $to) { from to requests errors cached tokensIn tokensOut costUsd ${LATENCY} cacheHitRate }
-    timeseries(tenantId: $tenantId, interval: $interval, from: $from, to: $to) { interval points { ts requests errors tokensIn tokensOut costUsd } }
+    timeseries(tenantId: $tenantId, interval: $interval, from: $from, to: $to) { interval points { ${POINT} } }
   }`,
   tenants: `query TenantList($cursor: String) { tenants(limit: 100, cursor: $cursor) { data { ${TENANT} } nextCursor } }`,
   providers: `query ProviderList { providers { data { id name defaultBaseUrl baseUrlRequired capabilities { chat streaming } } } }`,
@@ -95,6 +98,16 @@ export const Q = {
   tenantSpend: `query TenantSpend($tenantId: ID!, $from: Time, $to: Time) { tenantSpend(tenantId: $tenantId, from: $from, to: $to) { ${SPEND} } }`,
   analytics: `query Analytics($tenantId: ID, $groupBy: String, $from: Time, $to: Time) {
     analytics(tenantId: $tenantId, groupBy: $groupBy, from: $from, to: $to) { from to groupBy groups { ${GROUP} } }
+  }`,
+  analyticsCharts: `query AnalyticsCharts($tenantId: ID, $from: Time, $to: Time, $interval: String) {
+    timeseries(tenantId: $tenantId, interval: $interval, from: $from, to: $to) { interval points { ${POINT} } }
+    reasons: seriesByGroup(tenantId: $tenantId, groupBy: "error_reason", interval: $interval, from: $from, to: $to, limit: 8) { ${SERIES} }
+  }`,
+  seriesByGroup: `query SeriesByGroup($tenantId: ID, $groupBy: String!, $interval: String, $from: Time, $to: Time, $limit: Int) {
+    seriesByGroup(tenantId: $tenantId, groupBy: $groupBy, interval: $interval, from: $from, to: $to, limit: $limit) { ${SERIES} }
+  }`,
+  tenantGuardrails: `query TenantGuardrails($tenantId: ID, $from: Time, $to: Time) {
+    tenantGuardrailStats(tenantId: $tenantId, from: $from, to: $to) { total points { ts requests } }
   }`,
   tenantAnalytics: `query TenantAnalytics($tenantId: ID!, $from: Time, $to: Time) {
     tenantAnalytics(tenantId: $tenantId, from: $from, to: $to) {

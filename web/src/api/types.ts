@@ -48,6 +48,31 @@ export interface Point {
   tokensIn: number;
   tokensOut: number;
   costUsd: number;
+  /** Cache hits of the bucket, the cost they saved and its latency percentiles (timeseries only). */
+  cached?: number;
+  cacheSavedUsd?: number;
+  latencyMs?: Latency;
+}
+/** SeriesPoint is one bucket of one group's series (seriesByGroup). */
+export interface SeriesPoint {
+  ts: string;
+  requests: number;
+  errors: number;
+  costUsd: number;
+}
+export interface GroupSeries {
+  key: string;
+  requests: number;
+  errors: number;
+  costUsd: number;
+  points: SeriesPoint[];
+}
+/** GroupTimeseries is usage per group over time: the top groups and the rest as other. */
+export interface GroupTimeseries {
+  interval: string;
+  groupBy: string;
+  series: GroupSeries[];
+  other: GroupSeries | null;
 }
 export interface Tenant {
   id: string;

@@ -72,6 +72,15 @@ const answers: Record<string, (v: Vars) => unknown> = {
     const [from, to] = range(v);
     return { analytics: { from, to, groupBy: v.groupBy ?? 'model', groups: F.demoGroups(v.groupBy ?? 'model', from, to) } };
   },
+  AnalyticsCharts: (v) => {
+    const [from, to] = range(v);
+    const iv = v.interval ?? 'hour';
+    return { timeseries: { interval: iv, points: F.demoPoints(from, to, iv) }, reasons: F.demoGroupSeries('error_reason', from, to, iv, v.limit ?? 8) };
+  },
+  SeriesByGroup: (v) => {
+    const [from, to] = range(v);
+    return { seriesByGroup: F.demoGroupSeries(v.groupBy ?? 'model', from, to, v.interval ?? 'hour', v.limit ?? 5) };
+  },
   TenantAnalytics: (v) => {
     const [from, to] = range(v);
     const s = F.demoStats(from, to);

@@ -7,6 +7,8 @@ import type {
   BreakerState,
   Gateway,
   Group,
+  GroupSeries,
+  GroupTimeseries,
   LogRecord,
   ModelPrice,
   Point,
@@ -152,7 +154,20 @@ export function demoPoints(from: string, to: string, interval: string): Point[] 
     const errors = Math.round(requests * (0.004 + 0.012 * r()));
     const tokensIn = requests * (700 + Math.round(300 * r()));
     const tokensOut = requests * (180 + Math.round(90 * r()));
-    out.push({ ts: new Date(t).toISOString(), requests, errors, tokensIn, tokensOut, costUsd: +(tokensIn * 0.9e-6 + tokensOut * 3.6e-6).toFixed(4) });
+    const costUsd = +(tokensIn * 0.9e-6 + tokensOut * 3.6e-6).toFixed(4);
+    const cached = Math.round(requests * (0.1 + 0.08 * r()));
+    const p50 = Math.round(650 + 300 * day + 80 * r());
+    out.push({
+      ts: new Date(t).toISOString(),
+      requests,
+      errors,
+      tokensIn,
+      tokensOut,
+      costUsd,
+      cached,
+      cacheSavedUsd: +((costUsd * cached) / requests).toFixed(4),
+      latencyMs: { p50, p95: Math.round(p50 * (2.6 + 0.4 * r())), p99: Math.round(p50 * (4.4 + 0.8 * r())) },
+    });
   }
   return out;
 }
@@ -335,3 +350,27 @@ export const demoProviders = [
   { id: 'anthropic', name: 'Anthropic', defaultBaseUrl: 'https://api.anthropic.com', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },
   { id: 'groq', name: 'Groq', defaultBaseUrl: 'https://api.groq.com/openai/v1', baseUrlRequired: false, capabilities: { chat: true, streaming: true } },
 ];
+
+/** demoGroupSeries is usage per group over time: the demo groups' shares of each bucket. */
+export function demoGroupSeries(groupBy: string, from: string, to: string, interval: string, limit: number): GroupTimeseries {
+  const pts = demoPoints(from, to, interval);
+  const shares: [string, number, number][] =
+    groupBy === 'error_reason'
+      ? [
+          ['upstream', 0.55, 0],
+          ['rate_limit_exceeded', 0.3, 0],
+          ['budget_exceeded', 0.1, 0],
+          ['content_blocked', 0.05, 0],
+        ]
+      : demoGroups(groupBy, from, to).map((g, i, all) => [g.key, g.requests / all.reduce((t, x) => t + x.requests, 0), [0.52, 0.12, 0.33, 0.03][i] ?? 0.05]);
+  const mk = (key: string, share: number, costShare: number): GroupSeries => {
+    const points = pts.map((p) => {
+      const n = groupBy === 'error_reason' ? Math.round(p.errors * share) : Math.round(p.requests * share);
+      return { ts: p.ts, requests: n, errors: groupBy === 'error_reason' ? n : Math.round(p.errors * share), costUsd: +(p.costUsd * costShare).toFixed(4) };
+    });
+    const sum = (k: 'requests' | 'errors' | 'costUsd') => points.reduce((t, p) => t + p[k], 0);
+    return { key, requests: sum('requests'), errors: sum('errors'), costUsd: +sum('costUsd').toFixed(4), points };
+  };
+  const all = shares.map(([k, sh, c]) => mk(k, sh, c));
+  return { interval, groupBy, series: all.slice(0, limit), other: null };
+}

@@ -17,4 +17,5 @@ export const DEMO_VARS: Record<string, Record<string, unknown>> = {
   TenantSpend: { tenantId: 'acme', from: '2026-10-23T12:00:00Z', to: '2026-11-22T12:00:00Z' },
   Analytics: { groupBy: 'provider', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z' },
   TenantAnalytics: { tenantId: 'acme', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z' },
+  SeriesByGroup: { tenantId: 'acme', groupBy: 'model', interval: 'hour', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z', limit: 5 },
 };

@@ -1,18 +1,22 @@
 // Analytics: requests, errors, tokens, cost and latency grouped by model,
-// provider, gateway, user, status or error code; and for administrators the
-// tenant's top lists, error rate and cache savings. CSV export in the browser.
+// provider, gateway, user, status or error code; charts of latency, cost per
+// group, errors by reason, cache savings and guardrail hits over time; and
+// for administrators the tenant's top lists, error rate and cache savings.
+// CSV export in the browser. The range is a preset or custom, in the URL.
 
-import { useMemo, useState } from 'react';
+import { useState } from 'react';
 import { useApp } from '../app/context';
 import { Q } from '../api/queries';
-import type { Group, TenantAnalysis } from '../api/types';
+import type { Group, GroupTimeseries, Point, TenantAnalysis } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
-import { RangePicker, TenantPicker } from '../components/TenantPicker';
+import { RangeControl, useRangeParam } from '../components/RangeControl';
+import { TenantPicker } from '../components/TenantPicker';
+import { CacheSavingsChart, CostByGroupChart, ErrorsByReasonChart, GuardrailHitsChart, LatencyChart } from '../components/UsageCharts';
 import { Empty, PageHeader, Stat } from '../components/ui';
 import { downloadCSV, objectsToCSV } from '../lib/csv';
 import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD } from '../lib/format';
 import { allowed } from '../lib/policy';
-import { RANGES, rangeOf, type RangeId } from '../lib/range';
+import type { TimeRange } from '../lib/range';
 
 const GROUPS = [
   ['model', 'Model'],
@@ -33,9 +37,8 @@ export function groupsCSV(groups: Group[], groupBy: string): string {
 
 export function Analytics() {
   const { role, tenant, session } = useApp();
-  const [range, setRange] = useState<RangeId>('7d');
+  const { choice, range: r, setChoice } = useRangeParam('7d');
   const [groupBy, setGroupBy] = useState<string>('model');
-  const r = useMemo(() => rangeOf(range), [range]);
   const tenantId = role === 'administrator' ? tenant || null : null;
   const q = useGQL<{ analytics: { groups: Group[] } }>(Q.analytics, { tenantId, groupBy, from: r.from, to: r.to });
   const withTenant = allowed(role, 'tenant.analytics') || role === 'demo_user';
@@ -45,13 +48,14 @@ export function Analytics() {
     <>
       <PageHeader title="Analytics" subtitle="Usage grouped the way you choose.">
         {role === 'administrator' && <TenantPicker allowAll />}
-        <RangePicker value={range} onChange={setRange} options={RANGES} />
+        <RangeControl key={JSON.stringify(choice)} choice={choice} onChange={setChoice} />
       </PageHeader>
       {withTenant && (
         <QueryView<TenantAnalysis> q={ta} field="tenantAnalytics" what="tenant analytics">
           {(a) => <TenantSummary a={a} tenant={tenant || session.user.tenantId} />}
         </QueryView>
       )}
+      <OverTime tenantId={tenantId} range={r} withGuardrails={allowed(role, 'guardrail.stats')} />
       <section className="panel">
         <div className="panel-head">
           <div className="inline-field">
@@ -78,6 +82,31 @@ export function Analytics() {
   );
 }
 
+/** OverTime is the charts of the range: latency, cost per group, errors by reason, cache savings and guardrail hits. */
+function OverTime({ tenantId, range, withGuardrails }: { tenantId: string | null; range: TimeRange; withGuardrails: boolean }) {
+  const q = useGQL<{ timeseries: { points: Point[] }; reasons: GroupTimeseries }>(Q.analyticsCharts, { tenantId, from: range.from, to: range.to, interval: range.interval });
+  return (
+    <section className="panel" aria-labelledby="over-time">
+      <h2 id="over-time">Over time</h2>
+      <div className="charts">
+        <QueryView<{ points: Point[] }> q={q} field="timeseries" what="the time series">
+          {(ts) => (
+            <>
+              <LatencyChart points={ts.points} range={range} />
+              <CacheSavingsChart points={ts.points} range={range} />
+            </>
+          )}
+        </QueryView>
+        <CostByGroupChart tenantId={tenantId} range={range} />
+        <QueryView<GroupTimeseries> q={q} field="reasons" what="errors by reason">
+          {(gt) => <ErrorsByReasonChart gt={gt} range={range} />}
+        </QueryView>
+        {withGuardrails && <GuardrailHitsChart tenantId={tenantId} range={range} />}
+      </div>
+    </section>
+  );
+}
+
 function TenantSummary({ a, tenant }: { a: TenantAnalysis; tenant: string }) {
   return (
     <section className="panel">
@@ -88,31 +117,40 @@ function TenantSummary({ a, tenant }: { a: TenantAnalysis; tenant: string }) {
         <Stat label="Cache savings" value={formatUSD(a.cacheSavingsUsd)} sub="cost avoided by cache hits" />
       </div>
       <div className="top-lists">
-        <TopList title="Top models" groups={a.topModels} />
-        <TopList title="Top users" groups={a.topUsers} />
-        <TopList title="Top gateways" groups={a.topGateways} />
+        <TopList title="Top models by cost" groups={a.topModels} />
+        <TopList title="Top users by cost" groups={a.topUsers} />
+        <TopList title="Top gateways by cost" groups={a.topGateways} />
       </div>
     </section>
   );
 }
 
+/** barWidths are the bar lengths of a top list in percent: proportional to cost, the value the list is sorted by. */
+export function barWidths(groups: Group[]): number[] {
+  const max = Math.max(0, ...groups.map((g) => g.costUsd));
+  return groups.map((g) => (max > 0 ? (g.costUsd / max) * 100 : 0));
+}
+
 function TopList({ title, groups }: { title: string; groups: Group[] }) {
-  const max = Math.max(1, ...groups.map((g) => g.requests));
+  const shown = groups.slice(0, 8);
+  const widths = barWidths(shown);
   return (
     <div className="top-list">
       <h3>{title}</h3>
       {groups.length === 0 ? (
         <Empty>None yet.</Empty>
       ) : (
-        <ol>
-          {groups.slice(0, 8).map((g) => (
-            <li key={g.key}>
-              <span className="top-key">{g.key || '(none)'}</span>
+        <ol aria-label={title}>
+          {shown.map((g, i) => (
+            <li key={g.key} data-cost={g.costUsd}>
+              <span className="top-key" title={g.key}>
+                {g.key || '(none)'}
+              </span>
               <span className="top-bar" aria-hidden="true">
-                <span style={{ width: `${(g.requests / max) * 100}%` }} />
+                <span style={{ width: `${widths[i]}%` }} />
               </span>
               <span className="top-val">
-                {formatCompact(g.requests)} · {formatUSD(g.costUsd)}
+                {formatUSD(g.costUsd)} · {formatCompact(g.requests)} req
               </span>
             </li>
           ))}

@@ -3,25 +3,23 @@
 // all; the Tenant Administrator, Finance and the AI Manager their tenant;
 // Member and Viewer their own requests (seesTenantFigures).
 
-import { useMemo, useState } from 'react';
+import { useState } from 'react';
 import { useApp } from '../app/context';
 import { Q } from '../api/queries';
 import type { Point, Stats } from '../api/types';
-import { TimeChart } from '../components/Chart';
 import { QueryView, useGQL } from '../components/data';
-import { RangePicker, TenantPicker } from '../components/TenantPicker';
+import { RangeControl, useRangeParam } from '../components/RangeControl';
+import { TenantPicker } from '../components/TenantPicker';
+import { CacheSavingsChart, CostChart, LatencyChart, TrafficChart } from '../components/UsageCharts';
 import { PageHeader, Stat } from '../components/ui';
-import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD, formatUSDAxis } from '../lib/format';
+import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD } from '../lib/format';
 import { seesTenantFigures } from '../lib/policy';
-import { RANGES, rangeOf, type RangeId } from '../lib/range';
-import { setQuery, useLocation } from '../lib/router';
+import type { TimeRange } from '../lib/range';
 
 export function Overview() {
   const { role, tenant } = useApp();
-  const { query } = useLocation();
-  const range = (RANGES.some((r) => r.id === query.get('range')) ? query.get('range') : '24h') as RangeId;
   const [tick, setTick] = useState(0);
-  const r = useMemo(() => rangeOf(range), [range, tick]);
+  const { choice, range: r, setChoice } = useRangeParam('24h', tick);
   const tenantId = role === 'administrator' ? tenant || null : null;
   const q = useGQL<{ stats: Stats; timeseries: { interval: string; points: Point[] } }>(Q.overview, {
     tenantId,
@@ -43,7 +41,7 @@ export function Overview() {
     <>
       <PageHeader title="Overview" subtitle={scope}>
         {role === 'administrator' && <TenantPicker allowAll />}
-        <RangePicker value={range} onChange={(v) => setQuery({ range: v })} options={RANGES} />
+        <RangeControl key={JSON.stringify(choice)} choice={choice} onChange={setChoice} />
         <button type="button" onClick={() => setTick((t) => t + 1)}>
           Refresh
         </button>
@@ -61,27 +59,20 @@ export function Overview() {
         )}
       </QueryView>
       <QueryView<{ points: Point[] }> q={q} field="timeseries" what="the time series">
-        {(ts) => <Charts points={ts.points} range={[r.from, r.to]} />}
+        {(ts) => <Charts points={ts.points} range={r} />}
       </QueryView>
     </>
   );
 }
 
-/** Charts draws requests and errors, and cost, over a time series (also a gateway's Activity). */
-export function Charts({ points, range }: { points: Point[]; range: [string, string] }) {
-  const ts = useMemo(() => points.map((p) => p.ts), [points]);
-  const traffic = useMemo(
-    () => [
-      { label: 'Requests', color: 'var(--chart-requests)', values: points.map((p) => p.requests), fmt: formatCompact, fill: true },
-      { label: 'Errors', color: 'var(--chart-errors)', values: points.map((p) => p.errors), fmt: formatCompact },
-    ],
-    [points],
-  );
-  const cost = useMemo(() => [{ label: 'Cost', color: 'var(--chart-cost)', values: points.map((p) => p.costUsd), fmt: formatUSDAxis, fill: true }], [points]);
+/** Charts draws traffic, cost, latency and cache savings over a time series (Overview and a gateway's Activity). */
+export function Charts({ points, range }: { points: Point[]; range: TimeRange }) {
   return (
     <section className="charts" aria-label="Charts">
-      <TimeChart title="Requests and errors" ts={ts} series={traffic} range={range} integer />
-      <TimeChart title="Cost (USD)" ts={ts} series={cost} range={range} bars />
+      <TrafficChart points={points} range={range} />
+      <CostChart points={points} range={range} />
+      <LatencyChart points={points} range={range} />
+      <CacheSavingsChart points={points} range={range} />
     </section>
   );
 }

@@ -2,30 +2,29 @@
 // user and day, with the budget of the tenant and of each gateway, user and
 // token listed. Finance lands here. Every table exports as CSV in the browser.
 
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
 import { useApp } from '../app/context';
 import { Q } from '../api/queries';
 import type { Spend as SpendT } from '../api/types';
 import { TimeChart } from '../components/Chart';
 import { QueryView, useGQL } from '../components/data';
 import { DaySpendTable, ModelSpendTable, ScopeSpendTable } from '../components/SpendTables';
-import { RangePicker, TenantPicker, useTenantId } from '../components/TenantPicker';
+import { RangeControl, useRangeParam } from '../components/RangeControl';
+import { TenantPicker, useTenantId } from '../components/TenantPicker';
 import { BudgetBar, Empty, PageHeader, Stat } from '../components/ui';
 import { fillDays, formatInt, formatUSD, formatUSDAxis } from '../lib/format';
 import { allowed } from '../lib/policy';
-import { RANGES, rangeOf, type RangeId } from '../lib/range';
 import { Link } from '../lib/router';
 
 export function Spend() {
   const tenantId = useTenantId();
-  const [range, setRange] = useState<RangeId>('30d');
-  const r = useMemo(() => rangeOf(range), [range]);
+  const { choice, range: r, setChoice } = useRangeParam('30d');
   const q = useGQL<{ tenantSpend: SpendT }>(Q.tenantSpend, { tenantId, from: r.from, to: r.to }, !tenantId);
   return (
     <>
       <PageHeader title="Spend" subtitle="Cost of requests, as computed when each was served.">
         <TenantPicker />
-        <RangePicker value={range} onChange={setRange} options={RANGES} />
+        <RangeControl key={JSON.stringify(choice)} choice={choice} onChange={setChoice} />
       </PageHeader>
       {tenantId ? (
         <QueryView<SpendT> q={q} field="tenantSpend" what="the tenant’s spend">
@@ -42,7 +41,7 @@ function TenantSpend({ spend: s, tenantId, range }: { spend: SpendT; tenantId: s
   const { role } = useApp();
   const days = useMemo(() => fillDays(s.byDay, range.from, range.to), [s, range.from, range.to]);
   const ts = useMemo(() => days.map((d) => d.day + 'T00:00:00Z'), [days]);
-  const series = useMemo(() => [{ label: 'Cost', color: 'var(--chart-cost)', values: days.map((d) => d.costUsd), fmt: formatUSDAxis }], [days]);
+  const series = useMemo(() => [{ label: 'Cost', color: '--chart-cost', values: days.map((d) => d.costUsd), fmt: formatUSDAxis }], [days]);
   const requests = s.byModel.reduce((n, m) => n + m.requests, 0);
   const rng = { from: s.from, to: s.to };
   const slug = tenantId;
@@ -71,7 +70,7 @@ function TenantSpend({ spend: s, tenantId, range }: { spend: SpendT; tenantId: s
             )}
           </p>
         )}
-        <TimeChart title="Cost by day" ts={ts} series={series} bars range={[ts[0] ?? range.from, range.to]} />
+        <TimeChart title="Cost by day" unit="USD" id="spend-by-day" ts={ts} series={series} bars range={[ts[0] ?? range.from, range.to]} />
       </section>
       <ScopeSpendTable
         kind="gateway"

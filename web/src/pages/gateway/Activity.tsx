@@ -41,7 +41,7 @@ export function Activity({ gateway: g }: { gateway: Gateway }) {
         </QueryView>
       </section>
       <QueryView<{ points: Point[] }> q={q} field="timeseries" what="the gateway's time series">
-        {(ts) => <Charts points={ts.points} range={[r.from, r.to]} />}
+        {(ts) => <Charts points={ts.points} range={r} />}
       </QueryView>
       <div className="activity-grid">
         <section className="panel" aria-labelledby="top-models">

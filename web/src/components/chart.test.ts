@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { cssColor, withAlpha } from './Chart';
+
+describe('chart colours', () => {
+  it('turns a hex or rgb colour into a translucent one for area fills', () => {
+    expect(withAlpha('#1d4ed8', 0.15)).toBe('rgba(29, 78, 216, 0.15)');
+    expect(withAlpha('#fff', 0.5)).toBe('rgba(255, 255, 255, 0.5)');
+    expect(withAlpha('rgb(96, 165, 250)', 0.15)).toBe('rgba(96, 165, 250, 0.15)');
+    expect(withAlpha('teal', 0.15)).toBe('teal');
+  });
+  it('passes a colour that is not a custom property through', () => {
+    expect(cssColor('#059669')).toBe('#059669');
+  });
+});
