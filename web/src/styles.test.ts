@@ -73,6 +73,18 @@ describe('styles.css colours', () => {
     }
   }
 
+  // Chart lines and bars are graphics: 3:1 against the panel (WCAG 1.4.11).
+  const GRAPHICS = ['--chart-1', '--chart-2', '--chart-3', '--chart-4', '--chart-5', '--chart-6', '--chart-7', '--chart-8', '--chart-other', '--chart-errors', '--chart-cost', '--chart-savings', '--chart-hits'];
+  for (const [scheme, vars] of [
+    ['light', LIGHT],
+    ['dark', DARK],
+  ] as const) {
+    it(`draws chart series at 3:1 or more against the panel (${scheme})`, () => {
+      const weak = GRAPHICS.map((k) => [k, contrast(vars[k], vars['--panel'])] as const).filter(([, r]) => r < 3);
+      expect(weak.map(([k, r]) => `${k} ${vars[k]}: ${r.toFixed(2)}:1`)).toEqual([]);
+    });
+  }
+
   it('finds the dark scheme', () => {
     expect(DARK_AT).toBeGreaterThan(0);
     expect(Object.keys(rootVars(DARK_AT)).length).toBeGreaterThan(20);
