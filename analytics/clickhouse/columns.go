@@ -10,6 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/spanrow"
 	"github.com/sluicehq/sluice/internal/money"
 )
 
@@ -103,7 +104,7 @@ var logColumns = []logColumn{
 	// the root, the root's start and duration, and the spans as JSON.
 	{name: "span_count", chType: "UInt32", buffer: derived(func(in *rowInput) uint32 { return uint32(len(in.r.Spans)) })},
 	{name: "trace_root", chType: "UInt8", buffer: derived(func(in *rowInput) uint8 { return in.hasRoot })},
-	{name: "root_start_us", chType: "Int64", buffer: derived(func(in *rowInput) int64 { return in.row.rootStart })},
+	{name: "root_start_us", chType: "Int64", buffer: derived(func(in *rowInput) int64 { return in.row.RootStart })},
 	{name: "root_duration_us", chType: "UInt64", buffer: derived(func(in *rowInput) uint64 { return in.rootDur })},
 	{name: "spans", chType: "String", buffer: func() columnBuffer { return new(spansBuffer) }},
 	// The request's front door (migration 0005); '' on older rows.
@@ -127,7 +128,7 @@ type rowInput struct {
 	mdKeys, mdValues []string
 	hasRoot          uint8
 	rootDur          uint64
-	row              spanRow
+	row              spanrow.Row
 }
 
 // readState holds the columns read back into one field of a record
@@ -275,14 +276,14 @@ func (b *derivedBuffer[T]) reset()           { clear(b.vals); b.vals = b.vals[:0
 // to the driver as strings pointing into it: the driver copies them into
 // its block before the buffer is reused.
 type spansBuffer struct {
-	enc  spanEncoder
+	enc  spanrow.Encoder
 	text []byte
 	end  []int
 	strs []string
 }
 
 func (b *spansBuffer) add(in *rowInput) {
-	b.text = b.enc.appendSpans(b.text, in.r.Spans, in.row)
+	b.text = b.enc.Append(b.text, in.r.Spans, in.row)
 	b.end = append(b.end, len(b.text))
 }
 

@@ -3,10 +3,10 @@ package clickhouse
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/spanrow"
 )
 
 // Traces lists one summary per request of q's scope whose root span starts
@@ -84,51 +84,17 @@ func (s *Store) Trace(ctx context.Context, id, tenantID string) (*analytics.Trac
 	}
 	var (
 		tenant, gateway, text string
-		row                   spanRow
+		row                   spanrow.Row
 		status                int32
 	)
-	if err := rows.Scan(&tenant, &gateway, &row.id, &row.route, &row.provider, &row.model, &status, &row.rootStart, &text); err != nil {
+	if err := rows.Scan(&tenant, &gateway, &row.ID, &row.Route, &row.Provider, &row.Model, &status, &row.RootStart, &text); err != nil {
 		return nil, fmt.Errorf("read trace %s: %w", id, err)
 	}
-	row.status = int(status)
-	request := row.id
-	spans, err := decodeSpans(id, text, row)
+	row.Status = int(status)
+	request := row.ID
+	spans, err := spanrow.Decode(id, text, row)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(spans, func(a, b *analytics.Span) int {
-		if earlier(a.Start.UnixMicro(), a.SpanID, b.Start.UnixMicro(), b.SpanID) {
-			return -1
-		}
-		if earlier(b.Start.UnixMicro(), b.SpanID, a.Start.UnixMicro(), a.SpanID) {
-			return 1
-		}
-		return 0
-	})
-	var root *analytics.Span
-	byID := make(map[string]*analytics.Span, len(spans))
-	for _, sp := range spans {
-		byID[sp.SpanID] = sp
-		if sp.ParentID == "" && root == nil {
-			root = sp
-		}
-	}
-	if root == nil {
-		return nil, nil
-	}
-	// spans are in (start, span id) order, so children are appended in it.
-	// A span whose parent is missing hangs under the root, so that no span
-	// is hidden.
-	for _, sp := range spans {
-		if sp == root {
-			continue
-		}
-		parent := byID[sp.ParentID]
-		if parent == nil || parent == sp {
-			parent = root
-		}
-		parent.Children = append(parent.Children, sp)
-	}
-	return &analytics.Trace{ID: id, TenantID: tenant, GatewayID: gateway, RequestID: request,
-		Start: root.Start, DurationMS: root.DurationMS, Root: root}, nil
+	return spanrow.Tree(id, tenant, gateway, request, spans), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/spanrow"
 )
 
 // Retried batches. A write whose outcome is unknown (the connection broke
@@ -349,11 +350,11 @@ func (k *logBlock) add(r *analytics.Record, batchID string) {
 	in.r, in.batchID = r, batchID
 	in.sec, in.ms = splitMS(r.TS)
 	in.mdKeys, in.mdValues = k.splitMap(r.Metadata)
-	root := rootSpan(r.Spans)
-	in.row = rowOf(r, root)
+	root := spanrow.Root(r.Spans)
+	in.row = spanrow.RowOf(r, root)
 	in.hasRoot, in.rootDur = 0, 0
 	if root != nil {
-		in.hasRoot, in.rootDur = 1, durationUS(root.DurationMS)
+		in.hasRoot, in.rootDur = 1, spanrow.DurationUS(root.DurationMS)
 	}
 	for _, c := range k.strs {
 		c.vals = append(c.vals, *fieldAt[string](r, c.off))
@@ -514,15 +515,6 @@ func nonNil(s []string) []string {
 func splitMS(t time.Time) (int64, uint16) {
 	ms := t.UnixMilli()
 	return floorDiv(ms, 1000), uint16(ms - floorDiv(ms, 1000)*1000)
-}
-
-// durationUS converts a span duration to whole microseconds (spans measure
-// in microseconds; DurationMS carries them as a fraction of milliseconds).
-func durationUS(ms float64) uint64 {
-	if ms <= 0 || math.IsNaN(ms) {
-		return 0
-	}
-	return uint64(math.Round(ms * 1000))
 }
 
 func floorDiv(a, b int64) int64 {

@@ -44,7 +44,9 @@ func scopeOf(q analytics.Query, alias string) *where {
 		w.add(alias+"gateway_id = ?", q.GatewayID)
 	}
 	if q.UserID != "" {
-		w.add(alias+"user_id = ?", q.UserID)
+		// The redundant user_id != '' lets the planner use the partial
+		// index request_logs_user_ts.
+		w.add(alias+"user_id = ? AND "+alias+"user_id != ''", q.UserID)
 	}
 	w.add(alias+"ts >= ? AND "+alias+"ts < ?", q.From.UnixNano(), q.To.UnixNano())
 	return w
@@ -355,7 +357,9 @@ func (s *Store) SpendSince(ctx context.Context, scope string, start time.Time) (
 	if start.Before(time.Unix(0, 0)) {
 		start = time.Unix(0, 0)
 	}
-	err = s.r.QueryRowContext(ctx, "SELECT COALESCE(SUM(cost_usd), 0) FROM request_logs WHERE "+col+" = ? AND ts >= ?",
+	// The id is never empty (SpendColumn): col != '' only lets the planner
+	// use the partial user index.
+	err = s.r.QueryRowContext(ctx, "SELECT COALESCE(SUM(cost_usd), 0) FROM request_logs WHERE "+col+" = ? AND "+col+" != '' AND ts >= ?",
 		id, start.UnixNano()).Scan(&sum)
 	if err != nil {
 		return 0, fmt.Errorf("read spend of %s: %w", scope, err)

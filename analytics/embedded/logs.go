@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/spanrow"
 	"github.com/sluicehq/sluice/internal/money"
 	"github.com/sluicehq/sluice/internal/page"
 )
@@ -216,22 +217,21 @@ func (s *Store) Log(ctx context.Context, id string) (*analytics.Record, error) {
 }
 
 // Traces lists the traces of q's records newest first, one summary each,
-// from the record (status, model) and its root span (start, duration);
-// spans counts the record's spans (a trace id shared by several requests
-// gives each its own summary). The root span starts at the record's ts.
+// from the record: its status and model, and its root span's start and
+// duration and its span count, which are on its row (a trace id shared by
+// several requests gives each its own summary). The root span starts at
+// the record's ts.
 func (s *Store) Traces(ctx context.Context, q analytics.Query, limit int, cur string) ([]analytics.TraceSummary, *string, error) {
 	c, err := parseCursor(cur)
 	if err != nil {
 		return nil, nil, err
 	}
 	limit = pageSize(limit)
-	w := scopeOf(q, "l.")
-	w.add("l.trace_id != ''")
-	w.after(c, "l.ts", "l.trace_id")
-	rows, err := s.r.QueryContext(ctx, `SELECT l.trace_id, l.id, l.ts, r.start, r.duration_ms, l.status, l.model,
-			(SELECT COUNT(*) FROM trace_spans c WHERE c.trace_id = l.trace_id AND c.request_id = l.id)
-		FROM request_logs l JOIN trace_spans r ON r.trace_id = l.trace_id AND r.request_id = l.id AND r.parent_id = ''`+w.String()+`
-		ORDER BY l.ts DESC, l.trace_id DESC LIMIT `+strconv.Itoa(limit+1), w.args...)
+	w := scope(q)
+	w.add("trace_id != '' AND trace_root = 1")
+	w.after(c, "ts", "trace_id")
+	rows, err := s.r.QueryContext(ctx, `SELECT trace_id, id, ts, root_start_us, root_duration_us, status, model, span_count
+		FROM request_logs`+w.String()+` ORDER BY ts DESC, trace_id DESC LIMIT `+strconv.Itoa(limit+1), w.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list traces: %w", err)
 	}
@@ -243,11 +243,11 @@ func (s *Store) Traces(ctx context.Context, q analytics.Query, limit int, cur st
 	var all []row
 	for rows.Next() {
 		var r row
-		var start int64
-		if err := rows.Scan(&r.ID, &r.RequestID, &r.ts, &start, &r.DurationMS, &r.Status, &r.Model, &r.Spans); err != nil {
+		var start, dur int64
+		if err := rows.Scan(&r.ID, &r.RequestID, &r.ts, &start, &dur, &r.Status, &r.Model, &r.Spans); err != nil {
 			return nil, nil, fmt.Errorf("list traces: %w", err)
 		}
-		r.Start = time.Unix(0, start).UTC()
+		r.Start, r.DurationMS = time.UnixMicro(start).UTC(), float64(dur)/1000
 		all = append(all, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -262,67 +262,32 @@ func (s *Store) Traces(ctx context.Context, q analytics.Query, limit int, cur st
 }
 
 // Trace reads the span tree of a trace within a tenant ("" for any); nil
-// when it has no root span there.
+// when no request of it has a root span there.
 // Should several requests share the trace id (a client's traceparent), it
-// is the tree of the request whose root starts first (then least span id):
-// requests of other tenants never show in it. Children are ordered by
+// is the tree of the request whose root starts first (then least request
+// id): requests of other tenants never show in it. Children are ordered by
 // start, then span id; a span whose parent is missing hangs under the root,
 // so that no span is hidden.
 func (s *Store) Trace(ctx context.Context, id, tenantID string) (*analytics.Trace, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT span_id, parent_id, name, start, duration_ms, status, attributes,
-		tenant_id, gateway_id, request_id FROM trace_spans WHERE trace_id = ? AND (? = '' OR tenant_id = ?)
-		ORDER BY start, span_id`, id, tenantID, tenantID)
+	var (
+		tenant, gateway, text string
+		row                   spanrow.Row
+	)
+	err := s.r.QueryRowContext(ctx, `SELECT tenant_id, gateway_id, id, route, provider, model, status, root_start_us, spans
+		FROM request_logs WHERE trace_id = ? AND trace_root = 1 AND (? = '' OR tenant_id = ?)
+		ORDER BY root_start_us, id LIMIT 1`, id, tenantID, tenantID).
+		Scan(&tenant, &gateway, &row.ID, &row.Route, &row.Provider, &row.Model, &row.Status, &row.RootStart, &text)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read trace %s: %w", id, err)
 	}
-	defer rows.Close()
-	type spanOf struct {
-		*analytics.Span
-		tenant, gateway, request string
+	spans, err := spanrow.Decode(id, text, row)
+	if err != nil {
+		return nil, err
 	}
-	var all []spanOf
-	for rows.Next() {
-		sp := spanOf{Span: &analytics.Span{TraceID: id}}
-		var start int64
-		var attrs string
-		if err := rows.Scan(&sp.SpanID, &sp.ParentID, &sp.Name, &start, &sp.DurationMS, &sp.Status, &attrs,
-			&sp.tenant, &sp.gateway, &sp.request); err != nil {
-			return nil, fmt.Errorf("read trace %s: %w", id, err)
-		}
-		sp.Start = time.Unix(0, start).UTC()
-		sp.Attributes = map[string]string{}
-		if err := json.Unmarshal([]byte(attrs), &sp.Attributes); err != nil {
-			return nil, fmt.Errorf("decode span %s of trace %s: %w", sp.SpanID, id, err)
-		}
-		all = append(all, sp)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read trace %s: %w", id, err)
-	}
-	rootAt := slices.IndexFunc(all, func(sp spanOf) bool { return sp.ParentID == "" })
-	if rootAt < 0 {
-		return nil, nil
-	}
-	root := all[rootAt]
-	tr := &analytics.Trace{ID: id, TenantID: root.tenant, GatewayID: root.gateway, RequestID: root.request,
-		Start: root.Start, DurationMS: root.DurationMS, Root: root.Span}
-	byID := make(map[string]*analytics.Span, len(all))
-	for _, sp := range all {
-		if sp.request == root.request {
-			byID[sp.SpanID] = sp.Span
-		}
-	}
-	for _, sp := range all { // in (start, span id) order: children come out sorted
-		if sp.request != root.request || sp.Span == tr.Root {
-			continue
-		}
-		parent := byID[sp.ParentID]
-		if parent == nil || parent == sp.Span {
-			parent = tr.Root
-		}
-		parent.Children = append(parent.Children, sp.Span)
-	}
-	return tr, nil
+	return spanrow.Tree(id, tenant, gateway, row.ID, spans), nil
 }
 
 // guardrailStep is the bucket of guardrail points: hourly up to 90 days,

@@ -18,12 +18,13 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/analytics/spanrow"
 	"github.com/sluicehq/sluice/internal/sqlitebackup"
 )
 
 // schemaVersion is the PRAGMA user_version of the schema below with every
 // upgrade applied.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // upgrades[v] brings a file of schema version v+1 to v+2: a fresh file
 // gets schema (version 1), then every upgrade in turn.
@@ -40,7 +41,26 @@ var upgrades = [][]string{
 		`DROP INDEX IF EXISTS guardrail_events_batch`},
 	// 5: the error message the client got; '' on older rows.
 	{`ALTER TABLE request_logs ADD COLUMN error_message TEXT NOT NULL DEFAULT ''`},
+	// 6: a request's spans on its row in the compact encoding of package
+	// spanrow (as ClickHouse stores them), with the root's start and
+	// duration and the span count for the trace listing: one row and its
+	// indexes per request instead of one per span (docs/performance.md).
+	// moveSpans carries the rows of trace_spans over, then the table goes.
+	{`ALTER TABLE request_logs ADD COLUMN trace_root INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE request_logs ADD COLUMN root_start_us INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE request_logs ADD COLUMN root_duration_us INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE request_logs ADD COLUMN span_count INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE request_logs ADD COLUMN spans TEXT NOT NULL DEFAULT ''`,
+		// The user index leaves out requests made with tokens of no user:
+		// no query reads user_id = '' (scopeOf and SpendSince say
+		// user_id != '' for the planner), and they cost a B-tree insert.
+		`DROP INDEX request_logs_user_ts`,
+		`CREATE INDEX request_logs_user_ts ON request_logs (user_id, ts) WHERE user_id != ''`},
 }
+
+// upgradeCode[v] runs after the statements of the upgrade to version v, in
+// the same transaction: what SQL alone does not do.
+var upgradeCode = map[int]func(context.Context, *sql.Tx) error{6: moveSpans}
 
 // schema creates the tables and the indexes the queries use. Times are
 // integer Unix nanoseconds (UTC); amounts integer nano-dollars; rule hits,
@@ -128,9 +148,12 @@ type Store struct {
 	w *sql.DB
 	// r serves reads; WAL lets them go on while w writes.
 	r *sql.DB
-	// inserts are the batch inserts, prepared once on w: insertLog,
-	// insertSpan, insertEvent.
-	inserts [3]*sql.Stmt
+	// inserts are the batch inserts (insertStatements), prepared once on w.
+	inserts [len(insertStatements)]*sql.Stmt
+	// enc and args are the writer thread's (write.go): the encoder of a
+	// record's spans and the values of the rows of one INSERT.
+	enc  spanrow.Encoder
+	args []any
 	// wr runs Write on its own low-priority thread.
 	wr *writer
 }
@@ -170,7 +193,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = s.Close()
 		return nil, fmt.Errorf("open analytics file %s: %w", path, err)
 	}
-	for i, q := range []string{insertLog, insertSpan, insertEvent} {
+	for i, q := range insertStatements {
 		if s.inserts[i], err = w.PrepareContext(ctx, q); err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("prepare analytics inserts: %w", err)
@@ -215,6 +238,11 @@ func (s *Store) migrate(ctx context.Context) error {
 				return fmt.Errorf("upgrade schema to version %d: %w", v+1, err)
 			}
 		}
+		if code := upgradeCode[v+1]; code != nil {
+			if err := code(ctx, tx); err != nil {
+				return fmt.Errorf("upgrade schema to version %d: %w", v+1, err)
+			}
+		}
 	}
 	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(schemaVersion)); err != nil {
 		return fmt.Errorf("set schema version: %w", err)
@@ -246,104 +274,6 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-const (
-	insertLog = `INSERT OR IGNORE INTO request_logs (id, ts, tenant_id, gateway_id, token_id, user_id,
-		provider, model, route, status, error_code, latency_ms, ttfb_ms, tokens_in, tokens_out,
-		cached_tokens, cost_usd, cache, attempts, rule_hits, metadata, trace_id, client_ip, user_agent,
-		request_body, response_body, flags, cache_saved_usd, batch_id, operation,
-		cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, error_message)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	insertSpan = `INSERT OR IGNORE INTO trace_spans (trace_id, span_id, parent_id, name, start,
-		duration_ms, status, attributes, tenant_id, gateway_id, request_id, ts, batch_id)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	insertEvent = `INSERT OR IGNORE INTO guardrail_events (id, ts, tenant_id, gateway_id, user_id,
-		request_id, rule_id, rule_name, kind, action, direction, excerpt, batch_id)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
-)
-
-// Write stores a batch in one transaction. Rows are keyed by record id,
-// (trace id, span id) and event id and inserted with OR IGNORE, so that a
-// batch written again stores nothing twice. The write runs on the store's
-// writer thread (writer.go).
-func (s *Store) Write(ctx context.Context, b *analytics.Batch) error {
-	if b == nil || len(b.Records) == 0 {
-		return nil
-	}
-	return s.wr.do(ctx, func(ctx context.Context) error { return s.write(ctx, b) })
-}
-
-func (s *Store) write(ctx context.Context, b *analytics.Batch) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin batch %s: %w", b.ID, err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var stmts [3]*sql.Stmt
-	for i, st := range s.inserts {
-		stmts[i] = tx.StmtContext(ctx, st)
-	}
-	for _, rec := range b.Records {
-		if rec == nil {
-			continue
-		}
-		if err := writeRecord(ctx, stmts, b.ID, rec); err != nil {
-			return fmt.Errorf("insert batch %s of %d records: %w", b.ID, len(b.Records), err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit batch %s of %d records: %w", b.ID, len(b.Records), err)
-	}
-	return nil
-}
-
-func writeRecord(ctx context.Context, stmts [3]*sql.Stmt, batch string, rec *analytics.Record) error {
-	if rec.ID == "" || rec.TS.IsZero() {
-		return fmt.Errorf("record %q has no id or no time", rec.ID)
-	}
-	ts := rec.TS.UnixNano()
-	_, err := stmts[0].ExecContext(ctx, rec.ID, ts, rec.TenantID, rec.GatewayID, rec.TokenID, rec.UserID,
-		rec.Provider, rec.Model, rec.Route, rec.Status, rec.ErrorCode, rec.LatencyMS, rec.TTFBMS,
-		rec.TokensIn, rec.TokensOut, rec.CachedTokens, int64(rec.CostUSD), rec.Cache, rec.Attempts,
-		jsonList(rec.RuleHits), jsonMap(rec.Metadata), rec.TraceID, rec.ClientIP, rec.UserAgent,
-		rec.RequestBody, rec.ResponseBody, jsonList(rec.Flags), int64(rec.CacheSavedUSD), batch, rec.Operation,
-		rec.CacheWriteTokens, rec.CacheWrite1hTokens, rec.ReasoningTokens, rec.ErrorMessage)
-	if err != nil {
-		return fmt.Errorf("insert record %s: %w", rec.ID, err)
-	}
-	for _, sp := range rec.Spans {
-		traceID := sp.TraceID
-		if traceID == "" {
-			traceID = rec.TraceID
-		}
-		if traceID == "" || sp.SpanID == "" {
-			continue
-		}
-		_, err := stmts[1].ExecContext(ctx, traceID, sp.SpanID, sp.ParentID, sp.Name, sp.Start.UnixNano(),
-			sp.DurationMS, sp.Status, jsonMap(sp.Attributes), rec.TenantID, rec.GatewayID, rec.ID, ts, batch)
-		if err != nil {
-			return fmt.Errorf("insert span %s of record %s: %w", sp.SpanID, rec.ID, err)
-		}
-	}
-	for i, ev := range rec.Events {
-		// An event keeps its id across retries; one without takes a stable
-		// id from its record.
-		id := ev.ID
-		if id == "" {
-			id = rec.ID + "-ev" + strconv.Itoa(i)
-		}
-		evTS := ts
-		if !ev.TS.IsZero() {
-			evTS = ev.TS.UnixNano()
-		}
-		_, err := stmts[2].ExecContext(ctx, id, evTS, or(ev.TenantID, rec.TenantID), or(ev.GatewayID, rec.GatewayID),
-			rec.UserID, or(ev.RequestID, rec.ID), ev.RuleID, ev.RuleName, ev.Kind, ev.Action, ev.Direction, ev.Excerpt, batch)
-		if err != nil {
-			return fmt.Errorf("insert guardrail event %s of record %s: %w", id, rec.ID, err)
-		}
-	}
-	return nil
-}
-
 func or(a, b string) string {
 	if a != "" {
 		return a
@@ -371,12 +301,12 @@ func jsonMap(v map[string]string) string {
 // so that the writer is not held for long and writes go on in between.
 const retainChunk = 5000
 
-// Retain removes the tenant's records older than before with their spans,
-// and its guardrail events older than before. It deletes in chunks; an
+// Retain removes the tenant's records older than before (their spans are
+// on their rows), and its guardrail events older than before. It deletes in chunks; an
 // interrupted run leaves the rest to the next one.
 func (s *Store) Retain(ctx context.Context, tenantID string, before time.Time) error {
 	cut := before.UnixNano()
-	for _, table := range []string{"trace_spans", "guardrail_events", "request_logs"} {
+	for _, table := range []string{"guardrail_events", "request_logs"} {
 		if err := s.deleteChunked(ctx, table, "tenant_id = ? AND ts < ?", tenantID, cut); err != nil {
 			return fmt.Errorf("retain tenant %s before %s: %w", tenantID, before.UTC().Format(time.RFC3339), err)
 		}
@@ -386,7 +316,7 @@ func (s *Store) Retain(ctx context.Context, tenantID string, before time.Time) e
 
 // PurgeTenant removes every row of a tenant.
 func (s *Store) PurgeTenant(ctx context.Context, tenantID string) error {
-	for _, table := range []string{"trace_spans", "guardrail_events", "request_logs"} {
+	for _, table := range []string{"guardrail_events", "request_logs"} {
 		if err := s.deleteChunked(ctx, table, "tenant_id = ?", tenantID); err != nil {
 			return fmt.Errorf("purge tenant %s: %w", tenantID, err)
 		}

@@ -258,8 +258,10 @@ func (m *measurer) run(ctx context.Context, r *Report) error {
 	}
 	cpu := m.gw.cpuMeter()
 	err = phase("throughput through the gateway", func() (err error) {
-		t.Gateway, err = closedLoop(ctx, m.gateway.plain, c.Concurrency, c.Warmup, c.Duration, cpu)
-		return err
+		if t.Gateway, err = closedLoop(ctx, m.gateway.plain, c.Concurrency, c.Warmup, c.Duration, cpu); err != nil {
+			return err
+		}
+		return cpu.drain(ctx)
 	})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
@@ -194,5 +195,45 @@ func TestOtherProcessesSum(t *testing.T) {
 	o.sum()
 	if o.CPUS != 5 || o.Seconds != 20 || o.Share != 0.25 {
 		t.Errorf("got %+v, want 5 CPU-seconds over 20 s, share 0.25", o)
+	}
+}
+
+// TestSettle: settle returns at the first window in which the process
+// spent less than the share of it, and not before, with that reading.
+func TestSettle(t *testing.T) {
+	readings := []float64{0, 0.5, 1.0, 1.0, 9}
+	n := 0
+	cpu := func() (float64, error) {
+		v := readings[n]
+		n++
+		return v, nil
+	}
+	got, err := settle(t.Context(), cpu, time.Millisecond, 0.1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 || got != 1.0 {
+		t.Errorf("read the CPU time %d times and returned %v, want 4 times (settled at the third window) and 1.0", n, got)
+	}
+}
+
+// TestCPUMeterDrain: drain extends the window to the process's CPU time
+// once it settled, here this idle test's own.
+func TestCPUMeterDrain(t *testing.T) {
+	m := &cpuMeter{pid: os.Getpid()}
+	for { // spend a few clock ticks of CPU first
+		if s, err := cpuSeconds(m.pid); err != nil || s >= 0.03 {
+			break
+		}
+	}
+	if err := m.drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if m.seconds() <= 0 {
+		t.Errorf("window after drain: %v s of CPU, want this process's so far", m.seconds())
+	}
+	var none *cpuMeter
+	if err := none.drain(t.Context()); err != nil {
+		t.Errorf("drain of no meter: %v", err)
 	}
 }

@@ -106,6 +106,9 @@ func (m *measurer) measureDoor(ctx context.Context, d doorTarget, r *Report) (Do
 	cpu := m.gw.cpuMeter()
 	var err error
 	out.Throughput, err = closedLoop(ctx, d.plain, c.Concurrency, c.Warmup, c.Duration/2, cpu)
+	if err == nil {
+		err = cpu.drain(ctx)
+	}
 	if err != nil {
 		return out, fmt.Errorf("%s door, closed loop: %w", d.name, err)
 	}

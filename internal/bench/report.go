@@ -73,7 +73,8 @@ type Throughput struct {
 	Gateway ClosedLoop `json:"gateway"`
 	// Ratio is the gateway's requests per second over the direct call's.
 	Ratio float64 `json:"gateway_to_direct"`
-	// GatewayCPUS is the gateway's CPU time in the measured window.
+	// GatewayCPUS is the gateway's CPU time in the measured window and
+	// until it settled after it (cpuMeter.drain).
 	GatewayCPUS     float64 `json:"gateway_cpu_seconds"`
 	CPUPerRequestMS float64 `json:"gateway_cpu_per_request_ms"`
 }

@@ -23,8 +23,8 @@ const (
 type Setup struct {
 	Name       string     `json:"name"`
 	Throughput ClosedLoop `json:"throughput"`
-	// CPUPerRequestMS is the process's CPU time in the closed loop over
-	// its requests.
+	// CPUPerRequestMS is the process's CPU time in the closed loop, and
+	// until it settled after it, over its requests.
 	CPUPerRequestMS float64   `json:"cpu_per_request_ms"`
 	Latency         Latencies `json:"latency"`
 	Streaming       Latencies `json:"streaming_first_chunk"`
@@ -54,8 +54,10 @@ func (m *measurer) measureSetup(ctx context.Context, r *Report, proc *gateway, n
 	s := Setup{Name: name}
 	cpu := proc.cpuMeter()
 	err := m.phase(r, proc.pid(), name+": throughput", c.Warmup+c.Duration, func() (err error) {
-		s.Throughput, err = closedLoop(ctx, t.plain, c.Concurrency, c.Warmup, c.Duration, cpu)
-		return err
+		if s.Throughput, err = closedLoop(ctx, t.plain, c.Concurrency, c.Warmup, c.Duration, cpu); err != nil {
+			return err
+		}
+		return cpu.drain(ctx)
 	})
 	if err != nil {
 		return s, err

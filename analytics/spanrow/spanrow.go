@@ -1,27 +1,17 @@
-package clickhouse
-
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/sluicehq/sluice/analytics"
-	"github.com/sluicehq/sluice/internal/jsonstr"
-)
-
-// A request's spans are stored on its row (migration 0004): a JSON array in
-// the spans column, plus the root's start and duration and the span count
-// as plain columns for the trace listing. A span's trace is its request's.
+// Package spanrow is the compact encoding of a request's spans stored on
+// its row, shared by the analytics backends (ClickHouse since its
+// migration 0004, the embedded store since its schema version 6): a JSON
+// array in the row's spans column, plus the root's start and duration and
+// the span count as plain columns for the trace listing. A span's trace is
+// its request's.
 //
 // The spans column holds one array per span, positional to keep the row
 // small (as objects with named fields, the spans were more than half of a
 // row's bytes, and the server's insert and merge work grows with them):
 //
 //	[id, parent, name, start_us, duration_us, status, [attrs]]
+//
+// in which:
 //
 //   - parent is the index of the parent span in the same array when it is
 //     there, else the parent's id as a string ("" for none);
@@ -36,8 +26,24 @@ import (
 //     proxy's root span repeats the first three, and its attempt spans
 //     the last two unless a fallback took another target).
 //
-// Rows written before this format (builds from migration 0004 to this
-// change) hold an array of objects, spanJSON; decodeSpans reads both.
+// ClickHouse rows written before this format (builds from its migration
+// 0004 to the positional format) hold an array of objects, spanJSON;
+// Decode reads both.
+package spanrow
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/analytics"
+	"github.com/sluicehq/sluice/internal/jsonstr"
+)
 
 // spanJSON is a span as stored by earlier builds: times in whole
 // microseconds.
@@ -87,12 +93,12 @@ func spanKeyIndex(k string) int {
 // beyond it is written as its id.
 const maxParentScan = 32
 
-// spanEncoder encodes the spans of one request after another, reusing its
+// Encoder encodes the spans of one request after another, reusing its
 // buffers: the writer encodes every span of a batch, and encoding/json's
 // reflection and map sorting cost more than the rest of the row together.
 // (fastjson's encoder is no substitute: it escapes control characters the
 // Go way, \x07, which is not JSON.)
-type spanEncoder struct {
+type Encoder struct {
 	attrs []attr
 	buf   []byte
 	num   []byte
@@ -100,37 +106,38 @@ type spanEncoder struct {
 
 type attr struct{ key, value string }
 
-// spanRow is what a request's row holds besides its spans column, which
+// Row is what a request's row holds besides its spans column, which
 // the column refers to rather than repeats.
-type spanRow struct {
-	id, route, provider, model string
-	status                     int
-	rootStart                  int64 // root_start_us
+type Row struct {
+	ID, Route, Provider, Model string
+	Status                     int
+	RootStart                  int64 // root_start_us
 }
 
-// rowOf is the row of a request whose root span is root (nil for none).
-func rowOf(r *analytics.Record, root *analytics.Span) spanRow {
-	row := spanRow{id: r.ID, route: r.Route, provider: r.Provider, model: r.Model, status: r.Status}
+// RowOf is the row of a request whose root span is root (nil for none).
+func RowOf(r *analytics.Record, root *analytics.Span) Row {
+	row := Row{ID: r.ID, Route: r.Route, Provider: r.Provider, Model: r.Model, Status: r.Status}
 	if root != nil {
-		row.rootStart = root.Start.UnixMicro()
+		row.RootStart = root.Start.UnixMicro()
 	}
 	return row
 }
 
-// encode returns spans as the JSON of the spans column of row ("" for
+// Encode returns spans as the JSON of the spans column of row ("" for
 // none).
-func (e *spanEncoder) encode(spans []analytics.Span, row spanRow) string {
-	e.buf = e.appendSpans(e.buf[:0], spans, row)
+func (e *Encoder) Encode(spans []analytics.Span, row Row) string {
+	e.buf = e.Append(e.buf[:0], spans, row)
 	return string(e.buf)
 }
 
-// appendSpans appends the encoding of spans to b (nothing for none).
-func (e *spanEncoder) appendSpans(b []byte, spans []analytics.Span, row spanRow) []byte {
+// Append appends the encoding of spans to b (nothing for none).
+func (e *Encoder) Append(b []byte, spans []analytics.Span, row Row) []byte {
 	if len(spans) == 0 {
 		return b
 	}
 	b = append(b, '[')
-	for i, sp := range spans {
+	for i := range spans {
+		sp := &spans[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -145,13 +152,13 @@ func (e *spanEncoder) appendSpans(b []byte, spans []analytics.Span, row spanRow)
 		b = append(b, ',')
 		b = jsonstr.Append(b, sp.Name)
 		b = append(b, ',')
-		b = strconv.AppendInt(b, sp.Start.UnixMicro()-row.rootStart, 10)
+		b = strconv.AppendInt(b, sp.Start.UnixMicro()-row.RootStart, 10)
 		b = append(b, ',')
-		b = strconv.AppendUint(b, durationUS(sp.DurationMS), 10)
+		b = strconv.AppendUint(b, DurationUS(sp.DurationMS), 10)
 		b = append(b, ',')
 		b = jsonstr.Append(b, sp.Status)
-		if len(sp.Attributes) > 0 {
-			b = e.appendAttrs(append(b, ",["...), sp.Attributes, row)
+		if sp.NumAttrs() > 0 {
+			b = e.appendAttrs(append(b, ",["...), sp, row)
 			b = append(b, ']')
 		}
 		b = append(b, ']')
@@ -163,10 +170,10 @@ func (e *spanEncoder) appendSpans(b []byte, spans []analytics.Span, row spanRow)
 // spanKeys first, in its order and as their index, then any others in key
 // order. Looking the known keys up is cheaper than iterating and sorting
 // the map, and the proxy's spans have no others.
-func (e *spanEncoder) appendAttrs(b []byte, attrs map[string]string, row spanRow) []byte {
+func (e *Encoder) appendAttrs(b []byte, sp *analytics.Span, row Row) []byte {
 	first, known := true, 0
 	for i, k := range spanKeys {
-		v, ok := attrs[k]
+		v, ok := sp.Attr(k)
 		if !ok {
 			continue
 		}
@@ -182,11 +189,11 @@ func (e *spanEncoder) appendAttrs(b []byte, attrs map[string]string, row spanRow
 			b = jsonstr.Append(b, v)
 		}
 	}
-	if known == len(attrs) {
+	if known == sp.NumAttrs() {
 		return b
 	}
 	e.attrs = e.attrs[:0]
-	for k, v := range attrs {
+	for k, v := range sp.Attrs() {
 		if spanKeyIndex(k) < 0 {
 			e.attrs = append(e.attrs, attr{k, v})
 		}
@@ -206,9 +213,9 @@ func (e *spanEncoder) appendAttrs(b []byte, attrs map[string]string, row spanRow
 
 // rowValue reports whether v, the value of attribute spanKeys[key], is the
 // row's own (rowAttr), comparing a status without making its string.
-func (e *spanEncoder) rowValue(key int, v string, row spanRow) bool {
+func (e *Encoder) rowValue(key int, v string, row Row) bool {
 	if spanKeys[key] == "status" {
-		e.num = strconv.AppendInt(e.num[:0], int64(row.status), 10)
+		e.num = strconv.AppendInt(e.num[:0], int64(row.Status), 10)
 		return v == string(e.num)
 	}
 	own, ok := rowAttr(spanKeys[key], row)
@@ -217,18 +224,18 @@ func (e *spanEncoder) rowValue(key int, v string, row spanRow) bool {
 
 // rowAttr is the row's own value of attribute key, false when the row has
 // none.
-func rowAttr(key string, row spanRow) (string, bool) {
+func rowAttr(key string, row Row) (string, bool) {
 	switch key {
 	case "request_id":
-		return row.id, true
+		return row.ID, true
 	case "route":
-		return row.route, true
+		return row.Route, true
 	case "provider":
-		return row.provider, true
+		return row.Provider, true
 	case "model":
-		return row.model, true
+		return row.Model, true
 	case "status":
-		return strconv.Itoa(row.status), true
+		return strconv.Itoa(row.Status), true
 	}
 	return "", false
 }
@@ -247,8 +254,8 @@ func parentIndex(spans []analytics.Span, parent string) int {
 	return -1
 }
 
-// decodeSpans reads the spans column of row, a request of trace traceID.
-func decodeSpans(traceID, text string, row spanRow) ([]*analytics.Span, error) {
+// Decode reads the spans column of row, a request of trace traceID.
+func Decode(traceID, text string, row Row) ([]*analytics.Span, error) {
 	if text == "" {
 		return nil, nil
 	}
@@ -278,7 +285,7 @@ func decodeSpans(traceID, text string, row spanRow) ([]*analytics.Span, error) {
 		if err != nil {
 			return nil, fmt.Errorf("decode the spans of trace %s: span %d: %w", traceID, i, err)
 		}
-		sp.Start, sp.DurationMS = time.UnixMicro(row.rootStart+start).UTC(), float64(dur)/1000
+		sp.Start, sp.DurationMS = time.UnixMicro(row.RootStart+start).UTC(), float64(dur)/1000
 		out[i], parents[i] = sp, f[1]
 	}
 	for i, raw := range parents {
@@ -298,7 +305,7 @@ func decodeSpans(traceID, text string, row spanRow) ([]*analytics.Span, error) {
 }
 
 // decodeAttrs reads a span's flat array of keys and values into attrs.
-func decodeAttrs(raw json.RawMessage, attrs map[string]string, row spanRow) error {
+func decodeAttrs(raw json.RawMessage, attrs map[string]string, row Row) error {
 	var kv []json.RawMessage
 	if err := json.Unmarshal(raw, &kv); err != nil {
 		return err
@@ -353,23 +360,72 @@ func decodeSpanObjects(traceID, text string) ([]*analytics.Span, error) {
 	return out, nil
 }
 
-// rootSpan is the request's root: its span without a parent, the earliest
+// Root is the request's root: its span without a parent, the earliest
 // (then the least span id) should there be several; nil when none.
-func rootSpan(spans []analytics.Span) *analytics.Span {
+func Root(spans []analytics.Span) *analytics.Span {
 	var root *analytics.Span
 	for i := range spans {
 		sp := &spans[i]
 		if sp.ParentID != "" {
 			continue
 		}
-		if root == nil || earlier(sp.Start.UnixMicro(), sp.SpanID, root.Start.UnixMicro(), root.SpanID) {
+		if root == nil || Earlier(sp.Start.UnixMicro(), sp.SpanID, root.Start.UnixMicro(), root.SpanID) {
 			root = sp
 		}
 	}
 	return root
 }
 
-// earlier orders spans by start (in stored microseconds), then span id.
-func earlier(startA int64, idA string, startB int64, idB string) bool {
+// Earlier orders spans by start (in stored microseconds), then span id.
+func Earlier(startA int64, idA string, startB int64, idB string) bool {
 	return startA < startB || startA == startB && idA < idB
+}
+
+// DurationUS converts a span duration to whole microseconds (spans measure
+// in microseconds; DurationMS carries them as a fraction of milliseconds).
+func DurationUS(ms float64) uint64 {
+	if ms <= 0 || math.IsNaN(ms) {
+		return 0
+	}
+	return uint64(math.Round(ms * 1000))
+}
+
+// Tree makes the trace of one request from its decoded spans (Decode): nil
+// when none is a root. Children are ordered by start, then span id; a span
+// whose parent is missing hangs under the root, so that no span is hidden.
+// The trace's tenant, gateway and request are the request's.
+func Tree(id, tenantID, gatewayID, requestID string, spans []*analytics.Span) *analytics.Trace {
+	slices.SortStableFunc(spans, func(a, b *analytics.Span) int {
+		if Earlier(a.Start.UnixMicro(), a.SpanID, b.Start.UnixMicro(), b.SpanID) {
+			return -1
+		}
+		if Earlier(b.Start.UnixMicro(), b.SpanID, a.Start.UnixMicro(), a.SpanID) {
+			return 1
+		}
+		return 0
+	})
+	var root *analytics.Span
+	byID := make(map[string]*analytics.Span, len(spans))
+	for _, sp := range spans {
+		byID[sp.SpanID] = sp
+		if sp.ParentID == "" && root == nil {
+			root = sp
+		}
+	}
+	if root == nil {
+		return nil
+	}
+	// spans are in (start, span id) order, so children are appended in it.
+	for _, sp := range spans {
+		if sp == root {
+			continue
+		}
+		parent := byID[sp.ParentID]
+		if parent == nil || parent == sp {
+			parent = root
+		}
+		parent.Children = append(parent.Children, sp)
+	}
+	return &analytics.Trace{ID: id, TenantID: tenantID, GatewayID: gatewayID, RequestID: requestID,
+		Start: root.Start, DurationMS: root.DurationMS, Root: root}
 }

@@ -1,4 +1,4 @@
-package clickhouse
+package spanrow
 
 import (
 	"encoding/json"
@@ -23,16 +23,16 @@ func TestSpansRoundTrip(t *testing.T) {
 	}
 	// The row's own values: the root's request_id and route are stored as
 	// references to them, its status ("200", not the row's 502) as written.
-	row := rowOf(&analytics.Record{ID: "req_1", Route: "chat/completions", Status: 502}, &spans[0])
-	var e spanEncoder
-	text := e.encode(spans, row)
+	row := RowOf(&analytics.Record{ID: "req_1", Route: "chat/completions", Status: 502}, &spans[0])
+	var e Encoder
+	text := e.Encode(spans, row)
 	if !json.Valid([]byte(text)) {
 		t.Fatalf("not JSON: %s", text)
 	}
 	if !strings.Contains(text, `[5,0,6,0,7,"200"]`) {
 		t.Errorf("root attributes not stored as references to the row: %s", text)
 	}
-	got, err := decodeSpans("t1", text, row)
+	got, err := Decode("t1", text, row)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,10 +48,10 @@ func TestSpansRoundTrip(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
 	}
-	if root := rootSpan(spans); root == nil || root.SpanID != "a1" {
+	if root := Root(spans); root == nil || root.SpanID != "a1" {
 		t.Errorf("rootSpan: %v, want a1", root)
 	}
-	if e.encode(nil, row) != "" {
+	if e.Encode(nil, row) != "" {
 		t.Error("no spans: want an empty string")
 	}
 }
@@ -68,19 +68,19 @@ func TestSpansFormat(t *testing.T) {
 			Attributes: map[string]string{"request_id": "req_9", "status": "200", "route": "chat/completions"}},
 		{SpanID: "x9", ParentID: "elsewhere", Name: "orphan", Start: start.Add(-time.Second)},
 	}
-	row := rowOf(&analytics.Record{ID: "req_9", Route: "chat/completions", Status: 200, Provider: "openai", Model: "gpt-4o"}, rootSpan(spans))
-	if row.rootStart != start.UnixMicro() {
-		t.Fatalf("root start %d, want %d", row.rootStart, start.UnixMicro())
+	row := RowOf(&analytics.Record{ID: "req_9", Route: "chat/completions", Status: 200, Provider: "openai", Model: "gpt-4o"}, Root(spans))
+	if row.RootStart != start.UnixMicro() {
+		t.Fatalf("root start %d, want %d", row.RootStart, start.UnixMicro())
 	}
-	var e spanEncoder
-	got := e.encode(spans, row)
+	var e Encoder
+	got := e.Encode(spans, row)
 	want := `[["a1",1,"upstream openai",2000,1500,"error",[0,"1",3,0,4,"503","zone","eu"]],` +
 		`["r0","","POST chat/completions",0,4000,"ok",[5,0,6,0,7,0]],` +
 		`["x9","elsewhere","orphan",-1000000,0,""]]`
 	if got != want {
 		t.Errorf("encoded\n got %s\nwant %s", got, want)
 	}
-	back, err := decodeSpans("t", got, row)
+	back, err := Decode("t", got, row)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestSpansFormat(t *testing.T) {
 	}
 	// Without a root, starts are since the epoch.
 	orphan := spans[2:]
-	text := e.encode(orphan, rowOf(&analytics.Record{ID: "req_9"}, rootSpan(orphan)))
+	text := e.Encode(orphan, RowOf(&analytics.Record{ID: "req_9"}, Root(orphan)))
 	if want := `[["x9","elsewhere","orphan",1795657572039000,0,""]]`; text != want {
 		t.Errorf("without a root: %s, want %s", text, want)
 	}
@@ -115,7 +115,7 @@ func TestSpanKeys(t *testing.T) {
 func TestSpansOfEarlierBuilds(t *testing.T) {
 	text := `[{"id":"b2","parent":"a1","name":"upstream openai","start_us":1795657573041000,"duration_us":1500,"status":"ok",` +
 		`"attrs":{"attempt":"1"}},{"id":"a1","name":"POST chat/completions","start_us":1795657573039000,"duration_us":4000}]`
-	got, err := decodeSpans("t", text, spanRow{})
+	got, err := Decode("t", text, Row{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +138,8 @@ func TestSpansCorrupt(t *testing.T) {
 		`[["a","","n",1,2,"ok",["k"]]]`, `[["a","","n","x",2,"ok"]]`, `[[1,"","n",1,2,"ok"]]`,
 		`[["a","","n",1,2,"ok",[0,0]]]`, `[["a","","n",1,2,"ok",["k",0]]]`,
 	} {
-		if _, err := decodeSpans("t", text, spanRow{id: "r"}); err == nil {
-			t.Errorf("decodeSpans(%s): want an error", text)
+		if _, err := Decode("t", text, Row{ID: "r"}); err == nil {
+			t.Errorf("Decode(%s): want an error", text)
 		}
 	}
 }
@@ -148,10 +148,10 @@ func TestRootSpanEarliest(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	spans := []analytics.Span{{SpanID: "z", Start: at}, {SpanID: "y", ParentID: "z", Start: at.Add(-time.Second)},
 		{SpanID: "b", Start: at.Add(-time.Millisecond)}, {SpanID: "a", Start: at.Add(-time.Millisecond)}}
-	if root := rootSpan(spans); root == nil || root.SpanID != "a" {
+	if root := Root(spans); root == nil || root.SpanID != "a" {
 		t.Errorf("rootSpan: %v, want a (earliest, then least id)", root)
 	}
-	if rootSpan(spans[1:2]) != nil {
+	if Root(spans[1:2]) != nil {
 		t.Error("rootSpan of spans that all have parents: want nil")
 	}
 }
@@ -164,10 +164,10 @@ func BenchmarkSpanEncode(b *testing.B) {
 		{SpanID: "fedcba9876543210", Name: "POST chat/completions", Start: at, DurationMS: 1300.5, Status: "ok",
 			Attributes: map[string]string{"request_id": "0196c5a2-aaaa-7bbb-8ccc-123456789abc", "status": "200", "route": "chat/completions"}},
 	}
-	row := rowOf(&analytics.Record{ID: "0196c5a2-aaaa-7bbb-8ccc-123456789abc", Route: "chat/completions", Status: 200}, &spans[1])
-	var e spanEncoder
+	row := RowOf(&analytics.Record{ID: "0196c5a2-aaaa-7bbb-8ccc-123456789abc", Route: "chat/completions", Status: 200}, &spans[1])
+	var e Encoder
 	for b.Loop() {
-		_ = e.encode(spans, row)
+		_ = e.Encode(spans, row)
 	}
 }
 
@@ -188,10 +188,10 @@ func FuzzSpansRoundTrip(f *testing.F) {
 			{SpanID: id, ParentID: parent, Name: name, Start: start.Add(time.Duration(durUS) * time.Microsecond),
 				DurationMS: float64(durUS) / 1000, Attributes: map[string]string{key: value}},
 		}
-		row := rowOf(&analytics.Record{ID: value, Route: key, Provider: value, Model: name, Status: 200}, &spans[0])
-		var e spanEncoder
-		text := e.encode(spans, row)
-		got, err := decodeSpans("t", text, row)
+		row := RowOf(&analytics.Record{ID: value, Route: key, Provider: value, Model: name, Status: 200}, &spans[0])
+		var e Encoder
+		text := e.Encode(spans, row)
+		got, err := Decode("t", text, row)
 		if err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
@@ -199,6 +199,6 @@ func FuzzSpansRoundTrip(f *testing.F) {
 			got[1].Attributes[key] != value || !got[1].Start.Equal(spans[1].Start) || got[1].DurationMS != spans[1].DurationMS {
 			t.Errorf("%s decoded as %+v", text, got[1])
 		}
-		_, _ = decodeSpans("t", name, row) // any text: an error or spans, never a panic
+		_, _ = Decode("t", name, row) // any text: an error or spans, never a panic
 	})
 }
