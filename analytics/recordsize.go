@@ -43,7 +43,7 @@ func (r *Record) Size() int64 {
 
 func spanSize(s *Span) int {
 	n := spanOverhead + len(s.TraceID) + len(s.SpanID) + len(s.ParentID) + len(s.Name) + len(s.Status)
-	for k, v := range s.Attributes {
+	for k, v := range s.Attrs() {
 		n += 32 + len(k) + len(v)
 	}
 	for _, c := range s.Children {

@@ -232,6 +232,29 @@ func SegmentFiles(t testing.TB, dir string) []string {
 	return m
 }
 
+// TestSpillFixedSpanAttrs (issue 17): the attributes a span keeps in
+// Fixed survive the spill, read back in its Attributes map with the map's
+// own.
+func TestSpillFixedSpanAttrs(t *testing.T) {
+	rec := NewTestRecord(7)
+	sp := Span{TraceID: rec.TraceID, SpanID: "b7ad6b7169203331", Name: "upstream openai", Attributes: map[string]string{"zone": "eu"}}
+	sp.SetAttr("provider", "openai")
+	sp.SetAttr("attempt", "2")
+	rec.Spans = []Span{sp}
+	frame, err := appendFrame(nil, rec, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := decodeSpill(frame[frameHeader:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"zone": "eu", "provider": "openai", "attempt": "2"}
+	if len(back.Spans) != 1 || !cmp.Equal(back.Spans[0].Attributes, want) {
+		t.Errorf("spans after a round trip: %+v, want one with attributes %v", back.Spans, want)
+	}
+}
+
 func TestSpillRecordRoundTrip(t *testing.T) {
 	// The spill has its own record type (spillformat.go): every field of
 	// Record, its spans and its events must survive the trip through it. A

@@ -165,7 +165,7 @@ func toSpill(rec *Record, batchID string) *spillRecord {
 
 func toSpillSpan(s *Span) spillSpan {
 	out := spillSpan{TraceID: s.TraceID, SpanID: s.SpanID, ParentID: s.ParentID, Name: s.Name, Start: s.Start,
-		DurationMS: s.DurationMS, Status: s.Status, Attributes: s.Attributes}
+		DurationMS: s.DurationMS, Status: s.Status, Attributes: s.AttributeMap()}
 	if s.Children != nil {
 		out.Children = make([]*spillSpan, len(s.Children))
 		for i, c := range s.Children {

@@ -7,6 +7,7 @@ package analytics
 import (
 	"cmp"
 	"context"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -321,7 +322,95 @@ type Span struct {
 	DurationMS float64           `json:"duration_ms"`
 	Status     string            `json:"status"`
 	Attributes map[string]string `json:"attributes"`
-	Children   []*Span           `json:"children,omitempty"`
+	// Fixed holds attributes in place, besides Attributes: the gateway
+	// sets its own spans' attributes here (SetAttr), which costs no map
+	// per span on the request path (issue 17). Slots are filled in order;
+	// an empty Key ends them. A key is in one of the two, not both. The
+	// stores, the spill and the exporters read both (Attr, Attrs,
+	// AttributeMap); spans read back from a store have Attributes only.
+	Fixed    [MaxFixedAttrs]SpanAttr `json:"-"`
+	Children []*Span                 `json:"children,omitempty"`
+}
+
+// MaxFixedAttrs is the room of Span.Fixed: the most attributes the
+// gateway gives a span of its own (an attempt has six).
+const MaxFixedAttrs = 6
+
+// SpanAttr is one attribute of a span.
+type SpanAttr struct{ Key, Value string }
+
+// SetAttr sets the attribute key to value: in Fixed while it has room,
+// in Attributes beyond it. key must not be set already.
+func (s *Span) SetAttr(key, value string) {
+	for i := range s.Fixed {
+		if s.Fixed[i].Key == "" {
+			s.Fixed[i] = SpanAttr{key, value}
+			return
+		}
+	}
+	if s.Attributes == nil {
+		s.Attributes = make(map[string]string)
+	}
+	s.Attributes[key] = value
+}
+
+// Attr returns the value of the attribute key, from Fixed or Attributes.
+func (s *Span) Attr(key string) (string, bool) {
+	for _, a := range s.Fixed {
+		if a.Key == "" {
+			break
+		}
+		if a.Key == key {
+			return a.Value, true
+		}
+	}
+	v, ok := s.Attributes[key]
+	return v, ok
+}
+
+// Attrs yields every attribute, those of Fixed first (in their order),
+// then those of Attributes (in a map's order).
+func (s *Span) Attrs() iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for _, a := range s.Fixed {
+			if a.Key == "" {
+				break
+			}
+			if !yield(a.Key, a.Value) {
+				return
+			}
+		}
+		for k, v := range s.Attributes {
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+// NumAttrs returns how many attributes s has.
+func (s *Span) NumAttrs() int {
+	n := len(s.Attributes)
+	for _, a := range s.Fixed {
+		if a.Key == "" {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// AttributeMap returns every attribute in one map: Attributes itself
+// when Fixed is empty (not a copy), else a new map.
+func (s *Span) AttributeMap() map[string]string {
+	if s.Fixed[0].Key == "" {
+		return s.Attributes
+	}
+	m := make(map[string]string, s.NumAttrs())
+	for k, v := range s.Attrs() {
+		m[k] = v
+	}
+	return m
 }
 
 // Trace is a span tree of one request.

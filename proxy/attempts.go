@@ -29,14 +29,15 @@ import (
 // last failure (noAnswer).
 func (h *Inference) attempts(c *call) *apierr.Error {
 	h.startAttempts(c)
-	defer c.stopAttempts()
+	defer h.stopAttempts(c)
 	c.keys = keyring{h: h, c: c, bs: breaker.Settings{FailureThreshold: c.gw.CircuitBreaker.FailureThreshold,
 		Cooldown: time.Duration(c.gw.CircuitBreaker.CooldownSeconds) * time.Second}}
 	maxAttempts := c.gw.Retry.MaxAttempts
 	if n := c.hdr.maxAttempts; n > 0 && n < maxAttempts {
 		maxAttempts = n
 	}
-	pl := routing.NewPlan(c.plan.strategy, c.plan.targets, c.keys.routingKeys, maxAttempts, randUint64, c.keys.skip)
+	pl := &c.routing
+	pl.Init(c.plan.strategy, c.plan.targets, c.keys.routingKeys, maxAttempts, randUint64, c.keys.skip)
 	var last error
 	n := 0
 	for {
@@ -79,24 +80,27 @@ func (h *Inference) startAttempts(c *call) {
 		// The upstream calls of a non-streamed request end at its
 		// deadline, at the hard stop, or when its client goes away
 		// (proxy/clientconn.go).
-		c.upctx, c.upcancel = context.WithDeadline(h.hardStop, c.deadline)
-		c.watch = watchClient(c.ctx, c.upcancel)
+		c.upctx = h.upctxs.get(c.deadline)
+		c.watch = watchClient(c.ctx, c.upctx)
 	}
 	tp := c.ctx.Request.Header.Peek("traceparent")
 	c.trace, c.rec.TraceID, c.rootSpan = traceHeader(tp)
-	c.traceIn = len(tp) > 0 && c.trace["Traceparent"][0] == string(tp)
+	c.traceIn = len(tp) > 0 && c.trace == string(tp)
 	if c.in.wire == llm.WireAnthropicMessages {
-		forwardAnthropicHeaders(&c.ctx.Request.Header, c.trace)
+		c.fwdHeader = http.Header{}
+		forwardAnthropicHeaders(&c.ctx.Request.Header, c.fwdHeader)
 	}
 }
 
-// stopAttempts ends the watch of the client and the upstream context.
-func (c *call) stopAttempts() {
+// stopAttempts ends the watch of the client and gives the upstream
+// context back to its pool.
+func (h *Inference) stopAttempts(c *call) {
 	if c.watch != nil {
 		c.watch.stopWatch()
 	}
-	if c.upcancel != nil {
-		c.upcancel()
+	if c.upctx != nil {
+		h.upctxs.put(c.upctx)
+		c.upctx = nil
 	}
 }
 
@@ -128,8 +132,9 @@ func (h *Inference) try(c *call, sk *seenKey, cand routing.Candidate, retried bo
 	sk.tried = true
 	key := sk.key
 	prov, _ := h.cfg.Providers.Get(cand.Target.Provider)
-	req := &providers.Request{Op: c.route.op, Wire: c.in.wire, Neutral: c.in.neutral, ThinkingBlocks: c.in.thinkingBlocks, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
-		ClientWantsUsage: c.in.includeUsage, Header: c.trace, Deadline: c.deadline, MaxOutputTokens: c.lim.capOut,
+	req := &c.req
+	*req = providers.Request{Op: c.route.op, Wire: c.in.wire, Neutral: c.in.neutral, ThinkingBlocks: c.in.thinkingBlocks, Model: cand.Target.Model, Body: c.body, Stream: c.in.stream,
+		ClientWantsUsage: c.in.includeUsage, Traceparent: c.trace, Header: c.fwdHeader, Deadline: c.deadline, MaxOutputTokens: c.lim.capOut,
 		AnthropicBeta: c.anthropicBeta(),
 		Cred:          providers.Credential{KeyID: key.ID, Alias: key.Alias, Key: key.Secret, BaseURL: baseURL(key), Options: key.Options}}
 	c.rec.Provider, c.rec.Model, c.rec.Attempts = cand.Target.Provider, cand.Target.Model, n
@@ -279,8 +284,8 @@ func (r *keyring) skip(cand routing.Candidate) bool {
 // shutdown or, for a request not streamed, by its client going away. The
 // request then ends as if the backoff had not fit before the deadline.
 func (h *Inference) backoff(c *call, d time.Duration) bool {
-	ctx := c.upctx
-	if ctx == nil {
+	var ctx context.Context = c.upctx
+	if c.upctx == nil {
 		// A stream's attempts have no context of their own before one
 		// starts: the wait gets one, made only when a retry waits.
 		var cancel context.CancelFunc
@@ -409,9 +414,15 @@ func (c *call) attemptSpan(end time.Time, err error) {
 		TraceID: c.rec.TraceID, SpanID: newSpanID(), ParentID: c.rootSpan,
 		Name: upstreamSpanName(provider), Start: start.UTC(), DurationMS: float64(end.Sub(start).Microseconds()) / 1000,
 		Status: status,
-		Attributes: map[string]string{"provider": provider, "model": model,
-			"key_alias": alias, "attempt": strconv.Itoa(n), "upstream_status": code, "outcome": attemptOutcome(err)},
 	})
+	// In the span's fixed attributes: no map per span (issue 17).
+	sp := &c.rec.Spans[len(c.rec.Spans)-1]
+	sp.SetAttr("provider", provider)
+	sp.SetAttr("model", model)
+	sp.SetAttr("key_alias", alias)
+	sp.SetAttr("attempt", strconv.Itoa(n))
+	sp.SetAttr("upstream_status", code)
+	sp.SetAttr("outcome", attemptOutcome(err))
 }
 
 // closeRootSpan closes the request's root span once its outcome is known.
@@ -426,8 +437,29 @@ func (c *call) closeRootSpan(end time.Time) {
 	c.rec.Spans = append(c.rec.Spans, analytics.Span{
 		TraceID: c.rec.TraceID, SpanID: c.rootSpan, Name: rootSpanNames[c.route.op],
 		Start: c.start.UTC(), DurationMS: float64(end.Sub(c.start).Microseconds()) / 1000, Status: status,
-		Attributes: map[string]string{"request_id": c.rec.ID, "status": strconv.Itoa(c.rec.Status), "route": c.rec.Route},
 	})
+	sp := &c.rec.Spans[len(c.rec.Spans)-1]
+	sp.SetAttr("request_id", c.rec.ID)
+	sp.SetAttr("status", statusText(c.rec.Status))
+	sp.SetAttr("route", c.rec.Route)
+}
+
+// statusTexts are the HTTP statuses as text, made once: the root span's
+// status attribute costs no allocation.
+var statusTexts = func() (t [600]string) {
+	for i := 100; i < len(t); i++ {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+// statusText is strconv.Itoa(status), without allocating for an HTTP
+// status.
+func statusText(status int) string {
+	if status >= 100 && status < len(statusTexts) {
+		return statusTexts[status]
+	}
+	return strconv.Itoa(status)
 }
 
 func newSpanID() string {
@@ -465,9 +497,9 @@ var rootSpanNames = func() (n [llm.OpCountTokens + 1]string) {
 }()
 
 // traceHeader propagates a valid W3C traceparent, or starts a new trace,
-// and returns the header, the trace id and a new id for the request's
-// root span. One string holds the header and, as its substrings, both ids.
-func traceHeader(tp []byte) (hdr http.Header, traceID, rootSpan string) {
+// and returns the traceparent, the trace id and a new id for the
+// request's root span. One string holds the three.
+func traceHeader(tp []byte) (traceparent, traceID, rootSpan string) {
 	var h [55 + 16]byte
 	var b [32]byte
 	_, _ = rand.Read(b[:])
@@ -484,7 +516,7 @@ func traceHeader(tp []byte) (hdr http.Header, traceID, rootSpan string) {
 	}
 	hex.Encode(h[55:], b[24:])
 	v := string(h[:])
-	return http.Header{"Traceparent": {v[:55]}}, v[3:35], v[55:]
+	return v[:55], v[3:35], v[55:]
 }
 
 func isHex[T string | []byte](s T) bool {

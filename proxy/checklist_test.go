@@ -46,10 +46,10 @@ func attemptSpans(t *testing.T, h *harness, id string) []string {
 		if s.ParentID == "" {
 			continue
 		}
-		if s.TraceID != rec.TraceID || s.Attributes["provider"] == "" {
+		if s.TraceID != rec.TraceID || s.AttributeMap()["provider"] == "" {
 			t.Errorf("attempt span %+v is not in the request's trace %s", s, rec.TraceID)
 		}
-		out = append(out, s.Attributes["attempt"]+":"+s.Attributes["key_alias"]+":"+s.Attributes["upstream_status"])
+		out = append(out, s.AttributeMap()["attempt"]+":"+s.AttributeMap()["key_alias"]+":"+s.AttributeMap()["upstream_status"])
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -62,7 +61,7 @@ type clientConn struct {
 	ahead []byte
 	one   [1]byte
 
-	onGone   context.CancelFunc
+	onGone   *upCancel
 	stopping atomic.Bool
 	gone     atomic.Bool
 	wg       sync.WaitGroup
@@ -85,11 +84,11 @@ func (c *clientConn) Read(p []byte) (int, error) {
 var aLongTimeAgo = time.Unix(1, 0)
 
 // watchClient starts watching the connection of ctx, when it is one the
-// server accepted: if the client goes away before stop, onGone is called
-// (from another goroutine). It returns nil for a connection it cannot
+// server accepted: if the client goes away before stop, onGone is
+// cancelled (from another goroutine). It returns nil for a connection it cannot
 // watch (in-process calls of the handler). The caller must call stopWatch
 // before the handler returns.
-func watchClient(ctx *fasthttp.RequestCtx, onGone context.CancelFunc) *clientConn {
+func watchClient(ctx *fasthttp.RequestCtx, onGone *upCancel) *clientConn {
 	c, ok := ctx.Conn().(*clientConn)
 	if !ok || len(c.ahead) > 0 {
 		// A byte read ahead by an earlier watch is still owed to fasthttp
@@ -118,7 +117,7 @@ func (c *clientConn) watch() {
 		c.ahead = c.one[:n]
 	case err != nil && !c.stopping.Load():
 		c.gone.Store(true)
-		c.onGone()
+		c.onGone.cancel()
 	}
 }
 

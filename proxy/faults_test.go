@@ -259,7 +259,7 @@ func TestKeyAndTargetFallback(t *testing.T) {
 		var codes []string
 		for _, s := range rec.Spans {
 			if s.ParentID != "" {
-				codes = append(codes, s.Attributes["key_alias"]+":"+s.Attributes["upstream_status"])
+				codes = append(codes, s.AttributeMap()["key_alias"]+":"+s.AttributeMap()["upstream_status"])
 			}
 		}
 		if diff := cmp.Diff([]string{"dead:0", "main:200"}, codes); diff != "" {

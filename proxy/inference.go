@@ -85,7 +85,9 @@ type Inference struct {
 	// streams then end with an error event.
 	hardStop context.Context
 	stopNow  context.CancelFunc
-	streams  sync.WaitGroup
+	// upctxs are the contexts of non-streamed requests' upstream calls.
+	upctxs  upCancels
+	streams sync.WaitGroup
 	// ruleSets holds the compiled content rules of the current snapshot.
 	ruleSets ruleSets
 	// metrics are the traffic series finish counts.
@@ -120,7 +122,8 @@ func NewInference(cfg InferenceConfig) *Inference {
 	}
 	cfg.fillInFlightDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Inference{cfg: cfg, log: cfg.Logger, hardStop: ctx, stopNow: cancel, metrics: newTrafficMetrics(cfg.Metrics)}
+	return &Inference{cfg: cfg, log: cfg.Logger, hardStop: ctx, stopNow: cancel, upctxs: upCancels{hardStop: ctx},
+		metrics: newTrafficMetrics(cfg.Metrics)}
 }
 
 // EndStreams ends every open stream with an error event and waits for them

@@ -691,7 +691,7 @@ func TestRecords(t *testing.T) {
 			root = s
 		}
 	}
-	if root.SpanID == "" || root.Attributes["status"] != "200" || root.Attributes["request_id"] != id {
+	if root.SpanID == "" || root.AttributeMap()["status"] != "200" || root.AttributeMap()["request_id"] != id {
 		t.Errorf("root span %+v", root)
 	}
 	var got []string
@@ -705,7 +705,7 @@ func TestRecords(t *testing.T) {
 		if s.ParentID != root.SpanID {
 			t.Errorf("attempt span parent %q, want the root %q", s.ParentID, root.SpanID)
 		}
-		got = append(got, s.Attributes["attempt"]+":"+s.Attributes["upstream_status"]+":"+s.Status+":"+s.Attributes["key_alias"])
+		got = append(got, s.AttributeMap()["attempt"]+":"+s.AttributeMap()["upstream_status"]+":"+s.Status+":"+s.AttributeMap()["key_alias"])
 	}
 	if diff := cmp.Diff([]string{"1:503:error:main", "2:200:ok:main"}, got); diff != "" {
 		t.Errorf("attempt spans (-want +got):\n%s", diff)

@@ -152,8 +152,9 @@ func (m *trafficMetrics) observe(c *call) {
 	}
 	for i := range rec.Spans {
 		sp := &rec.Spans[i]
-		if o := sp.Attributes["outcome"]; o != "" {
-			m.attemptCounter(attemptKey{knownProvider(sp.Attributes["provider"]), o}).Inc()
+		if o, _ := sp.Attr("outcome"); o != "" {
+			p, _ := sp.Attr("provider")
+			m.attemptCounter(attemptKey{knownProvider(p), o}).Inc()
 		}
 	}
 	if c.err != nil {

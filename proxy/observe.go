@@ -51,7 +51,7 @@ func (h *Inference) observe(c *call) {
 		f.Traceparent = string(c.ctx.Request.Header.Peek("traceparent"))
 	case c.traceIn:
 		// startAttempts forwards a valid traceparent as it came.
-		f.Traceparent = c.trace["Traceparent"][0]
+		f.Traceparent = c.trace
 	}
 	for _, o := range h.cfg.Observers {
 		o.Observe(&f)

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -12,6 +11,8 @@ import (
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/llm"
 	"github.com/sluicehq/sluice/internal/rules"
+	"github.com/sluicehq/sluice/proxy/providers"
+	"github.com/sluicehq/sluice/proxy/routing"
 	"github.com/sluicehq/sluice/proxy/snapshot"
 )
 
@@ -52,11 +53,7 @@ type call struct {
 	ctx   *fasthttp.RequestCtx
 	start time.Time
 	rec   *analytics.Record
-	// recBuf and spanBuf are where rec and its first spans live: one
-	// allocation with the call instead of three (issue 17).
-	recBuf  analytics.Record
-	spanBuf [2]analytics.Span
-	snap    *snapshot.Snapshot
+	snap  *snapshot.Snapshot
 	// door is the front door the client speaks (proxy/door.go): the
 	// OpenAI shape until prepare has read the path.
 	door door
@@ -94,19 +91,25 @@ type call struct {
 	// a lower x-sluice-request-timeout).
 	deadline time.Time
 	// upctx is the context of a non-streamed request's upstream calls,
-	// cancelled (upcancel) when its client goes away (watch), at its
-	// deadline or at the hard stop.
-	upctx    context.Context
-	upcancel context.CancelFunc
-	watch    *clientConn
+	// ended when its client goes away (watch), at its deadline or at the
+	// hard stop; from Inference.upctxs, given back by stopAttempts.
+	upctx *upCancel
+	watch *clientConn
 	// keys are the keys the routing plan was given (proxy/attempts.go).
 	keys keyring
+	// routing is the routing plan of the attempts, and req the upstream
+	// request of the attempt in progress: kept here, not allocated
+	// (issue 17).
+	routing routing.Plan
+	req     providers.Request
 	// try is the attempt in progress, for its span.
 	try attemptInfo
 	// trace is the traceparent sent upstream; rootSpan is the id of the
-	// request's root span.
-	trace    http.Header
-	rootSpan string
+	// request's root span; fwdHeader holds the client's headers that the
+	// Anthropic Messages door forwards upstream (nil for other doors).
+	trace     string
+	rootSpan  string
+	fwdHeader http.Header
 	// upstream is the current attempt's slot of the tenant's share of its
 	// upstream; shareFull names the provider of a candidate passed over
 	// because that share was used up (proxy/inflight.go).
@@ -169,11 +172,23 @@ type outcome struct {
 // Handle serves one inference request through the pipeline.
 func (h *Inference) Handle(ctx *fasthttp.RequestCtx) {
 	c := &call{ctx: ctx, start: h.cfg.Now(), door: defaultDoor}
-	c.recBuf = analytics.Record{ID: string(RequestID(ctx)), TS: c.start.UTC(),
-		ClientIP: ctx.RemoteIP().String(), UserAgent: string(ctx.UserAgent()), Spans: c.spanBuf[:0]}
-	c.rec = &c.recBuf
+	b := &recordBox{}
+	b.rec = analytics.Record{ID: string(RequestID(ctx)), TS: c.start.UTC(),
+		ClientIP: ctx.RemoteIP().String(), UserAgent: string(ctx.UserAgent()), Spans: b.spans[:0]}
+	c.rec = &b.rec
 	defer h.finishHandler(c)
 	c.err = h.run(c)
+}
+
+// recordBox holds a request's record and its first spans in one
+// allocation (issue 17). Not in the call: the sink keeps the record
+// until it is written, and a queued record must not keep the whole call
+// (about 2 KiB and what it points to: the upstream's answer, the
+// parsed request) alive — at thousands of records queued, that was
+// most of the gateway's peak RSS.
+type recordBox struct {
+	rec   analytics.Record
+	spans [2]analytics.Span
 }
 
 // run is the pipeline: each step refuses the request or lets it go on.

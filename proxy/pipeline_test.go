@@ -136,38 +136,51 @@ func TestBackoffEndsAtDeadline(t *testing.T) {
 
 // TestBackoffEndsAtShutdown (issue 13): the hard stop of a shutdown
 // (the grace period is over) ends the wait between attempts, which would
-// otherwise last 5–10 s.
+// otherwise last 5–10 s, and (issue 17: the pooled context of upstream
+// calls) a non-streamed upstream call in flight, which would last 10 s.
 func TestBackoffEndsAtShutdown(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessConfig{shutdownGrace: 300 * time.Millisecond, gateway: admin.GatewaySettings{Retry: retry(2, 10000)}})
-	h.mock.Script(providertest.Step{Status: http.StatusServiceUnavailable})
-	type answer struct {
-		resp *http.Response
-		body []byte
+	for _, tc := range []struct {
+		name  string
+		retry *store.RetrySettings
+		step  providertest.Step
+	}{
+		{"backoff", retry(2, 10000), providertest.Step{Status: http.StatusServiceUnavailable}},
+		{"upstream call", retry(1, 10), providertest.Step{Latency: 10 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, harnessConfig{shutdownGrace: 300 * time.Millisecond, gateway: admin.GatewaySettings{Retry: tc.retry}})
+			h.mock.Script(tc.step)
+			type answer struct {
+				resp *http.Response
+				body []byte
+			}
+			answered := make(chan answer, 1) // one send, by the requesting goroutine
+			start := time.Now()
+			go func() {
+				resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""), "x-sluice-request-timeout", "60000")
+				answered <- answer{resp, b}
+			}()
+			if !waitFor(5*time.Second, func() bool { return h.mock.Count() == 1 }) {
+				t.Fatal("the first attempt was not made")
+			}
+			time.Sleep(100 * time.Millisecond) // into the backoff, or the call
+			shut := make(chan error, 1)        // one send, by the shutting-down goroutine
+			go func() { shut <- h.shutdown(10 * time.Second) }()
+			select {
+			case a := <-answered:
+				wantAPIError(t, a.resp, a.body, http.StatusBadGateway, "api_error", apierr.CodeUpstreamError, "")
+			case <-time.After(4 * time.Second):
+				t.Fatal("no answer 4 s after shutdown began: the wait was not interrupted")
+			}
+			if elapsed := time.Since(start); elapsed > 3*time.Second {
+				t.Errorf("answered after %s, want soon after the 300 ms grace period", elapsed)
+			}
+			if n := h.mock.Count(); n != 1 {
+				t.Errorf("%d upstream requests, want 1", n)
+			}
+			<-shut
+		})
 	}
-	answered := make(chan answer, 1) // one send, by the requesting goroutine
-	start := time.Now()
-	go func() {
-		resp, b := h.chat(chatBody("openai/gpt-4o-mini", ""), "x-sluice-request-timeout", "60000")
-		answered <- answer{resp, b}
-	}()
-	if !waitFor(5*time.Second, func() bool { return h.mock.Count() == 1 }) {
-		t.Fatal("the first attempt was not made")
-	}
-	time.Sleep(100 * time.Millisecond) // into the backoff
-	shut := make(chan error, 1)        // one send, by the shutting-down goroutine
-	go func() { shut <- h.shutdown(10 * time.Second) }()
-	select {
-	case a := <-answered:
-		wantAPIError(t, a.resp, a.body, http.StatusBadGateway, "api_error", apierr.CodeUpstreamError, "")
-	case <-time.After(4 * time.Second):
-		t.Fatal("no answer 4 s after shutdown began: the backoff was not interrupted")
-	}
-	if elapsed := time.Since(start); elapsed > 3*time.Second {
-		t.Errorf("answered after %s, want soon after the 300 ms grace period", elapsed)
-	}
-	if n := h.mock.Count(); n != 1 {
-		t.Errorf("%d upstream requests, want 1", n)
-	}
-	<-shut
 }

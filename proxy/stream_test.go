@@ -288,7 +288,7 @@ func TestStreamIncludeUsage(t *testing.T) {
 				t.Errorf("last event %q, want [DONE]", last)
 			}
 			rec := h.record(resp.Header.Get(RequestIDHeader))
-			if len(rec.Spans) != 2 || rec.Spans[0].Attributes["attempt"] != "1" || rec.Spans[1].ParentID != "" {
+			if len(rec.Spans) != 2 || rec.Spans[0].AttributeMap()["attempt"] != "1" || rec.Spans[1].ParentID != "" {
 				t.Errorf("spans %+v, want the attempt, then the root", rec.Spans)
 			}
 			if rec.TokensIn == 0 || rec.TokensOut == 0 {

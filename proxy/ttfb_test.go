@@ -30,8 +30,8 @@ func TestStreamTTFBAndAttemptSpan(t *testing.T) {
 	if min := float64((chunks * delay).Milliseconds()); attempt.DurationMS < min {
 		t.Errorf("attempt span %.2f ms, want the whole stream (≥ %.0f ms)", attempt.DurationMS, min)
 	}
-	if attempt.Status != "ok" || attempt.Attributes["outcome"] != "ok" {
-		t.Errorf("attempt span status %q outcome %q, want ok", attempt.Status, attempt.Attributes["outcome"])
+	if attempt.Status != "ok" || attempt.AttributeMap()["outcome"] != "ok" {
+		t.Errorf("attempt span status %q outcome %q, want ok", attempt.Status, attempt.AttributeMap()["outcome"])
 	}
 	end := func(s analytics.Span) time.Time {
 		return s.Start.Add(time.Duration(s.DurationMS * float64(time.Millisecond)))

@@ -397,12 +397,18 @@ func (g *gen) spans(r *analytics.Record) {
 		if n < r.Attempts || r.Status >= 500 {
 			status, code = "error", pick(g, []string{"500", "503", "0"})
 		}
-		r.Spans = append(r.Spans, analytics.Span{
+		// Attempt spans carry their attributes in Span.Fixed, as the
+		// gateway's do; root spans in the map.
+		sp := analytics.Span{
 			TraceID: r.TraceID, SpanID: g.hex(16), ParentID: root, Name: "upstream " + r.Provider,
 			Start: at, DurationMS: float64(d.Microseconds()) / 1000, Status: status,
-			Attributes: map[string]string{"provider": r.Provider, "model": r.Model, "key_alias": "main",
-				"attempt": strconv.Itoa(n), "upstream_status": code},
-		})
+		}
+		sp.SetAttr("provider", r.Provider)
+		sp.SetAttr("model", r.Model)
+		sp.SetAttr("key_alias", "main")
+		sp.SetAttr("attempt", strconv.Itoa(n))
+		sp.SetAttr("upstream_status", code)
+		r.Spans = append(r.Spans, sp)
 		// Attempts start on whole milliseconds; a third of them (hedged)
 		// at the same instant as the one before.
 		if !g.pct(33) {

@@ -536,6 +536,8 @@ func (r *ref) trace(id string) *analytics.Trace {
 		for _, s := range rec.Spans {
 			n := s
 			n.Children = nil
+			// A store gives every attribute back in the map.
+			n.Attributes, n.Fixed = s.AttributeMap(), [analytics.MaxFixedAttrs]analytics.SpanAttr{}
 			nodes[s.SpanID] = &n
 		}
 		var root *analytics.Span

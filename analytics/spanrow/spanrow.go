@@ -136,7 +136,8 @@ func (e *Encoder) Append(b []byte, spans []analytics.Span, row Row) []byte {
 		return b
 	}
 	b = append(b, '[')
-	for i, sp := range spans {
+	for i := range spans {
+		sp := &spans[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -156,8 +157,8 @@ func (e *Encoder) Append(b []byte, spans []analytics.Span, row Row) []byte {
 		b = strconv.AppendUint(b, DurationUS(sp.DurationMS), 10)
 		b = append(b, ',')
 		b = jsonstr.Append(b, sp.Status)
-		if len(sp.Attributes) > 0 {
-			b = e.appendAttrs(append(b, ",["...), sp.Attributes, row)
+		if sp.NumAttrs() > 0 {
+			b = e.appendAttrs(append(b, ",["...), sp, row)
 			b = append(b, ']')
 		}
 		b = append(b, ']')
@@ -169,10 +170,10 @@ func (e *Encoder) Append(b []byte, spans []analytics.Span, row Row) []byte {
 // spanKeys first, in its order and as their index, then any others in key
 // order. Looking the known keys up is cheaper than iterating and sorting
 // the map, and the proxy's spans have no others.
-func (e *Encoder) appendAttrs(b []byte, attrs map[string]string, row Row) []byte {
+func (e *Encoder) appendAttrs(b []byte, sp *analytics.Span, row Row) []byte {
 	first, known := true, 0
 	for i, k := range spanKeys {
-		v, ok := attrs[k]
+		v, ok := sp.Attr(k)
 		if !ok {
 			continue
 		}
@@ -188,11 +189,11 @@ func (e *Encoder) appendAttrs(b []byte, attrs map[string]string, row Row) []byte
 			b = jsonstr.Append(b, v)
 		}
 	}
-	if known == len(attrs) {
+	if known == sp.NumAttrs() {
 		return b
 	}
 	e.attrs = e.attrs[:0]
-	for k, v := range attrs {
+	for k, v := range sp.Attrs() {
 		if spanKeyIndex(k) < 0 {
 			e.attrs = append(e.attrs, attr{k, v})
 		}

@@ -249,6 +249,29 @@ func TestOTLPTracesAndAccessLog(t *testing.T) {
 		if stored["span_id"] != hex.EncodeToString(root.SpanId) {
 			t.Errorf("stored root span %v, exported %x", stored["span_id"], root.SpanId)
 		}
+		// Every attribute the gateway gave its spans is stored (issue 17:
+		// they are kept in Span.Fixed, not in a map, until the store).
+		hasAll := func(sp map[string]any, keys ...string) bool {
+			at, _ := sp["attributes"].(map[string]any)
+			for _, k := range keys {
+				if _, ok := at[k].(string); !ok {
+					return false
+				}
+			}
+			return len(at) == len(keys)
+		}
+		if !hasAll(stored, "request_id", "status", "route") {
+			t.Errorf("stored root span attributes %v, want request_id, status and route", stored["attributes"])
+		}
+		children, _ := stored["children"].([]any)
+		for _, c := range children {
+			if sp, _ := c.(map[string]any); !hasAll(sp, "provider", "model", "key_alias", "attempt", "upstream_status", "outcome") {
+				t.Errorf("stored attempt span attributes %v, want the six of an attempt", sp["attributes"])
+			}
+		}
+		if len(children) != 2 {
+			t.Errorf("stored trace: %d attempt spans, want 2", len(children))
+		}
 	})
 
 	t.Run("stream", func(t *testing.T) {

@@ -110,16 +110,16 @@ func (e *Exporter) Observe(f *proxy.Finished) {
 // span in ctx, with the request's attributes common (its operation, tenant,
 // gateway, request id and door).
 func (e *Exporter) attempt(ctx context.Context, s *analytics.Span, common []attribute.KeyValue) {
-	sa := s.Attributes
+	sa := func(k string) string { v, _ := s.Attr(k); return v }
 	a := make([]attribute.KeyValue, 0, len(common)+5)
 	a = append(a, common...)
-	a = append(a, semconv.GenAIProviderNameKey.String(providerName(sa["provider"])),
-		semconv.GenAIRequestModel(sa["model"]), attrKeyAlias.String(sa["key_alias"]))
-	code, _ := strconv.Atoi(sa["upstream_status"])
+	a = append(a, semconv.GenAIProviderNameKey.String(providerName(sa("provider"))),
+		semconv.GenAIRequestModel(sa("model")), attrKeyAlias.String(sa("key_alias")))
+	code, _ := strconv.Atoi(sa("upstream_status"))
 	if code > 0 {
 		a = append(a, attrStatus.Int(code))
 	}
-	_, span := e.tracer.Start(ctx, spanName(common[0].Value.AsString(), sa["model"]), trace.WithSpanKind(trace.SpanKindClient),
+	_, span := e.tracer.Start(ctx, spanName(common[0].Value.AsString(), sa("model")), trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(s.Start), trace.WithAttributes(a...))
 	if s.Status == "error" {
 		t := "connect_error" // no status: the upstream was not reached, or did not answer

@@ -190,9 +190,11 @@ type HTTPRequest struct {
 	KeyPrefix string
 	// ContentType defaults to application/json.
 	ContentType string
-	// Header holds headers to propagate (traceparent). Hop-by-hop,
-	// credential and framing headers, and values with control characters,
-	// are dropped.
+	// Traceparent is sent as the traceparent header when it is not empty
+	// and has no control character.
+	Traceparent string
+	// Header holds other headers to propagate. Hop-by-hop, credential and
+	// framing headers, and values with control characters, are dropped.
 	Header http.Header
 	// Body is sent as it is; the client does not keep it after Do or
 	// Stream returns.
@@ -477,6 +479,9 @@ func (c *Client) prepare(fr *fasthttp.Request, req *HTTPRequest) error {
 				fr.Header.Add(name, v)
 			}
 		}
+	}
+	if req.Traceparent != "" && validFieldValue(req.Traceparent) {
+		fr.Header.Set("traceparent", req.Traceparent)
 	}
 	if req.Key != "" {
 		prefix := req.KeyPrefix

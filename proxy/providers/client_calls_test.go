@@ -158,6 +158,27 @@ func TestHeaders(t *testing.T) {
 	}
 }
 
+// The Traceparent field (issue 17: a string, not a Header map per
+// request) is sent as the traceparent header, in place of one in Header,
+// unless it holds a control character.
+func TestTraceparentField(t *testing.T) {
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	for _, tt := range []struct{ field, want string }{{tp, tp}, {tp + "\r\nEvil: 1", "00-old"}} {
+		u := codectest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, `{"choices":[]}`)
+		})
+		req := codectest.ChatRequest(u.URL+"/v1", `{}`)
+		req.Traceparent, req.Header = tt.field, http.Header{"Traceparent": {"00-old"}}
+		if _, err := openai.New("openai", codectest.NewTestClient(t, providers.ClientConfig{})).Chat(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		got := u.Requests()[0].Header
+		if v := got.Values("Traceparent"); len(v) != 1 || v[0] != tt.want || got.Get("Evil") != "" {
+			t.Errorf("Traceparent %q: sent %q, want %q once", tt.field, v, tt.want)
+		}
+	}
+}
+
 // stallAfter answers with the events, then keeps the stream open without
 // sending anything until the client goes away.
 func stallAfter(events ...string) http.HandlerFunc {

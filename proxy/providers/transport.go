@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -22,6 +23,18 @@ import (
 // to cancelTransport.
 type ctxKey struct{}
 
+// connWatcher is a call's context that closes the call's connection itself
+// when it ends, so that watching a call allocates nothing (the proxy's
+// pooled context of a request's upstream calls, proxy/upcancel.go). Other
+// contexts are watched with context.AfterFunc.
+type connWatcher interface {
+	// CloseOnEnd closes c when the context ends, at once if it has ended.
+	CloseOnEnd(c io.Closer)
+	// StopClose undoes CloseOnEnd. It returns false when the context
+	// ended meanwhile: c was or is being closed.
+	StopClose() bool
+}
+
 // cancelTransport is the client's fasthttp.RoundTripper: fasthttp's own
 // transport for a buffered answer, but with the connection closed when
 // the call's context ends.
@@ -36,7 +49,11 @@ var _ fasthttp.RoundTripper = cancelTransport{}
 // asked to close.
 func (cancelTransport) RoundTrip(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response) (bool, error) {
 	ctx, _ := req.UserValue(ctxKey{}).(context.Context)
-	if ctx == nil || ctx.Done() == nil || resp.StreamBody {
+	if ctx == nil || resp.StreamBody {
+		return fasthttp.DefaultTransport.RoundTrip(hc, req, resp)
+	}
+	w, watcher := ctx.(connWatcher)
+	if !watcher && ctx.Done() == nil {
 		return fasthttp.DefaultTransport.RoundTrip(hc, req, resp)
 	}
 	var deadline time.Time
@@ -50,7 +67,13 @@ func (cancelTransport) RoundTrip(hc *fasthttp.HostClient, req *fasthttp.Request,
 	conn := cc.Conn()
 	// Closing the connection is safe while another goroutine is in a Read
 	// or Write on it: that call fails at once.
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	var stop func() bool
+	if watcher {
+		w.CloseOnEnd(conn)
+		stop = w.StopClose // a method value that does not escape
+	} else {
+		stop = context.AfterFunc(ctx, func() { _ = conn.Close() })
+	}
 	resp.ParseNetConn(conn)
 
 	if err := conn.SetWriteDeadline(deadline); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,33 +17,91 @@ import (
 // A non-streamed call whose context ends while the upstream is still
 // working returns at once, and the upstream sees its client go away
 // (issue 12, defect 10: a client that leaves cancels the upstream call).
+// So with a context that closes the call's connection itself (the
+// proxy's pooled one, issue 17), which has no Done channel here.
 func TestChatContextCancel(t *testing.T) {
-	codectest.LeakCheck(t)
-	gone := make(chan struct{})
-	u := codectest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done(): // net/http notices the closed connection
-			close(gone)
-		case <-time.After(10 * time.Second):
-			_, _ = io.WriteString(w, codectest.BenchAnswer)
-		}
-	})
-	o := openai.New("openai", codectest.NewTestClient(t, providers.ClientConfig{}))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start := time.Now()
-	_, err := o.Chat(ctx, codectest.ChatRequest(u.URL, `{}`))
-	if !errors.Is(err, context.Canceled) || providers.AsError(err) == nil {
-		t.Errorf("got %v, want *Error wrapping context.Canceled", err)
+	for _, tc := range []struct {
+		name string
+		ctx  func() (context.Context, func())
+	}{
+		{"context", func() (context.Context, func()) { return context.WithCancel(context.Background()) }},
+		{"conn watcher", func() (context.Context, func()) { w := &closingCtx{Context: context.Background()}; return w, w.end }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			codectest.LeakCheck(t)
+			gone := make(chan struct{})
+			u := codectest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case <-r.Context().Done(): // net/http notices the closed connection
+					close(gone)
+				case <-time.After(10 * time.Second):
+					_, _ = io.WriteString(w, codectest.BenchAnswer)
+				}
+			})
+			o := openai.New("openai", codectest.NewTestClient(t, providers.ClientConfig{}))
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			time.AfterFunc(100*time.Millisecond, cancel)
+			start := time.Now()
+			_, err := o.Chat(ctx, codectest.ChatRequest(u.URL, `{}`))
+			if !errors.Is(err, context.Canceled) || providers.AsError(err) == nil {
+				t.Errorf("got %v, want *Error wrapping context.Canceled", err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("Chat returned %v after the call began, want soon after the cancellation at 100 ms", d)
+			}
+			select {
+			case <-gone:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the upstream did not see the cancellation")
+			}
+		})
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Chat returned %v after the call began, want soon after the cancellation at 100 ms", d)
+}
+
+// closingCtx is a context that closes the call's connection itself when
+// it ends (the transport's connWatcher), as the proxy's pooled context of
+// upstream calls does. Its Done is nil: the transport must not need it.
+type closingCtx struct {
+	context.Context
+	mu    sync.Mutex
+	c     io.Closer
+	ended bool
+}
+
+func (x *closingCtx) CloseOnEnd(c io.Closer) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.ended {
+		_ = c.Close()
+		return
 	}
-	select {
-	case <-gone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the upstream did not see the cancellation")
+	x.c = c
+}
+
+func (x *closingCtx) StopClose() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.c = nil
+	return !x.ended
+}
+
+func (x *closingCtx) Err() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.ended {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (x *closingCtx) end() {
+	x.mu.Lock()
+	c := x.c
+	x.c, x.ended = nil, true
+	x.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
 	}
 }
 

@@ -89,10 +89,19 @@ type Plan struct {
 // breaker's probe slot (breaker.Allow): the candidate it accepts is the one Next returns.
 func NewPlan(strategy string, targets []Target, keys func(provider string) []Key, maxAttempts int,
 	rnd func() uint64, skip func(Candidate) bool) *Plan {
+	p := new(Plan)
+	p.Init(strategy, targets, keys, maxAttempts, rnd, skip)
+	return p
+}
+
+// Init makes p the plan NewPlan would return, in place: a caller that
+// keeps its plan inside its own state allocates none (issue 17).
+func (p *Plan) Init(strategy string, targets []Target, keys func(provider string) []Key, maxAttempts int,
+	rnd func() uint64, skip func(Candidate) bool) {
 	if rnd == nil {
 		panic("routing: NewPlan with a nil rnd")
 	}
-	p := &Plan{
+	*p = Plan{
 		targets: targets,
 		balance: strategy == StrategyLoadBalance,
 		rnd:     rnd,
@@ -122,7 +131,6 @@ func NewPlan(strategy string, targets []Target, keys func(provider string) []Key
 			p.spans = append(p.spans, span{target: i, lo: lo, hi: len(p.keys)})
 		}
 	}
-	return p
 }
 
 // Next returns the next candidate and counts it as an attempt. It returns false when the

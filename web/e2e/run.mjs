@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { a11yTour } from './a11y.mjs';
 import { gatewayPages } from './gateway19.mjs';
 import { charts19 } from './charts19.mjs';
 import { logsExplorer } from './logs19.mjs';
@@ -329,7 +330,7 @@ await step('Users: a Member with the gateway assigned, and a Finance user', asyn
 });
 
 /** pickModel selects the playground model whose name is exactly label. */
-const pickModel = (label) => page.getByRole('option').filter({ has: page.locator('strong', { hasText: new RegExp(`^${label.replace(/[/.]/g, '\\$&')}$`) }) }).first();
+const pickModel = (label) => page.getByRole('list', { name: 'Reachable models' }).getByRole('listitem').filter({ has: page.locator('strong', { hasText: new RegExp(`^${label.replace(/[/.]/g, '\\$&')}$`) }) }).first();
 
 async function chat(modelLabel, text) {
   await pickModel(modelLabel).getByRole('button').click();
@@ -542,7 +543,7 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
     await byToken.locator('tr[data-row="e2e"]').waitFor({ timeout: 2000 });
   });
   await byToken.locator('tr[data-row="e2e"]').getByRole('meter', { name: 'Budget of e2e spent' }).waitFor();
-  const [download] = await Promise.all([page.waitForEvent('download'), byToken.getByRole('button', { name: 'Export spend by API token as CSV' }).click()]);
+  const [download] = await Promise.all([page.waitForEvent('download'), byToken.getByRole('button', { name: 'Export CSV of spend by API token' }).click()]);
   assert.equal(download.suggestedFilename(), 'sluice-spend-acme-by-token.csv');
   const csv = readFileSync(await download.path(), 'utf8').split('\r\n');
   assert.match(csv[0], /^from,to,token_id,token_name,requests,cost_usd,unpriced_requests,budget_usd,budget_period/);
@@ -606,6 +607,8 @@ await step('Demo: the read-only demo calls no admin endpoint at all', async () =
   await signOut();
   assert.deepEqual(calls.slice(before), [], 'signing out of the demo calls nothing either');
 });
+
+await a11yTour({ page, step, until, base: BASE, adminToken: ADMIN_TOKEN, artifacts: ARTIFACTS, signIn: signInWithPassword, signOut, users: { administrator: { email: 'admin@localhost', password: ADMIN_PASSWORD }, member: MEMBER, finance: FINANCE } });
 
 await step('no console errors, page errors or CSP violations', async () => {
   assert.deepEqual(problems, []);

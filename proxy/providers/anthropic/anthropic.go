@@ -173,8 +173,10 @@ func httpRequest(req *providers.Request, body []byte) providers.HTTPRequest {
 		Key:       req.Cred.Key,
 		KeyHeader: "x-api-key", // the key as it is, without "Bearer "
 		Header:    h,
-		Body:      body,
-		Deadline:  req.Deadline,
+		// The trace context, sent as the traceparent header.
+		Traceparent: req.Traceparent,
+		Body:        body,
+		Deadline:    req.Deadline,
 	}
 }
 

@@ -257,9 +257,9 @@ func TestAnthropicBaseURL(t *testing.T) {
 		{"https://proxy.example/anthropic/v1/", "https://proxy.example/anthropic"},
 	} {
 		hr := httpRequest(&providers.Request{Cred: providers.Credential{BaseURL: tt.base, Key: codectest.TestKey},
-			Header: http.Header{"Traceparent": {"00-x"}}}, nil)
+			Traceparent: "00-x"}, nil)
 		if hr.BaseURL != tt.want || hr.Path != "v1/messages" || hr.KeyHeader != "x-api-key" || hr.KeyPrefix != "" ||
-			hr.Header.Get("Anthropic-Version") != "2023-06-01" || hr.Header.Get("Traceparent") != "00-x" {
+			hr.Header.Get("Anthropic-Version") != "2023-06-01" || hr.Traceparent != "00-x" {
 			t.Errorf("%q: got %+v", tt.base, hr)
 		}
 	}

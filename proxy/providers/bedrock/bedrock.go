@@ -300,8 +300,10 @@ func (b *Bedrock) httpRequest(ctx context.Context, req *providers.Request, op st
 		KeyHeader: "Authorization",
 		KeyPrefix: auth[:i],
 		Header:    h,
-		Body:      body,
-		Deadline:  req.Deadline,
+		// The trace context, sent as the traceparent header, unsigned.
+		Traceparent: req.Traceparent,
+		Body:        body,
+		Deadline:    req.Deadline,
 	}, nil
 }
 

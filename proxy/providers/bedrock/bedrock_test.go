@@ -451,8 +451,9 @@ func TestBedrockSigV4(t *testing.T) {
 	signedAt := time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 	b.now = func() time.Time { return signedAt }
 	req := &providers.Request{Op: llm.OpChat, Model: testModel, Body: []byte(`{"messages":[{"role":"user","content":"Hi"}]}`),
-		Cred: cred(u.URL + "/prefix/"), Header: http.Header{"Traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, "X-Amz-Date": {"spoofed"}},
-		Deadline: time.Now().Add(10 * time.Second)}
+		Cred: cred(u.URL + "/prefix/"), Header: http.Header{"X-Amz-Date": {"spoofed"}},
+		Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		Deadline:    time.Now().Add(10 * time.Second)}
 	if _, err := b.Chat(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

@@ -154,7 +154,7 @@ func httpRequest(req *providers.Request, path string, body []byte) providers.HTT
 		base = baseURL
 	}
 	base = strings.TrimSuffix(strings.TrimSuffix(base, "/v2"), "/v1")
-	return providers.HTTPRequest{BaseURL: base, Path: path, Key: req.Cred.Key, Header: req.Header, Body: body, Deadline: req.Deadline}
+	return providers.HTTPRequest{BaseURL: base, Path: path, Key: req.Cred.Key, Traceparent: req.Traceparent, Header: req.Header, Body: body, Deadline: req.Deadline}
 }
 
 func refusal(feature string) *providers.Error {

@@ -170,8 +170,10 @@ func (g *Gemini) httpRequest(req *providers.Request, method string, body []byte)
 		Key:       req.Cred.Key,
 		KeyHeader: "x-goog-api-key",
 		Header:    req.Header,
-		Body:      body,
-		Deadline:  req.Deadline,
+		// The trace context, sent as the traceparent header.
+		Traceparent: req.Traceparent,
+		Body:        body,
+		Deadline:    req.Deadline,
 	}, nil
 }
 

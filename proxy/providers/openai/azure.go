@@ -150,8 +150,10 @@ func azureHTTPRequest(req *providers.Request, op string, body []byte) (providers
 		Key:       req.Cred.Key,
 		KeyHeader: "api-key", // the key as it is, without "Bearer "
 		Header:    req.Header,
-		Body:      body,
-		Deadline:  req.Deadline,
+		// The trace context, sent as the traceparent header.
+		Traceparent: req.Traceparent,
+		Body:        body,
+		Deadline:    req.Deadline,
 	}, nil
 }
 

@@ -42,7 +42,7 @@ func TestAzureHTTPRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &providers.Request{Model: tt.model, Header: http.Header{"Traceparent": {"00-x"}},
+			req := &providers.Request{Model: tt.model, Traceparent: "00-x",
 				Cred: providers.Credential{Key: codectest.TestKey, BaseURL: tt.base,
 					Options: providers.KeyOptions{Resource: tt.resource, APIVersion: tt.version, Deployments: deployments}}}
 			hr, err := azureHTTPRequest(req, tt.op, nil)
@@ -50,7 +50,7 @@ func TestAzureHTTPRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := hr.BaseURL + "/" + hr.Path; got != tt.want || hr.KeyHeader != "api-key" || hr.KeyPrefix != "" ||
-				hr.Key != codectest.TestKey || hr.Header.Get("Traceparent") != "00-x" {
+				hr.Key != codectest.TestKey || hr.Traceparent != "00-x" {
 				t.Errorf("got %s %+v, want %s", got, hr, tt.want)
 			}
 		})

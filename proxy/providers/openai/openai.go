@@ -198,7 +198,7 @@ func encodeOpenAIBody(req *providers.Request, provider string, stream bool) (pro
 	if err != nil {
 		return enc, err
 	}
-	enc.HTTP = providers.HTTPRequest{Header: req.Header, Body: body, Deadline: req.Deadline}
+	enc.HTTP = providers.HTTPRequest{Traceparent: req.Traceparent, Header: req.Header, Body: body, Deadline: req.Deadline}
 	return enc, nil
 }
 

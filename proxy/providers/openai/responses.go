@@ -24,7 +24,7 @@ func encodeResponsesBody(req *providers.Request) (providers.Encoded, error) {
 	if err != nil {
 		return enc, err
 	}
-	enc.HTTP = providers.HTTPRequest{Header: req.Header, Body: body, Deadline: req.Deadline}
+	enc.HTTP = providers.HTTPRequest{Traceparent: req.Traceparent, Header: req.Header, Body: body, Deadline: req.Deadline}
 	return enc, nil
 }
 

@@ -11,11 +11,11 @@ import { daySpendCSV, modelSpendCSV, scopeSpendCSV } from '../lib/spend';
 import { BudgetBar, Empty } from './ui';
 import { Cost } from './Cost';
 
-/** ExportCSV downloads the CSV that csv builds when pressed; what names the table for screen readers. */
+/** ExportCSV downloads the CSV that csv builds when pressed; what names the table for screen readers (after the visible text, which the name must contain). */
 export function ExportCSV({ filename, csv, what }: { filename: string; csv: () => string; what: string }) {
   return (
-    <button type="button" className="small" aria-label={`Export ${what} as CSV`} onClick={() => downloadCSV(filename, csv())}>
-      Export CSV
+    <button type="button" className="small" onClick={() => downloadCSV(filename, csv())}>
+      Export CSV<span className="sr-only"> of {what}</span>
     </button>
   );
 }

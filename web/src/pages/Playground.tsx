@@ -79,10 +79,10 @@ export function Playground() {
                 </>
               ) : (
                 <>
-                <ul className="model-list" role="listbox" aria-label="Reachable models">
+                <ul className="model-list" aria-label="Reachable models">
                   {chat.map((m) => (
-                    <li key={keyOf(m)} role="option" aria-selected={model && keyOf(m) === keyOf(model)}>
-                      <button type="button" onClick={() => setPicked(keyOf(m))}>
+                    <li key={keyOf(m)}>
+                      <button type="button" aria-pressed={!!model && keyOf(m) === keyOf(model)} onClick={() => setPicked(keyOf(m))}>
                         <strong>{modelName(m)}</strong>
                         <span className="muted">
                           {m.tenantId}/{m.gatewaySlug}
