@@ -37,7 +37,7 @@ export async function money19(t) {
     assert.match(await row.locator('td').nth(2).textContent(), /^[1-9]\d*$/, 'its unpriced requests are counted');
     await list.scrollIntoViewIfNeeded();
     await shot('money19-prices-unpriced-list');
-    await row.getByRole('button', { name: `Add a price for openai/${UNPRICED}` }).click();
+    await row.getByRole('button', { name: `Add price for openai/${UNPRICED}` }).click();
     const form = page.getByRole('form', { name: 'Add a price' });
     assert.equal(await form.getByLabel('Provider').inputValue(), 'openai');
     assert.equal(await form.getByLabel('Model', { exact: true }).inputValue(), UNPRICED);
@@ -128,7 +128,7 @@ export async function money19(t) {
     await shot('money19-finance-spend');
     await nav('Model prices');
     await page.getByTestId('unpriced-models').locator(`tr[data-unpriced-model="openai/${UNPRICED}"]`).waitFor();
-    assert.equal(await page.getByRole('button', { name: /^Add a price for/ }).count(), 0, 'Finance reads prices, it does not write them');
+    assert.equal(await page.getByRole('button', { name: /^Add price for/ }).count(), 0, 'Finance reads prices, it does not write them');
     await nav('My account');
     await page.getByRole('form', { name: 'Change my password' }).waitFor();
     state.money19 = true;

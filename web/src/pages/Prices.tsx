@@ -229,7 +229,7 @@ function Unpriced({ q, canEdit, onAdd }: { q: QueryState<{ unpricedModels: Conne
                       </td>
                       {canEdit && (
                         <td className="row-actions">
-                          <Button className="small" onClick={() => onAdd(m)} aria-label={`Add a price for ${m.provider}/${m.model}`}>
+                          <Button className="small" onClick={() => onAdd(m)} aria-label={`Add price for ${m.provider}/${m.model}`}>
                             Add price
                           </Button>
                         </td>
