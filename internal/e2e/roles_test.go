@@ -177,6 +177,8 @@ var table = []row{
 	{name: "stats", allow: "YYYYYYN", method: "GET", path: "/admin/v1/stats", gql: `{ stats { requests } }`},
 	{name: "stats timeseries", allow: "YYYYYYN", method: "GET", path: "/admin/v1/stats/timeseries?interval=hour", gql: `{ timeseries(interval: "hour") { interval } }`},
 	{name: "stats analytics", allow: "YYYNNNN", method: "GET", path: "/admin/v1/stats/analytics?group_by=model", gql: `{ analytics(groupBy: "model") { groupBy } }`},
+	{name: "stats series by group", allow: "YYYNNNN", method: "GET", path: "/admin/v1/stats/series?group_by=model&interval=hour", gql: `{ seriesByGroup(groupBy: "model", interval: "hour") { groupBy } }`},
+	{name: "tenant guardrail stats", allow: "YYNNNNN", method: "GET", path: "/admin/v1/stats/guardrails", gql: `{ tenantGuardrailStats { total } }`},
 	{name: "gateway spend", allow: "YYNYNNN", method: "GET", path: "/admin/v1/gateways/{gw}/spend", gql: `{ gatewaySpend(gatewayId: "{gw}") { totalUsd } }`},
 	{name: "tenant spend", allow: "YYNYNNN", method: "GET", path: "/admin/v1/tenants/acme/spend", gql: `{ tenantSpend(tenantId: "acme") { totalUsd } }`},
 	{name: "tenant analytics", allow: "YYNNNNN", method: "GET", path: "/admin/v1/tenants/acme/analytics", gql: `{ tenantAnalytics(tenantId: "acme") { requests } }`},
