@@ -54,6 +54,10 @@ type Stats struct {
 	UpstreamErrors   int64         `json:"upstream_errors"`
 	Refusals         int64         `json:"refusals"`
 	RefusalsByReason []ReasonCount `json:"refusals_by_reason"`
+	// UnpricedRequests counts the requests answered by a model without a
+	// price (flagged unpriced): their cost is 0 for want of a price, not
+	// because they were free.
+	UnpricedRequests int64 `json:"unpriced_requests"`
 }
 
 // ReasonCount is the number of refusals of one reason: the error code the
@@ -62,6 +66,17 @@ type ReasonCount struct {
 	Reason string `json:"reason"`
 	Count  int64  `json:"count"`
 }
+
+// UnpricedFlag is the flag of a record answered by a model without a
+// price: its cost is 0 for want of a price (CONTRACT §7).
+const UnpricedFlag = "unpriced"
+
+// IsUnpriced reports whether rec carries UnpricedFlag.
+func IsUnpriced(rec *Record) bool { return slices.Contains(rec.Flags, UnpricedFlag) }
+
+// Priced reports whether the record's cost is what its model's price made
+// it: false when it carries UnpricedFlag (cost 0 for want of a price).
+func (r *Record) Priced() bool { return !IsUnpriced(r) }
 
 // RefusalSQL is the condition of a refused request over request_logs'
 // columns, in SQL both analytics backends read (IsRefusal in Go).
@@ -123,6 +138,8 @@ type Group struct {
 	TokensOut int64     `json:"tokens_out"`
 	CostUSD   money.USD `json:"cost_usd"`
 	LatencyMS Latency   `json:"latency_ms"`
+	// UnpricedRequests counts the group's requests flagged unpriced.
+	UnpricedRequests int64 `json:"unpriced_requests"`
 }
 
 // Analysis is /admin/v1/stats/analytics.
@@ -135,10 +152,14 @@ type Analysis struct {
 
 // ModelSpend is the cost of one model.
 type ModelSpend struct {
-	Provider string    `json:"provider"`
-	Model    string    `json:"model"`
-	Requests int64     `json:"requests"`
-	CostUSD  money.USD `json:"cost_usd"`
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	Requests  int64     `json:"requests"`
+	CostUSD   money.USD `json:"cost_usd"`
+	TokensIn  int64     `json:"tokens_in"`
+	TokensOut int64     `json:"tokens_out"`
+	// UnpricedRequests counts the model's requests flagged unpriced.
+	UnpricedRequests int64 `json:"unpriced_requests"`
 }
 
 // DaySpend is the cost of one UTC day.
@@ -155,6 +176,9 @@ type Spend struct {
 	TotalUSD money.USD    `json:"total_usd"`
 	ByModel  []ModelSpend `json:"by_model"`
 	ByDay    []DaySpend   `json:"by_day"`
+	// UnpricedRequests counts the requests flagged unpriced: TotalUSD
+	// leaves them out for want of a price.
+	UnpricedRequests int64 `json:"unpriced_requests"`
 }
 
 // TenantAnalysis is /admin/v1/tenants/{id}/analytics.

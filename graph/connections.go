@@ -24,6 +24,7 @@ type (
 	ClientErrorConnection     = admin.List[store.ClientError]
 	AlertConnection           = admin.List[store.Alert]
 	PlaygroundModelConnection = admin.List[admin.PlaygroundModel]
+	UnpricedModelConnection   = admin.List[admin.UnpricedModel]
 	LogRecordConnection       = admin.List[analytics.Record]
 	TraceSummaryConnection    = admin.List[analytics.TraceSummary]
 	GuardrailEventConnection  = admin.List[analytics.GuardrailEvent]

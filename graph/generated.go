@@ -229,14 +229,15 @@ type ComplexityRoot struct {
 	}
 
 	Group struct {
-		CostUSD   func(childComplexity int) int
-		Errors    func(childComplexity int) int
-		Key       func(childComplexity int) int
-		LatencyMS func(childComplexity int) int
-		Ref       func(childComplexity int) int
-		Requests  func(childComplexity int) int
-		TokensIn  func(childComplexity int) int
-		TokensOut func(childComplexity int) int
+		CostUSD          func(childComplexity int) int
+		Errors           func(childComplexity int) int
+		Key              func(childComplexity int) int
+		LatencyMS        func(childComplexity int) int
+		Ref              func(childComplexity int) int
+		Requests         func(childComplexity int) int
+		TokensIn         func(childComplexity int) int
+		TokensOut        func(childComplexity int) int
+		UnpricedRequests func(childComplexity int) int
 	}
 
 	GroupTimeseries struct {
@@ -306,6 +307,7 @@ type ComplexityRoot struct {
 		CostUSD            func(childComplexity int) int
 		ErrorCode          func(childComplexity int) int
 		ErrorMessage       func(childComplexity int) int
+		Flags              func(childComplexity int) int
 		Gateway            func(childComplexity int) int
 		GatewayID          func(childComplexity int) int
 		ID                 func(childComplexity int) int
@@ -313,6 +315,7 @@ type ComplexityRoot struct {
 		Metadata           func(childComplexity int) int
 		Model              func(childComplexity int) int
 		Operation          func(childComplexity int) int
+		Priced             func(childComplexity int) int
 		Provider           func(childComplexity int) int
 		ReasoningTokens    func(childComplexity int) int
 		RequestBody        func(childComplexity int) int
@@ -377,15 +380,19 @@ type ComplexityRoot struct {
 	}
 
 	ModelSpend struct {
-		CostUSD  func(childComplexity int) int
-		Model    func(childComplexity int) int
-		Provider func(childComplexity int) int
-		Requests func(childComplexity int) int
+		CostUSD          func(childComplexity int) int
+		Model            func(childComplexity int) int
+		Provider         func(childComplexity int) int
+		Requests         func(childComplexity int) int
+		TokensIn         func(childComplexity int) int
+		TokensOut        func(childComplexity int) int
+		UnpricedRequests func(childComplexity int) int
 	}
 
 	Mutation struct {
 		AddProviderKey        func(childComplexity int, gatewayID string, input admin.KeyInput) int
 		AssignGateway         func(childComplexity int, userID string, gatewayID string) int
+		ChangeMyPassword      func(childComplexity int, currentPassword string, newPassword string) int
 		CreateGateway         func(childComplexity int, tenantID string, input admin.GatewayInput) int
 		CreateGatewayToken    func(childComplexity int, gatewayID string, input admin.TokenInput) int
 		CreateMyToken         func(childComplexity int, input admin.TokenInput) int
@@ -429,6 +436,7 @@ type ComplexityRoot struct {
 	PlaygroundModel struct {
 		GatewayID   func(childComplexity int) int
 		GatewaySlug func(childComplexity int) int
+		Kind        func(childComplexity int) int
 		Model       func(childComplexity int) int
 		Provider    func(childComplexity int) int
 		Route       func(childComplexity int) int
@@ -438,6 +446,17 @@ type ComplexityRoot struct {
 	PlaygroundModelConnection struct {
 		Data       func(childComplexity int) int
 		NextCursor func(childComplexity int) int
+	}
+
+	PlaygroundRequest struct {
+		CostUSD   func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Model     func(childComplexity int) int
+		Priced    func(childComplexity int) int
+		Provider  func(childComplexity int) int
+		Status    func(childComplexity int) int
+		TokensIn  func(childComplexity int) int
+		TokensOut func(childComplexity int) int
 	}
 
 	PlaygroundToken struct {
@@ -514,6 +533,7 @@ type ComplexityRoot struct {
 		ModelPrices          func(childComplexity int, provider *string, limit *int, cursor *string) int
 		Models               func(childComplexity int) int
 		MyTokens             func(childComplexity int, limit *int, cursor *string) int
+		PlaygroundRequest    func(childComplexity int, id string) int
 		PlaygroundSearch     func(childComplexity int, q *string, limit *int) int
 		PlaygroundTrace      func(childComplexity int, id string) int
 		ProviderKeys         func(childComplexity int, gatewayID string) int
@@ -528,6 +548,7 @@ type ComplexityRoot struct {
 		Tenants              func(childComplexity int, limit *int, cursor *string) int
 		Timeseries           func(childComplexity int, tenantID *string, gatewayID *string, interval *string, from *time.Time, to *time.Time) int
 		Trace                func(childComplexity int, id string) int
+		UnpricedModels       func(childComplexity int, tenantID *string, from *time.Time, to *time.Time) int
 		User                 func(childComplexity int, id string) int
 		UserGateways         func(childComplexity int, userID string) int
 		UserTokens           func(childComplexity int, userID string, limit *int, cursor *string) int
@@ -591,11 +612,12 @@ type ComplexityRoot struct {
 	}
 
 	ScopeSpend struct {
-		Budget   func(childComplexity int) int
-		CostUSD  func(childComplexity int) int
-		ID       func(childComplexity int) int
-		Name     func(childComplexity int) int
-		Requests func(childComplexity int) int
+		Budget           func(childComplexity int) int
+		CostUSD          func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Requests         func(childComplexity int) int
+		UnpricedRequests func(childComplexity int) int
 	}
 
 	Series struct {
@@ -627,15 +649,16 @@ type ComplexityRoot struct {
 	}
 
 	Spend struct {
-		Budget    func(childComplexity int) int
-		ByDay     func(childComplexity int) int
-		ByGateway func(childComplexity int) int
-		ByModel   func(childComplexity int) int
-		ByToken   func(childComplexity int) int
-		ByUser    func(childComplexity int) int
-		From      func(childComplexity int) int
-		To        func(childComplexity int) int
-		TotalUSD  func(childComplexity int) int
+		Budget           func(childComplexity int) int
+		ByDay            func(childComplexity int) int
+		ByGateway        func(childComplexity int) int
+		ByModel          func(childComplexity int) int
+		ByToken          func(childComplexity int) int
+		ByUser           func(childComplexity int) int
+		From             func(childComplexity int) int
+		To               func(childComplexity int) int
+		TotalUSD         func(childComplexity int) int
+		UnpricedRequests func(childComplexity int) int
 	}
 
 	Stats struct {
@@ -651,6 +674,7 @@ type ComplexityRoot struct {
 		To               func(childComplexity int) int
 		TokensIn         func(childComplexity int) int
 		TokensOut        func(childComplexity int) int
+		UnpricedRequests func(childComplexity int) int
 		UpstreamErrors   func(childComplexity int) int
 	}
 
@@ -739,6 +763,19 @@ type ComplexityRoot struct {
 	}
 
 	TraceSummaryConnection struct {
+		Data       func(childComplexity int) int
+		NextCursor func(childComplexity int) int
+	}
+
+	UnpricedModel struct {
+		Model     func(childComplexity int) int
+		Provider  func(childComplexity int) int
+		Requests  func(childComplexity int) int
+		TokensIn  func(childComplexity int) int
+		TokensOut func(childComplexity int) int
+	}
+
+	UnpricedModelConnection struct {
 		Data       func(childComplexity int) int
 		NextCursor func(childComplexity int) int
 	}
@@ -832,6 +869,7 @@ type MutationResolver interface {
 	ReportClientError(ctx context.Context, input admin.ClientErrorInput) (*admin.Accepted, error)
 	CreateMyToken(ctx context.Context, input admin.TokenInput) (*admin.CreatedToken, error)
 	DeleteMyToken(ctx context.Context, tokenID string) (bool, error)
+	ChangeMyPassword(ctx context.Context, currentPassword string, newPassword string) (bool, error)
 	SignOut(ctx context.Context) (bool, error)
 }
 type ProviderKeyResolver interface {
@@ -865,6 +903,8 @@ type QueryResolver interface {
 	PlaygroundSearch(ctx context.Context, q *string, limit *int) (*admin.List[admin.PlaygroundModel], error)
 	PlaygroundTrace(ctx context.Context, id string) (*analytics.Trace, error)
 	ModelPrices(ctx context.Context, provider *string, limit *int, cursor *string) (*admin.List[store.ModelPrice], error)
+	UnpricedModels(ctx context.Context, tenantID *string, from *time.Time, to *time.Time) (*admin.List[admin.UnpricedModel], error)
+	PlaygroundRequest(ctx context.Context, id string) (*admin.PlaygroundRequest, error)
 	Providers(ctx context.Context) (*admin.List[catalog.Provider], error)
 	Models(ctx context.Context) (*admin.List[catalog.Model], error)
 	GuardrailStats(ctx context.Context, gatewayID string, from *time.Time, to *time.Time) (*analytics.GuardrailStats, error)
@@ -1696,6 +1736,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.TokensOut(childComplexity), true
+	case "Group.unpricedRequests":
+		if e.ComplexityRoot.Group.UnpricedRequests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.UnpricedRequests(childComplexity), true
 
 	case "GroupTimeseries.from":
 		if e.ComplexityRoot.GroupTimeseries.From == nil {
@@ -1974,6 +2020,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.ErrorMessage(childComplexity), true
+	case "LogRecord.flags":
+		if e.ComplexityRoot.LogRecord.Flags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.Flags(childComplexity), true
 	case "LogRecord.gateway":
 		if e.ComplexityRoot.LogRecord.Gateway == nil {
 			break
@@ -2016,6 +2068,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogRecord.Operation(childComplexity), true
+	case "LogRecord.priced":
+		if e.ComplexityRoot.LogRecord.Priced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogRecord.Priced(childComplexity), true
 	case "LogRecord.provider":
 		if e.ComplexityRoot.LogRecord.Provider == nil {
 			break
@@ -2322,6 +2380,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ModelSpend.Requests(childComplexity), true
+	case "ModelSpend.tokensIn":
+		if e.ComplexityRoot.ModelSpend.TokensIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelSpend.TokensIn(childComplexity), true
+	case "ModelSpend.tokensOut":
+		if e.ComplexityRoot.ModelSpend.TokensOut == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelSpend.TokensOut(childComplexity), true
+	case "ModelSpend.unpricedRequests":
+		if e.ComplexityRoot.ModelSpend.UnpricedRequests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelSpend.UnpricedRequests(childComplexity), true
 
 	case "Mutation.addProviderKey":
 		if e.ComplexityRoot.Mutation.AddProviderKey == nil {
@@ -2345,6 +2421,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AssignGateway(childComplexity, args["userId"].(string), args["gatewayId"].(string)), true
+	case "Mutation.changeMyPassword":
+		if e.ComplexityRoot.Mutation.ChangeMyPassword == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_changeMyPassword_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ChangeMyPassword(childComplexity, args["currentPassword"].(string), args["newPassword"].(string)), true
 	case "Mutation.createGateway":
 		if e.ComplexityRoot.Mutation.CreateGateway == nil {
 			break
@@ -2719,6 +2806,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlaygroundModel.GatewaySlug(childComplexity), true
+	case "PlaygroundModel.kind":
+		if e.ComplexityRoot.PlaygroundModel.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlaygroundModel.Kind(childComplexity), true
 	case "PlaygroundModel.model":
 		if e.ComplexityRoot.PlaygroundModel.Model == nil {
 			break
@@ -2756,6 +2849,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlaygroundModelConnection.NextCursor(childComplexity), true
+
+	case "PlaygroundRequest.costUsd":
+		if e.ComplexityRoot.PlaygroundRequest.CostUSD == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlaygroundRequest.CostUSD(childComplexity), true
+	case "PlaygroundRequest.id":
+		if e.ComplexityRoot.PlaygroundRequest.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlaygroundRequest.ID(childComplexity), true
+	case "PlaygroundRequest.model":
+		if e.ComplexityRoot.PlaygroundRequest.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlaygroundRequest.Model(childComplexity), true
+	case "PlaygroundRequest.priced":
+		if e.ComplexityRoot.PlaygroundRequest.Priced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlaygroundRequest.Priced(childComplexity), true
+	case "PlaygroundRequest.provider":
+		if e.ComplexityRoot.PlaygroundRequest.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlaygroundRequest.Provider(childComplexity), true
+	case "PlaygroundRequest.status":
+		if e.ComplexityRoot.PlaygroundRequest.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlaygroundRequest.Status(childComplexity), true
+	case "PlaygroundRequest.tokensIn":
+		if e.ComplexityRoot.PlaygroundRequest.TokensIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlaygroundRequest.TokensIn(childComplexity), true
+	case "PlaygroundRequest.tokensOut":
+		if e.ComplexityRoot.PlaygroundRequest.TokensOut == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlaygroundRequest.TokensOut(childComplexity), true
 
 	case "PlaygroundToken.basePath":
 		if e.ComplexityRoot.PlaygroundToken.BasePath == nil {
@@ -3169,6 +3311,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.MyTokens(childComplexity, args["limit"].(*int), args["cursor"].(*string)), true
+	case "Query.playgroundRequest":
+		if e.ComplexityRoot.Query.PlaygroundRequest == nil {
+			break
+		}
+
+		args, err := ec.field_Query_playgroundRequest_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PlaygroundRequest(childComplexity, args["id"].(string)), true
 	case "Query.playgroundSearch":
 		if e.ComplexityRoot.Query.PlaygroundSearch == nil {
 			break
@@ -3318,6 +3471,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Trace(childComplexity, args["id"].(string)), true
+	case "Query.unpricedModels":
+		if e.ComplexityRoot.Query.UnpricedModels == nil {
+			break
+		}
+
+		args, err := ec.field_Query_unpricedModels_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.UnpricedModels(childComplexity, args["tenantId"].(*string), args["from"].(*time.Time), args["to"].(*time.Time)), true
 	case "Query.user":
 		if e.ComplexityRoot.Query.User == nil {
 			break
@@ -3593,6 +3757,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ScopeSpend.Requests(childComplexity), true
+	case "ScopeSpend.unpricedRequests":
+		if e.ComplexityRoot.ScopeSpend.UnpricedRequests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScopeSpend.UnpricedRequests(childComplexity), true
 
 	case "Series.costUsd":
 		if e.ComplexityRoot.Series.CostUSD == nil {
@@ -3765,6 +3935,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Spend.TotalUSD(childComplexity), true
+	case "Spend.unpricedRequests":
+		if e.ComplexityRoot.Spend.UnpricedRequests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Spend.UnpricedRequests(childComplexity), true
 
 	case "Stats.cacheHitRate":
 		if e.ComplexityRoot.Stats.CacheHitRate == nil {
@@ -3838,6 +4014,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Stats.TokensOut(childComplexity), true
+	case "Stats.unpricedRequests":
+		if e.ComplexityRoot.Stats.UnpricedRequests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Stats.UnpricedRequests(childComplexity), true
 	case "Stats.upstreamErrors":
 		if e.ComplexityRoot.Stats.UpstreamErrors == nil {
 			break
@@ -4224,6 +4406,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TraceSummaryConnection.NextCursor(childComplexity), true
 
+	case "UnpricedModel.model":
+		if e.ComplexityRoot.UnpricedModel.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnpricedModel.Model(childComplexity), true
+	case "UnpricedModel.provider":
+		if e.ComplexityRoot.UnpricedModel.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnpricedModel.Provider(childComplexity), true
+	case "UnpricedModel.requests":
+		if e.ComplexityRoot.UnpricedModel.Requests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnpricedModel.Requests(childComplexity), true
+	case "UnpricedModel.tokensIn":
+		if e.ComplexityRoot.UnpricedModel.TokensIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnpricedModel.TokensIn(childComplexity), true
+	case "UnpricedModel.tokensOut":
+		if e.ComplexityRoot.UnpricedModel.TokensOut == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnpricedModel.TokensOut(childComplexity), true
+
+	case "UnpricedModelConnection.data":
+		if e.ComplexityRoot.UnpricedModelConnection.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnpricedModelConnection.Data(childComplexity), true
+	case "UnpricedModelConnection.nextCursor":
+		if e.ComplexityRoot.UnpricedModelConnection.NextCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnpricedModelConnection.NextCursor(childComplexity), true
+
 	case "User.budget":
 		if e.ComplexityRoot.User.Budget == nil {
 			break
@@ -4505,6 +4731,10 @@ type Query {
   playgroundTrace(id: ID!): Trace
 
   modelPrices(provider: String, limit: Int, cursor: String): ModelPriceConnection
+  "Models that answered requests without a price over the range and still have none, most requests first. tenantId: the Administrator's choice (null: every tenant); the others read their own tenant."
+  unpricedModels(tenantId: ID, from: Time, to: Time): UnpricedModelConnection
+  "The served target and cost of one of the caller's own requests (a playground answer), from its log; 404 until it is logged."
+  playgroundRequest(id: ID!): PlaygroundRequest
   providers: ProviderConnection
   models: ModelConnection
 
@@ -4568,6 +4798,8 @@ type Mutation {
 
   createMyToken(input: TokenInput!): CreatedToken
   deleteMyToken(tokenId: ID!): Boolean!
+  "Changes the caller's own password: the current one is checked (attempts count on the sign-in limits); the caller's other dashboard sessions end."
+  changeMyPassword(currentPassword: String!, newPassword: String!): Boolean!
   "Ends the calling dashboard session."
   signOut: Boolean!
 }
@@ -5022,6 +5254,33 @@ type PlaygroundModel {
   provider: String!
   model: String!
   route: String!
+  "chat, embedding or completion (the catalog's kind; by the name for a model it does not know)"
+  kind: String!
+}
+
+"The served target and cost of one of the caller's own requests."
+type PlaygroundRequest {
+  id: ID!
+  "The provider and model that answered, after fallbacks."
+  provider: String!
+  model: String!
+  status: Int!
+  tokensIn: Int!
+  tokensOut: Int!
+  costUsd: USD!
+  "False when the model that answered had no price: costUsd is 0 for want of one."
+  priced: Boolean!
+}
+
+"A model that answered requests without a price and still has none."
+type UnpricedModel {
+  provider: String!
+  model: String!
+  "Its requests flagged unpriced in the range."
+  requests: Int!
+  "The tokens of all its requests in the range."
+  tokensIn: Int!
+  tokensOut: Int!
 }
 
 # ---- catalog and prices ----
@@ -5179,6 +5438,8 @@ type Stats {
   refusals: Int!
   "The refusals by reason (the error code the client got), most first."
   refusalsByReason: [ReasonCount!]!
+  "Requests answered by a model without a price: their cost counts as 0 for want of a price."
+  unpricedRequests: Int!
 }
 
 "The number of refusals of one reason."
@@ -5245,6 +5506,8 @@ type Group {
   tokensOut: Int!
   costUsd: USD!
   latencyMs: Latency!
+  "The group's requests answered without a price (cost 0 for want of one)."
+  unpricedRequests: Int!
   "The gateway or user a group of gateway or user is (key its id); null for other groupings and for the group without one."
   ref: ObjectRef
 }
@@ -5280,6 +5543,10 @@ type ModelSpend {
   model: String!
   requests: Int!
   costUsd: USD!
+  tokensIn: Int!
+  tokensOut: Int!
+  "The model's requests answered without a price (cost 0 for want of one)."
+  unpricedRequests: Int!
 }
 
 type DaySpend {
@@ -5302,6 +5569,8 @@ type Spend {
   byGateway: [ScopeSpend!]
   byUser: [ScopeSpend!]
   byToken: [ScopeSpend!]
+  "Requests answered without a price: totalUsd counts them as 0."
+  unpricedRequests: Int!
 }
 
 """
@@ -5315,6 +5584,8 @@ type ScopeSpend {
   requests: Int!
   costUsd: USD!
   budget: Budget
+  "Requests answered without a price (cost 0 for want of one)."
+  unpricedRequests: Int!
 }
 
 type TenantAnalysis {
@@ -5368,6 +5639,10 @@ type LogRecord {
   responseBody: String!
   "The front door: chat, completions, embeddings, responses, messages, count_tokens or models; empty on logs written before it was recorded."
   operation: String!
+  "What a reader should know: unpriced (no price for the model: cost 0), usage_estimated, partial, retry_budget_exhausted."
+  flags: [String!]!
+  "False when the model that answered had no price: costUsd is 0 for want of one."
+  priced: Boolean!
   "The gateway, the user and the API token of the request, named (null without one)."
   gateway: ObjectRef
   user: ObjectRef
@@ -5501,6 +5776,7 @@ type AuditEntryConnection { data: [AuditEntry!]!, nextCursor: String }
 type ClientErrorConnection { data: [ClientError!]!, nextCursor: String }
 type AlertConnection { data: [Alert!]!, nextCursor: String }
 type PlaygroundModelConnection { data: [PlaygroundModel!]!, nextCursor: String }
+type UnpricedModelConnection { data: [UnpricedModel!]!, nextCursor: String }
 "A page of request logs; totalCount counts the logs of every page (computed only when selected)."
 type LogRecordConnection { data: [LogRecord!]!, nextCursor: String, totalCount: Int }
 type TraceSummaryConnection { data: [TraceSummary!]!, nextCursor: String }
@@ -5874,6 +6150,8 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 		return ec.fieldContext_Group_costUsd(ctx, field)
 	case "latencyMs":
 		return ec.fieldContext_Group_latencyMs(ctx, field)
+	case "unpricedRequests":
+		return ec.fieldContext_Group_unpricedRequests(ctx, field)
 	case "ref":
 		return ec.fieldContext_Group_ref(ctx, field)
 	}
@@ -6058,6 +6336,10 @@ func (ec *executionContext) childFields_LogRecord(ctx context.Context, field gra
 		return ec.fieldContext_LogRecord_responseBody(ctx, field)
 	case "operation":
 		return ec.fieldContext_LogRecord_operation(ctx, field)
+	case "flags":
+		return ec.fieldContext_LogRecord_flags(ctx, field)
+	case "priced":
+		return ec.fieldContext_LogRecord_priced(ctx, field)
 	case "gateway":
 		return ec.fieldContext_LogRecord_gateway(ctx, field)
 	case "user":
@@ -6164,6 +6446,12 @@ func (ec *executionContext) childFields_ModelSpend(ctx context.Context, field gr
 		return ec.fieldContext_ModelSpend_requests(ctx, field)
 	case "costUsd":
 		return ec.fieldContext_ModelSpend_costUsd(ctx, field)
+	case "tokensIn":
+		return ec.fieldContext_ModelSpend_tokensIn(ctx, field)
+	case "tokensOut":
+		return ec.fieldContext_ModelSpend_tokensOut(ctx, field)
+	case "unpricedRequests":
+		return ec.fieldContext_ModelSpend_unpricedRequests(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ModelSpend", field.Name)
 }
@@ -6196,6 +6484,8 @@ func (ec *executionContext) childFields_PlaygroundModel(ctx context.Context, fie
 		return ec.fieldContext_PlaygroundModel_model(ctx, field)
 	case "route":
 		return ec.fieldContext_PlaygroundModel_route(ctx, field)
+	case "kind":
+		return ec.fieldContext_PlaygroundModel_kind(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PlaygroundModel", field.Name)
 }
@@ -6208,6 +6498,28 @@ func (ec *executionContext) childFields_PlaygroundModelConnection(ctx context.Co
 		return ec.fieldContext_PlaygroundModelConnection_nextCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PlaygroundModelConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_PlaygroundRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PlaygroundRequest_id(ctx, field)
+	case "provider":
+		return ec.fieldContext_PlaygroundRequest_provider(ctx, field)
+	case "model":
+		return ec.fieldContext_PlaygroundRequest_model(ctx, field)
+	case "status":
+		return ec.fieldContext_PlaygroundRequest_status(ctx, field)
+	case "tokensIn":
+		return ec.fieldContext_PlaygroundRequest_tokensIn(ctx, field)
+	case "tokensOut":
+		return ec.fieldContext_PlaygroundRequest_tokensOut(ctx, field)
+	case "costUsd":
+		return ec.fieldContext_PlaygroundRequest_costUsd(ctx, field)
+	case "priced":
+		return ec.fieldContext_PlaygroundRequest_priced(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PlaygroundRequest", field.Name)
 }
 
 func (ec *executionContext) childFields_PlaygroundToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6446,6 +6758,8 @@ func (ec *executionContext) childFields_ScopeSpend(ctx context.Context, field gr
 		return ec.fieldContext_ScopeSpend_costUsd(ctx, field)
 	case "budget":
 		return ec.fieldContext_ScopeSpend_budget(ctx, field)
+	case "unpricedRequests":
+		return ec.fieldContext_ScopeSpend_unpricedRequests(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ScopeSpend", field.Name)
 }
@@ -6526,6 +6840,8 @@ func (ec *executionContext) childFields_Spend(ctx context.Context, field graphql
 		return ec.fieldContext_Spend_byUser(ctx, field)
 	case "byToken":
 		return ec.fieldContext_Spend_byToken(ctx, field)
+	case "unpricedRequests":
+		return ec.fieldContext_Spend_unpricedRequests(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Spend", field.Name)
 }
@@ -6558,6 +6874,8 @@ func (ec *executionContext) childFields_Stats(ctx context.Context, field graphql
 		return ec.fieldContext_Stats_refusals(ctx, field)
 	case "refusalsByReason":
 		return ec.fieldContext_Stats_refusalsByReason(ctx, field)
+	case "unpricedRequests":
+		return ec.fieldContext_Stats_unpricedRequests(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Stats", field.Name)
 }
@@ -6738,6 +7056,32 @@ func (ec *executionContext) childFields_TraceSummaryConnection(ctx context.Conte
 		return ec.fieldContext_TraceSummaryConnection_nextCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TraceSummaryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_UnpricedModel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_UnpricedModel_provider(ctx, field)
+	case "model":
+		return ec.fieldContext_UnpricedModel_model(ctx, field)
+	case "requests":
+		return ec.fieldContext_UnpricedModel_requests(ctx, field)
+	case "tokensIn":
+		return ec.fieldContext_UnpricedModel_tokensIn(ctx, field)
+	case "tokensOut":
+		return ec.fieldContext_UnpricedModel_tokensOut(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UnpricedModel", field.Name)
+}
+
+func (ec *executionContext) childFields_UnpricedModelConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_UnpricedModelConnection_data(ctx, field)
+	case "nextCursor":
+		return ec.fieldContext_UnpricedModelConnection_nextCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UnpricedModelConnection", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6959,6 +7303,28 @@ func (ec *executionContext) field_Mutation_assignGateway_args(ctx context.Contex
 		return nil, err
 	}
 	args["gatewayId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_changeMyPassword_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "currentPassword",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["currentPassword"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "newPassword",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["newPassword"] = arg1
 	return args, nil
 }
 
@@ -8054,6 +8420,20 @@ func (ec *executionContext) field_Query_myTokens_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_playgroundRequest_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_playgroundSearch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8393,6 +8773,36 @@ func (ec *executionContext) field_Query_trace_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_unpricedModels_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tenantId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tenantId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
 	return args, nil
 }
 
@@ -11708,6 +12118,29 @@ func (ec *executionContext) fieldContext_Group_latencyMs(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Group_unpricedRequests(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_unpricedRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnpricedRequests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_unpricedRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Group_ref(ctx context.Context, field graphql.CollectedField, obj *Group) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13326,6 +13759,52 @@ func (ec *executionContext) fieldContext_LogRecord_operation(_ context.Context, 
 	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LogRecord_flags(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_flags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Flags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_flags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LogRecord_priced(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogRecord_priced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Priced(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogRecord_priced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogRecord", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _LogRecord_gateway(ctx context.Context, field graphql.CollectedField, obj *analytics.Record) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14192,6 +14671,75 @@ func (ec *executionContext) _ModelSpend_costUsd(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_ModelSpend_costUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ModelSpend", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _ModelSpend_tokensIn(ctx context.Context, field graphql.CollectedField, obj *analytics.ModelSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelSpend_tokensIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokensIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelSpend_tokensIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelSpend", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ModelSpend_tokensOut(ctx context.Context, field graphql.CollectedField, obj *analytics.ModelSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelSpend_tokensOut(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokensOut, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelSpend_tokensOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelSpend", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ModelSpend_unpricedRequests(ctx context.Context, field graphql.CollectedField, obj *analytics.ModelSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelSpend_unpricedRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnpricedRequests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelSpend_unpricedRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelSpend", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_createTenant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -15602,6 +16150,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteMyToken(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_changeMyPassword(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_changeMyPassword(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ChangeMyPassword(ctx, fc.Args["currentPassword"].(string), fc.Args["newPassword"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_changeMyPassword(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_changeMyPassword_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_signOut(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15855,6 +16447,29 @@ func (ec *executionContext) fieldContext_PlaygroundModel_route(_ context.Context
 	return graphql.NewScalarFieldContext("PlaygroundModel", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _PlaygroundModel_kind(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlaygroundModel_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlaygroundModel_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlaygroundModel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _PlaygroundModelConnection_data(ctx context.Context, field graphql.CollectedField, obj *admin.List[admin.PlaygroundModel]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15908,6 +16523,190 @@ func (ec *executionContext) _PlaygroundModelConnection_nextCursor(ctx context.Co
 }
 func (ec *executionContext) fieldContext_PlaygroundModelConnection_nextCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PlaygroundModelConnection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PlaygroundRequest_id(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlaygroundRequest_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlaygroundRequest_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlaygroundRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PlaygroundRequest_provider(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlaygroundRequest_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlaygroundRequest_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlaygroundRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PlaygroundRequest_model(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlaygroundRequest_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlaygroundRequest_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlaygroundRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PlaygroundRequest_status(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlaygroundRequest_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlaygroundRequest_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlaygroundRequest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PlaygroundRequest_tokensIn(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlaygroundRequest_tokensIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokensIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlaygroundRequest_tokensIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlaygroundRequest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PlaygroundRequest_tokensOut(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlaygroundRequest_tokensOut(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokensOut, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlaygroundRequest_tokensOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlaygroundRequest", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PlaygroundRequest_costUsd(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlaygroundRequest_costUsd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostUSD, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.USD) graphql.Marshaler {
+			return ec.marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋmoneyᚐUSD(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlaygroundRequest_costUsd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlaygroundRequest", field, false, false, errors.New("field of type USD does not have child fields"))
+}
+
+func (ec *executionContext) _PlaygroundRequest_priced(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlaygroundRequest_priced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Priced, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlaygroundRequest_priced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlaygroundRequest", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _PlaygroundToken_token(ctx context.Context, field graphql.CollectedField, obj *admin.PlaygroundToken) (ret graphql.Marshaler) {
@@ -18005,6 +18804,94 @@ func (ec *executionContext) fieldContext_Query_modelPrices(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_unpricedModels(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_unpricedModels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().UnpricedModels(ctx, fc.Args["tenantId"].(*string), fc.Args["from"].(*time.Time), fc.Args["to"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.List[admin.UnpricedModel]) graphql.Marshaler {
+			return ec.marshalOUnpricedModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_unpricedModels(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UnpricedModelConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_unpricedModels_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_playgroundRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_playgroundRequest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PlaygroundRequest(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *admin.PlaygroundRequest) graphql.Marshaler {
+			return ec.marshalOPlaygroundRequest2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPlaygroundRequest(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_playgroundRequest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlaygroundRequest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_playgroundRequest_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_providers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19287,6 +20174,29 @@ func (ec *executionContext) fieldContext_ScopeSpend_budget(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _ScopeSpend_unpricedRequests(ctx context.Context, field graphql.CollectedField, obj *admin.ScopeSpend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScopeSpend_unpricedRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnpricedRequests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScopeSpend_unpricedRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScopeSpend", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Series_key(ctx context.Context, field graphql.CollectedField, obj *Series) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20012,6 +20922,29 @@ func (ec *executionContext) fieldContext_Spend_byToken(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Spend_unpricedRequests(ctx context.Context, field graphql.CollectedField, obj *admin.Spend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Spend_unpricedRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnpricedRequests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Spend_unpricedRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Spend", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Stats_from(ctx context.Context, field graphql.CollectedField, obj *analytics.Stats) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20327,6 +21260,29 @@ func (ec *executionContext) fieldContext_Stats_refusalsByReason(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Stats_unpricedRequests(ctx context.Context, field graphql.CollectedField, obj *analytics.Stats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Stats_unpricedRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnpricedRequests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Stats_unpricedRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Stats", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Tenant_id(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
@@ -21855,6 +22811,176 @@ func (ec *executionContext) _TraceSummaryConnection_nextCursor(ctx context.Conte
 }
 func (ec *executionContext) fieldContext_TraceSummaryConnection_nextCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TraceSummaryConnection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UnpricedModel_provider(ctx context.Context, field graphql.CollectedField, obj *admin.UnpricedModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnpricedModel_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnpricedModel_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnpricedModel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UnpricedModel_model(ctx context.Context, field graphql.CollectedField, obj *admin.UnpricedModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnpricedModel_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnpricedModel_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnpricedModel", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UnpricedModel_requests(ctx context.Context, field graphql.CollectedField, obj *admin.UnpricedModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnpricedModel_requests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnpricedModel_requests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnpricedModel", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _UnpricedModel_tokensIn(ctx context.Context, field graphql.CollectedField, obj *admin.UnpricedModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnpricedModel_tokensIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokensIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnpricedModel_tokensIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnpricedModel", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _UnpricedModel_tokensOut(ctx context.Context, field graphql.CollectedField, obj *admin.UnpricedModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnpricedModel_tokensOut(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokensOut, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnpricedModel_tokensOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnpricedModel", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _UnpricedModelConnection_data(ctx context.Context, field graphql.CollectedField, obj *admin.List[admin.UnpricedModel]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnpricedModelConnection_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []admin.UnpricedModel) graphql.Marshaler {
+			return ec.marshalNUnpricedModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐUnpricedModelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnpricedModelConnection_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UnpricedModelConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UnpricedModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UnpricedModelConnection_nextCursor(ctx context.Context, field graphql.CollectedField, obj *admin.List[admin.UnpricedModel]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnpricedModelConnection_nextCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UnpricedModelConnection_nextCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnpricedModelConnection", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *store.User) (ret graphql.Marshaler) {
@@ -26573,6 +27699,11 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "unpricedRequests":
+			out.Values[i] = ec._Group_unpricedRequests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "ref":
 			field := field
 
@@ -27276,6 +28407,16 @@ func (ec *executionContext) _LogRecord(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "flags":
+			out.Values[i] = ec._LogRecord_flags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "priced":
+			out.Values[i] = ec._LogRecord_priced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "gateway":
 			field := field
 
@@ -27748,6 +28889,21 @@ func (ec *executionContext) _ModelSpend(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "tokensIn":
+			out.Values[i] = ec._ModelSpend_tokensIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokensOut":
+			out.Values[i] = ec._ModelSpend_tokensOut(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unpricedRequests":
+			out.Values[i] = ec._ModelSpend_unpricedRequests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28013,6 +29169,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "changeMyPassword":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_changeMyPassword(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "signOut":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_signOut(ctx, field)
@@ -28136,6 +29299,11 @@ func (ec *executionContext) _PlaygroundModel(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "kind":
+			out.Values[i] = ec._PlaygroundModel_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28177,6 +29345,79 @@ func (ec *executionContext) _PlaygroundModelConnection(ctx context.Context, sel 
 		case "nextCursor":
 			out.Values[i] = ec._PlaygroundModelConnection_nextCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var playgroundRequestImplementors = []string{"PlaygroundRequest"}
+
+func (ec *executionContext) _PlaygroundRequest(ctx context.Context, sel ast.SelectionSet, obj *admin.PlaygroundRequest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, playgroundRequestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlaygroundRequest")
+		case "id":
+			out.Values[i] = ec._PlaygroundRequest_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "provider":
+			out.Values[i] = ec._PlaygroundRequest_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._PlaygroundRequest_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._PlaygroundRequest_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokensIn":
+			out.Values[i] = ec._PlaygroundRequest_tokensIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokensOut":
+			out.Values[i] = ec._PlaygroundRequest_tokensOut(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costUsd":
+			out.Values[i] = ec._PlaygroundRequest_costUsd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "priced":
+			out.Values[i] = ec._PlaygroundRequest_priced(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -29235,6 +30476,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "unpricedModels":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_unpricedModels(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "playgroundRequest":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_playgroundRequest(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "providers":
 			field := field
 
@@ -29973,6 +31258,11 @@ func (ec *executionContext) _ScopeSpend(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "unpricedRequests":
+			out.Values[i] = ec._ScopeSpend_unpricedRequests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30278,6 +31568,11 @@ func (ec *executionContext) _Spend(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "unpricedRequests":
+			out.Values[i] = ec._Spend_unpricedRequests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30373,6 +31668,11 @@ func (ec *executionContext) _Stats(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "refusalsByReason":
 			out.Values[i] = ec._Stats_refusalsByReason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unpricedRequests":
+			out.Values[i] = ec._Stats_unpricedRequests(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31229,6 +32529,107 @@ func (ec *executionContext) _TraceSummaryConnection(ctx context.Context, sel ast
 			}
 		case "nextCursor":
 			out.Values[i] = ec._TraceSummaryConnection_nextCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var unpricedModelImplementors = []string{"UnpricedModel"}
+
+func (ec *executionContext) _UnpricedModel(ctx context.Context, sel ast.SelectionSet, obj *admin.UnpricedModel) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, unpricedModelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UnpricedModel")
+		case "provider":
+			out.Values[i] = ec._UnpricedModel_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._UnpricedModel_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requests":
+			out.Values[i] = ec._UnpricedModel_requests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokensIn":
+			out.Values[i] = ec._UnpricedModel_tokensIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokensOut":
+			out.Values[i] = ec._UnpricedModel_tokensOut(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var unpricedModelConnectionImplementors = []string{"UnpricedModelConnection"}
+
+func (ec *executionContext) _UnpricedModelConnection(ctx context.Context, sel ast.SelectionSet, obj *admin.List[admin.UnpricedModel]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, unpricedModelConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UnpricedModelConnection")
+		case "data":
+			out.Values[i] = ec._UnpricedModelConnection_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextCursor":
+			out.Values[i] = ec._UnpricedModelConnection_nextCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -32679,6 +34080,26 @@ func (ec *executionContext) marshalNUSD2githubᚗcomᚋsluicehqᚋsluiceᚋinter
 	return v
 }
 
+func (ec *executionContext) marshalNUnpricedModel2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐUnpricedModel(ctx context.Context, sel ast.SelectionSet, v admin.UnpricedModel) graphql.Marshaler {
+	return ec._UnpricedModel(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNUnpricedModel2ᚕgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐUnpricedModelᚄ(ctx context.Context, sel ast.SelectionSet, v []admin.UnpricedModel) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUnpricedModel2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐUnpricedModel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNUser2githubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUser(ctx context.Context, sel ast.SelectionSet, v store.User) graphql.Marshaler {
 	return ec._User(ctx, sel, &v)
 }
@@ -33201,6 +34622,13 @@ func (ec *executionContext) marshalOPlaygroundModelConnection2ᚖgithubᚗcomᚋ
 	return ec._PlaygroundModelConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOPlaygroundRequest2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPlaygroundRequest(ctx context.Context, sel ast.SelectionSet, v *admin.PlaygroundRequest) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PlaygroundRequest(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOPlaygroundToken2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐPlaygroundToken(ctx context.Context, sel ast.SelectionSet, v *admin.PlaygroundToken) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -33573,6 +35001,13 @@ func (ec *executionContext) marshalOUSD2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋin
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOUnpricedModelConnection2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋadminᚐList(ctx context.Context, sel ast.SelectionSet, v *admin.List[admin.UnpricedModel]) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UnpricedModelConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋsluicehqᚋsluiceᚋinternalᚋstoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *store.User) graphql.Marshaler {

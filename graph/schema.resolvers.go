@@ -296,6 +296,12 @@ func (r *mutationResolver) DeleteMyToken(ctx context.Context, tokenID string) (b
 	return done(r.Svc.DeleteMyToken(ctx, p, tokenID))
 }
 
+// ChangeMyPassword is the resolver for the changeMyPassword field.
+func (r *mutationResolver) ChangeMyPassword(ctx context.Context, currentPassword string, newPassword string) (bool, error) {
+	p := auth.From(ctx)
+	return done(r.Svc.ChangeMyPassword(ctx, p, admin.PasswordChange{Current: currentPassword, New: newPassword}))
+}
+
 // SignOut is the resolver for the signOut field.
 func (r *mutationResolver) SignOut(ctx context.Context) (bool, error) {
 	p := auth.From(ctx)
@@ -477,6 +483,18 @@ func (r *queryResolver) PlaygroundTrace(ctx context.Context, id string) (*analyt
 func (r *queryResolver) ModelPrices(ctx context.Context, provider *string, limit *int, cursor *string) (*admin.List[store.ModelPrice], error) {
 	p := auth.From(ctx)
 	return r.Svc.ListModelPrices(ctx, p, deref(provider), pageArgs(limit, cursor))
+}
+
+// UnpricedModels is the resolver for the unpricedModels field.
+func (r *queryResolver) UnpricedModels(ctx context.Context, tenantID *string, from *time.Time, to *time.Time) (*admin.List[admin.UnpricedModel], error) {
+	p := auth.From(ctx)
+	return r.Svc.UnpricedModels(ctx, p, deref(tenantID), timeRange(from, to))
+}
+
+// PlaygroundRequest is the resolver for the playgroundRequest field.
+func (r *queryResolver) PlaygroundRequest(ctx context.Context, id string) (*admin.PlaygroundRequest, error) {
+	p := auth.From(ctx)
+	return r.Svc.GetPlaygroundRequest(ctx, p, id)
 }
 
 // Providers is the resolver for the providers field.

@@ -41,5 +41,7 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts'],
     environment: 'node',
+    // styles.test.ts reads styles.css as text (?raw), which Vitest would otherwise empty.
+    css: { include: [/styles\.css/] },
   },
 });

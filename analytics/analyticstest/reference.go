@@ -107,6 +107,9 @@ func group(key string, recs []*analytics.Record) analytics.Group {
 		g.TokensIn += rec.TokensIn
 		g.TokensOut += rec.TokensOut
 		g.CostUSD += rec.CostUSD
+		if analytics.IsUnpriced(rec) {
+			g.UnpricedRequests++
+		}
 	}
 	return g
 }
@@ -115,7 +118,8 @@ func (r *ref) stats(q analytics.Query) *analytics.Stats {
 	recs := r.filter(q)
 	g := group("", recs)
 	s := &analytics.Stats{From: q.From, To: q.To, Requests: g.Requests, Errors: g.Errors,
-		TokensIn: g.TokensIn, TokensOut: g.TokensOut, CostUSD: g.CostUSD, LatencyMS: g.LatencyMS}
+		TokensIn: g.TokensIn, TokensOut: g.TokensOut, CostUSD: g.CostUSD, LatencyMS: g.LatencyMS,
+		UnpricedRequests: g.UnpricedRequests}
 	for _, rec := range recs {
 		if rec.Cache == "HIT" {
 			s.Cached++
@@ -329,6 +333,12 @@ func (r *ref) spend(q analytics.Query) *analytics.Spend {
 		}
 		models[k].Requests++
 		models[k].CostUSD += rec.CostUSD
+		models[k].TokensIn += rec.TokensIn
+		models[k].TokensOut += rec.TokensOut
+		if analytics.IsUnpriced(rec) {
+			models[k].UnpricedRequests++
+			s.UnpricedRequests++
+		}
 		d := rec.TS.UTC().Format(time.DateOnly)
 		if days[d] == nil {
 			days[d] = &analytics.DaySpend{Day: d}

@@ -28,8 +28,13 @@ type aggRow struct {
 	Requests, Errors, Cached int64
 	TokensIn, TokensOut      int64
 	Cost, Saved              int64
+	Unpriced                 int64
 	Latency                  analytics.Latency
 }
+
+// unpricedSQL is the condition of a record flagged unpriced
+// (analytics.IsUnpriced).
+const unpricedSQL = "has(flags, '" + analytics.UnpricedFlag + "')"
 
 // aggregate answers the aggregate of request_logs under c per value of
 // keyExpr ("" for a single group over everything), in the order and limit
@@ -47,12 +52,12 @@ func (s *Store) aggregate(ctx context.Context, c *cond, keyExpr, orderLimit stri
 		saved, innerSaved = "sum(sa)", ", sum(cache_saved_usd) AS sa"
 	}
 	q := `SELECT ` + key + `, toInt64(sum(n)) AS requests, toInt64(sum(e)) AS errs, toInt64(sum(h)) AS hits,
-       sum(ti) AS tin, sum(tou) AS tout, sum(co) AS cost, ` + saved + ` AS saved,
+       sum(ti) AS tin, sum(tou) AS tout, sum(co) AS cost, ` + saved + ` AS saved, toInt64(sum(un)) AS unpriced,
        groupArray(lat) AS lats, groupArray(n) AS counts
 FROM (
     SELECT ` + innerKey + `latency_ms AS lat, count() AS n, countIf(status >= 400) AS e,
            countIf(cache = 'HIT') AS h, sum(tokens_in) AS ti, sum(tokens_out) AS tou,
-           sum(cost_usd) AS co` + innerSaved + `
+           sum(cost_usd) AS co, countIf(` + unpricedSQL + `) AS un` + innerSaved + `
     FROM request_logs ` + c.sql() + `
     GROUP BY ` + innerGroup + `
 )
@@ -69,7 +74,7 @@ FROM (
 			lats   []int64
 			counts []uint64
 		)
-		if err := rows.Scan(&r.Key, &r.Requests, &r.Errors, &r.Cached, &r.TokensIn, &r.TokensOut, &r.Cost, &r.Saved, &lats, &counts); err != nil {
+		if err := rows.Scan(&r.Key, &r.Requests, &r.Errors, &r.Cached, &r.TokensIn, &r.TokensOut, &r.Cost, &r.Saved, &r.Unpriced, &lats, &counts); err != nil {
 			return nil, fmt.Errorf("aggregate request logs: %w", err)
 		}
 		if r.Requests == 0 {
@@ -145,6 +150,7 @@ func (s *Store) Stats(ctx context.Context, q analytics.Query) (*analytics.Stats,
 		st.TokensIn, st.TokensOut, st.CostUSD = r.TokensIn, r.TokensOut, money.USD(r.Cost)
 		st.LatencyMS = r.Latency
 		st.CacheHitRate = ratio(r.Cached, r.Requests)
+		st.UnpricedRequests = r.Unpriced
 	}
 	c := logCond(q)
 	c.add(analytics.RefusalSQL)
@@ -265,7 +271,7 @@ var groupKeys = map[string]string{
 
 func group(r aggRow) analytics.Group {
 	return analytics.Group{Key: r.Key, Requests: r.Requests, Errors: r.Errors, TokensIn: r.TokensIn,
-		TokensOut: r.TokensOut, CostUSD: money.USD(r.Cost), LatencyMS: r.Latency}
+		TokensOut: r.TokensOut, CostUSD: money.USD(r.Cost), LatencyMS: r.Latency, UnpricedRequests: r.Unpriced}
 }
 
 // Analysis answers q grouped by one dimension, by requests descending, then
@@ -330,7 +336,8 @@ func (s *Store) TenantAnalysis(ctx context.Context, q analytics.Query) (*analyti
 func (s *Store) Spend(ctx context.Context, q analytics.Query) (*analytics.Spend, error) {
 	c := logCond(q)
 	sp := &analytics.Spend{From: q.From, To: q.To, ByModel: []analytics.ModelSpend{}, ByDay: []analytics.DaySpend{}}
-	rows, err := s.conn.Query(ctx, `SELECT provider, model, toInt64(count()) AS n, sum(cost_usd) AS cost
+	rows, err := s.conn.Query(ctx, `SELECT provider, model, toInt64(count()) AS n, sum(cost_usd) AS cost,
+       sum(tokens_in), sum(tokens_out), toInt64(countIf(`+unpricedSQL+`))
 FROM request_logs `+c.sql()+` GROUP BY provider, model ORDER BY cost DESC, model ASC, provider ASC`, c.args...)
 	if err != nil {
 		return nil, fmt.Errorf("spend by model: %w", err)
@@ -340,12 +347,13 @@ FROM request_logs `+c.sql()+` GROUP BY provider, model ORDER BY cost DESC, model
 			m    analytics.ModelSpend
 			cost int64
 		)
-		if err := rows.Scan(&m.Provider, &m.Model, &m.Requests, &cost); err != nil {
+		if err := rows.Scan(&m.Provider, &m.Model, &m.Requests, &cost, &m.TokensIn, &m.TokensOut, &m.UnpricedRequests); err != nil {
 			_ = rows.Close()
 			return nil, fmt.Errorf("spend by model: %w", err)
 		}
 		m.CostUSD = money.USD(cost)
 		sp.TotalUSD += m.CostUSD
+		sp.UnpricedRequests += m.UnpricedRequests
 		sp.ByModel = append(sp.ByModel, m)
 	}
 	_ = rows.Close()

@@ -69,12 +69,17 @@ type aggregate struct {
 	requests, errors, cached int64
 	tokensIn, tokensOut      int64
 	cost, saved              int64
+	unpriced                 int64
 	p50, p95, p99            sql.NullInt64
 }
 
+// unpricedSQL is the condition of a record flagged unpriced
+// (analytics.IsUnpriced): flags holds a JSON list of the flag words.
+const unpricedSQL = `instr(flags, '"` + analytics.UnpricedFlag + `"') > 0`
+
 func (a *aggregate) group() analytics.Group {
 	return analytics.Group{Key: a.key, Requests: a.requests, Errors: a.errors, TokensIn: a.tokensIn,
-		TokensOut: a.tokensOut, CostUSD: money.USD(a.cost), LatencyMS: a.latency()}
+		TokensOut: a.tokensOut, CostUSD: money.USD(a.cost), LatencyMS: a.latency(), UnpricedRequests: a.unpriced}
 }
 
 func (a *aggregate) latency() analytics.Latency {
@@ -90,12 +95,12 @@ func (a *aggregate) latency() analytics.Latency {
 func aggregates(ctx context.Context, db querier, q analytics.Query, key, order string, limit int) ([]aggregate, error) {
 	w := scope(q)
 	stmt := `WITH s AS (
-		SELECT ` + key + ` AS k, status, cache, tokens_in, tokens_out, cost_usd, cache_saved_usd, latency_ms,
+		SELECT ` + key + ` AS k, status, cache, tokens_in, tokens_out, cost_usd, cache_saved_usd, latency_ms, ` + unpricedSQL + ` AS un,
 			ROW_NUMBER() OVER (PARTITION BY ` + key + ` ORDER BY latency_ms) AS rn,
 			COUNT(*) OVER (PARTITION BY ` + key + `) AS n
 		FROM request_logs` + w.String() + `)
 	SELECT k, COUNT(*), SUM(status >= 400), SUM(cache = 'HIT'), SUM(tokens_in), SUM(tokens_out),
-		SUM(cost_usd), SUM(cache_saved_usd),
+		SUM(cost_usd), SUM(cache_saved_usd), SUM(un),
 		MAX(CASE WHEN rn = (n * 500 + 999) / 1000 THEN latency_ms END),
 		MAX(CASE WHEN rn = (n * 950 + 999) / 1000 THEN latency_ms END),
 		MAX(CASE WHEN rn = (n * 990 + 999) / 1000 THEN latency_ms END)
@@ -115,7 +120,7 @@ func aggregates(ctx context.Context, db querier, q analytics.Query, key, order s
 	for rows.Next() {
 		var a aggregate
 		if err := rows.Scan(&a.key, &a.requests, &a.errors, &a.cached, &a.tokensIn, &a.tokensOut,
-			&a.cost, &a.saved, &a.p50, &a.p95, &a.p99); err != nil {
+			&a.cost, &a.saved, &a.unpriced, &a.p50, &a.p95, &a.p99); err != nil {
 			return nil, err
 		}
 		out = append(out, a)
@@ -160,6 +165,7 @@ func (s *Store) Stats(ctx context.Context, q analytics.Query) (*analytics.Stats,
 		st.TokensIn, st.TokensOut, st.CostUSD = a.tokensIn, a.tokensOut, money.USD(a.cost)
 		st.LatencyMS = a.latency()
 		st.CacheHitRate = ratio(a.cached, a.requests)
+		st.UnpricedRequests = a.unpriced
 	}
 	w := scope(q)
 	rows, err := s.r.QueryContext(ctx, `SELECT error_code, COUNT(*) FROM request_logs`+w.String()+
@@ -303,7 +309,8 @@ func (s *Store) Spend(ctx context.Context, q analytics.Query) (*analytics.Spend,
 	sp := &analytics.Spend{From: q.From, To: q.To, ByModel: []analytics.ModelSpend{}, ByDay: []analytics.DaySpend{}}
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
 		w := scope(q)
-		rows, err := tx.QueryContext(ctx, `SELECT provider, model, COUNT(*), SUM(cost_usd) FROM request_logs`+w.String()+`
+		rows, err := tx.QueryContext(ctx, `SELECT provider, model, COUNT(*), SUM(cost_usd), SUM(tokens_in), SUM(tokens_out), SUM(`+unpricedSQL+`)
+			FROM request_logs`+w.String()+`
 			GROUP BY provider, model ORDER BY 4 DESC, model, provider`, w.args...)
 		if err != nil {
 			return err
@@ -311,10 +318,11 @@ func (s *Store) Spend(ctx context.Context, q analytics.Query) (*analytics.Spend,
 		defer rows.Close()
 		for rows.Next() {
 			var m analytics.ModelSpend
-			if err := rows.Scan(&m.Provider, &m.Model, &m.Requests, &m.CostUSD); err != nil {
+			if err := rows.Scan(&m.Provider, &m.Model, &m.Requests, &m.CostUSD, &m.TokensIn, &m.TokensOut, &m.UnpricedRequests); err != nil {
 				return err
 			}
 			sp.TotalUSD += m.CostUSD
+			sp.UnpricedRequests += m.UnpricedRequests
 			sp.ByModel = append(sp.ByModel, m)
 		}
 		if err := rows.Err(); err != nil {

@@ -51,7 +51,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	call(t, base, "PATCH", "/admin/v1/users/"+me["id"].(string), fmt.Sprintf(`{"password":%q}`, password), 200)
 
 	artifacts := filepath.Join(webDir, "e2e", "artifacts")
-	runCtx, stop := context.WithTimeout(ctx, 4*time.Minute)
+	runCtx, stop := context.WithTimeout(ctx, 8*time.Minute)
 	defer stop()
 	cmd := exec.CommandContext(runCtx, "node", filepath.Join("e2e", "run.mjs"))
 	cmd.Dir = webDir

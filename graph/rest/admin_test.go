@@ -382,9 +382,48 @@ func testSession(t *testing.T, s *adminServer) {
 	if got, want := s.ids(sess.Token, "/admin/v1/tenants"), []string{"acme"}; !slices.Equal(got, want) {
 		t.Errorf("tenants seen by the session = %v, want %v", got, want)
 	}
+	testChangeMyPassword(t, s, sess.Token, password)
 	s.ok(sess.Token, "DELETE", "/admin/v1/session", nil, 204, nil)
 	if r := s.do(sess.Token, "GET", "/admin/v1/me", nil); r.status != 401 {
 		t.Errorf("signed-out session: %d %s, want 401", r.status, r.body)
+	}
+}
+
+// testChangeMyPassword: POST /admin/v1/me/password checks the current
+// password and the new one, keeps the calling session and ends the others;
+// afterwards only the new password signs in.
+func testChangeMyPassword(t *testing.T, s *adminServer, session, password string) {
+	const newPassword = "a brand new passphrase"
+	signIn := func(pw string) reply {
+		return s.do("", "POST", "/admin/v1/session", map[string]any{"email": "ta@acme.test", "password": pw})
+	}
+	var other struct{ Token string }
+	s.ok("", "POST", "/admin/v1/session", map[string]any{"email": "ta@acme.test", "password": password}, 201, &other)
+	change := func(current, next string) reply {
+		return s.do(session, "POST", "/admin/v1/me/password", map[string]any{"current_password": current, "new_password": next})
+	}
+	if d := diffError(s.wireErr(change("not the password", newPassword)), wantErr(400, "invalid_request", "current_password")); d != "" {
+		t.Errorf("a wrong current password (-want +got):\n%s", d)
+	}
+	if d := diffError(s.wireErr(change(password, "short")), wantErr(400, "invalid_request", "new_password")); d != "" {
+		t.Errorf("a short new password (-want +got):\n%s", d)
+	}
+	if d := diffError(s.wireErr(s.do(session, "POST", "/admin/v1/me/password", `{"current_password":1}`)), wantErr(400, "invalid_request", "current_password")); d != "" {
+		t.Errorf("a bad body (-want +got):\n%s", d)
+	}
+	s.ok(session, "POST", "/admin/v1/me/password", map[string]any{"current_password": password, "new_password": newPassword}, 204, nil)
+	if r := signIn(password); r.status != 401 {
+		t.Errorf("sign-in with the old password: %d %s, want 401", r.status, r.body)
+	}
+	if r := signIn(newPassword); r.status != 201 {
+		t.Errorf("sign-in with the new password: %d %s, want 201", r.status, r.body)
+	}
+	s.ok(session, "GET", "/admin/v1/me", nil, 200, nil)
+	if r := s.do(other.Token, "GET", "/admin/v1/me", nil); r.status != 401 {
+		t.Errorf("another session after the change: %d %s, want 401", r.status, r.body)
+	}
+	if r := s.do("", "POST", "/admin/v1/me/password", map[string]any{"current_password": newPassword, "new_password": password}); r.status != 401 {
+		t.Errorf("a change without a credential: %d %s, want 401", r.status, r.body)
 	}
 }
 
@@ -548,6 +587,8 @@ func testEveryRoute(t *testing.T, s *adminServer, f fixture) {
 		{"POST", "/admin/v1/playground/token", `{"gateway_id":"` + f.gatewayID + `"}`, 201, object},
 		{"GET", "/admin/v1/playground/search?q=gpt", nil, 200, list},
 		{"GET", "/admin/v1/playground/trace/nope", nil, 404, object},
+		{"GET", "/admin/v1/playground/requests/nope", nil, 404, object},
+		{"GET", "/admin/v1/unpriced-models?tenant=acme", nil, 200, list},
 		{"GET", "/admin/v1/model-prices", nil, 200, list},
 		{"GET", "/admin/v1/providers", nil, 200, list},
 		{"GET", "/admin/v1/models", nil, 200, list},

@@ -14,6 +14,7 @@ func (a *adminAPI) accountRoutes(rt *Router) {
 	rt.Handle(http.MethodGet, "/admin/v1/me/tokens", a.listMyTokens)
 	rt.Handle(http.MethodPost, "/admin/v1/me/tokens", a.createMyToken)
 	rt.Handle(http.MethodDelete, "/admin/v1/me/tokens/{token}", a.deleteMyToken)
+	rt.Handle(http.MethodPost, "/admin/v1/me/password", a.changeMyPassword)
 
 	rt.Handle(http.MethodPost, sessionPath, a.createSession)
 	rt.Handle(http.MethodDelete, sessionPath, a.deleteSession)
@@ -48,6 +49,17 @@ func (a *adminAPI) createMyToken(w http.ResponseWriter, r *http.Request, _ Param
 func (a *adminAPI) deleteMyToken(w http.ResponseWriter, r *http.Request, ps Params) error {
 	ctx, p := r.Context(), auth.From(r.Context())
 	return writeNoContent(w, a.svc.DeleteMyToken(ctx, p, ps.Get("token")))
+}
+
+// changeMyPassword changes the caller's own password: the body is
+// {"current_password","new_password"}; 204 on success.
+func (a *adminAPI) changeMyPassword(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p := r.Context(), auth.From(r.Context())
+	var in admin.PasswordChange
+	if err := DecodeJSON(r, &in); err != nil {
+		return a.refuse(r, auth.OpMePasswordChange, refNone, "", err)
+	}
+	return writeNoContent(w, a.svc.ChangeMyPassword(ctx, p, in))
 }
 
 // signIn is the body of POST /admin/v1/session.

@@ -16,9 +16,11 @@ func (a *adminAPI) platformRoutes(rt *Router) {
 	rt.Handle(http.MethodPost, "/admin/v1/playground/token", a.playgroundToken)
 	rt.Handle(http.MethodGet, "/admin/v1/playground/search", a.playgroundSearch)
 	rt.Handle(http.MethodGet, "/admin/v1/playground/trace/{id}", a.playgroundTrace)
+	rt.Handle(http.MethodGet, "/admin/v1/playground/requests/{id}", a.playgroundRequest)
 
 	rt.Handle(http.MethodGet, "/admin/v1/model-prices", a.listModelPrices)
 	rt.Handle(http.MethodPut, "/admin/v1/model-prices", a.putModelPrices)
+	rt.Handle(http.MethodGet, "/admin/v1/unpriced-models", a.unpricedModels)
 	// Model ids may contain '/' (openrouter, together): the rest capture
 	// takes the remaining segments.
 	rt.Handle(http.MethodDelete, "/admin/v1/model-prices/{provider}/{model...}", a.deleteModelPrice)
@@ -70,6 +72,30 @@ func (a *adminAPI) playgroundTrace(w http.ResponseWriter, r *http.Request, ps Pa
 	ctx, p := r.Context(), auth.From(r.Context())
 	t, err := a.svc.PlaygroundTrace(ctx, p, ps.Get("id"))
 	return writeObject(w, http.StatusOK, t, err)
+}
+
+// playgroundRequest answers the served target and cost of one of the
+// caller's own requests.
+func (a *adminAPI) playgroundRequest(w http.ResponseWriter, r *http.Request, ps Params) error {
+	ctx, p := r.Context(), auth.From(r.Context())
+	pr, err := a.svc.GetPlaygroundRequest(ctx, p, ps.Get("id"))
+	return writeObject(w, http.StatusOK, pr, err)
+}
+
+// unpricedModels lists the models served without a price over ?from= and
+// ?to=, of ?tenant= (the Administrator's choice; the others' own tenant).
+func (a *adminAPI) unpricedModels(w http.ResponseWriter, r *http.Request, _ Params) error {
+	ctx, p := r.Context(), auth.From(r.Context())
+	tenant, err := queryParam(r, "tenant")
+	if err != nil {
+		return a.refuse(r, auth.OpModelPriceUnpriced, refNone, "", err)
+	}
+	rg, err := a.rangeOf(r)
+	if err != nil {
+		return a.refuse(r, auth.OpModelPriceUnpriced, refNone, "", err)
+	}
+	l, err := a.svc.UnpricedModels(ctx, p, tenant, rg)
+	return writeList(w, l, err)
 }
 
 // listModelPrices lists prices, of one provider with ?provider=.

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/analytics"
 	"github.com/sluicehq/sluice/internal/apierr"
 	"github.com/sluicehq/sluice/internal/auth"
+	"github.com/sluicehq/sluice/internal/catalog"
 	"github.com/sluicehq/sluice/internal/page"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -38,6 +39,28 @@ type PlaygroundModel struct {
 	Provider    string `json:"provider"`
 	Model       string `json:"model"`
 	Route       string `json:"route"`
+	// Kind is the model's kind in the catalog (catalog.KindChat,
+	// KindEmbedding, KindCompletion); a model the catalog does not know is
+	// an embedding model when its name says so, else a chat model.
+	Kind string `json:"kind"`
+}
+
+// modelKinds returns the kind of a model (PlaygroundModel.Kind) from the
+// catalog.
+func modelKinds() func(provider, model string) string {
+	kinds := map[[2]string]string{}
+	for _, m := range catalog.Models() {
+		kinds[[2]string{m.Provider, m.ID}] = m.Kind
+	}
+	return func(provider, model string) string {
+		if k, ok := kinds[[2]string{provider, model}]; ok {
+			return k
+		}
+		if strings.Contains(strings.ToLower(model), "embed") {
+			return catalog.KindEmbedding
+		}
+		return catalog.KindChat
+	}
 }
 
 const (
@@ -171,7 +194,9 @@ func (s *Service) SearchPlayground(ctx context.Context, p *auth.Principal, q str
 	}
 	needle := strings.ToLower(q)
 	seen := map[PlaygroundModel]bool{}
+	kindOf := modelKinds()
 	add := func(m PlaygroundModel) bool {
+		m.Kind = kindOf(m.Provider, m.Model)
 		if seen[m] {
 			return true
 		}

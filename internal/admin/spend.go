@@ -25,6 +25,9 @@ type ScopeSpend struct {
 	Requests int64         `json:"requests"`
 	CostUSD  money.USD     `json:"cost_usd"`
 	Budget   *store.Budget `json:"budget"`
+	// UnpricedRequests counts the requests flagged unpriced (cost 0 for
+	// want of a price).
+	UnpricedRequests int64 `json:"unpriced_requests"`
 }
 
 // TenantSpend answers the cost of a tenant over a range by model, by day,
@@ -89,7 +92,8 @@ func (s *Service) scopeSpend(ctx context.Context, q analytics.Query, by string, 
 	}
 	for _, g := range a.Groups {
 		n := known[g.Key]
-		out = append(out, ScopeSpend{ID: g.Key, Name: n.name, Requests: g.Requests, CostUSD: g.CostUSD, Budget: n.budget})
+		out = append(out, ScopeSpend{ID: g.Key, Name: n.name, Requests: g.Requests, CostUSD: g.CostUSD, Budget: n.budget,
+			UnpricedRequests: g.UnpricedRequests})
 	}
 	sortSpend(out)
 	return out, nil

@@ -79,6 +79,12 @@ const (
 	OpMeTokenList         Op = "me.token.list"
 	OpMeTokenCreate       Op = "me.token.create"
 	OpMeTokenDelete       Op = "me.token.delete"
+	// Extensions of issue 19: the models served without a price (the price
+	// editor's list), the cost of one of the caller's own playground
+	// requests, and the caller's own password change.
+	OpModelPriceUnpriced Op = "model_price.unpriced"
+	OpPlaygroundRequest  Op = "playground.request"
+	OpMePasswordChange   Op = "me.password.change"
 )
 
 // rule is who may perform an Op: the permission it requires (also named in
@@ -167,6 +173,11 @@ var policy = map[Op]rule{
 	OpMeTokenList:         {roles: accountable},
 	OpMeTokenCreate:       {roles: accountable},
 	OpMeTokenDelete:       {roles: accountable},
+	OpModelPriceUnpriced:  {perm: ViewModelPrices},
+	OpPlaygroundRequest:   {roles: playground},
+	// Every role that signs in with a password changes its own, but the
+	// Demo User: a demo account is shared.
+	OpMePasswordChange: {roles: allButDemo},
 }
 
 // reads are the operations that change nothing: every GET of the REST
@@ -182,7 +193,7 @@ var reads = map[Op]bool{
 	OpTraceList: true, OpTraceRead: true, OpPlaygroundSearch: true, OpPlaygroundTrace: true,
 	OpModelPriceList: true, OpProviderList: true, OpModelList: true, OpGuardrailStats: true,
 	OpGuardrailEvents: true, OpCircuitBreaker: true, OpAuditLog: true, OpClientErrorList: true,
-	OpMeRead: true, OpMeTokenList: true,
+	OpMeRead: true, OpMeTokenList: true, OpModelPriceUnpriced: true, OpPlaygroundRequest: true,
 }
 
 // Writes reports whether op changes state. An unknown Op is a write.

@@ -117,6 +117,12 @@ var contractEndpoints = map[auth.Op][7]bool{
 	auth.OpMeTokenList:   {y, y, y, n, y, n, n},
 	auth.OpMeTokenCreate: {y, y, y, n, y, n, n},
 	auth.OpMeTokenDelete: {y, y, y, n, y, n, n},
+	// Extensions of issue 19: the unpriced models (View model prices), the
+	// cost of one's own playground request (the playground's roles), and
+	// one's own password (every role but the shared Demo User).
+	auth.OpModelPriceUnpriced: {y, y, n, y, n, n, n},
+	auth.OpPlaygroundRequest:  {y, y, n, n, y, n, n},
+	auth.OpMePasswordChange:   {y, y, y, y, y, y, n},
 }
 
 func TestRolesOrder(t *testing.T) {

@@ -19,7 +19,7 @@ func TestWrites(t *testing.T) {
 		auth.OpTraceRead: true, auth.OpPlaygroundSearch: true, auth.OpPlaygroundTrace: true, auth.OpModelPriceList: true,
 		auth.OpProviderList: true, auth.OpModelList: true, auth.OpGuardrailStats: true, auth.OpGuardrailEvents: true,
 		auth.OpCircuitBreaker: true, auth.OpAuditLog: true, auth.OpClientErrorList: true, auth.OpMeRead: true,
-		auth.OpMeTokenList: true,
+		auth.OpMeTokenList: true, auth.OpModelPriceUnpriced: true, auth.OpPlaygroundRequest: true,
 	}
 	for op := range contractEndpoints {
 		if got, want := op.Writes(), !gets[op]; got != want {

@@ -87,6 +87,25 @@ func ownToken(e *env, role auth.Role) map[string]string {
 	return map[string]string{"mt": t["id"].(string)}
 }
 
+// passwordChange gives the caller's password change its current password
+// and a new one, and keeps the new one as the current for the next call.
+// The Administrator (the bootstrap user, which has none) is given one first.
+func passwordChange(e *env, role auth.Role) map[string]string {
+	key := "pw-" + string(role)
+	cur, ok := e.vars[key]
+	switch {
+	case ok:
+	case role == auth.Administrator:
+		cur = "admin password " + e.fresh()
+		e.must("PATCH", "/admin/v1/users/"+e.ids[role], fmt.Sprintf(`{"password":%q}`, cur), auth.Administrator)
+	default:
+		cur = "correct horse battery"
+	}
+	next := "a new password " + e.fresh()
+	e.vars[key] = next
+	return map[string]string{"pwcur": cur, "pwnew": next}
+}
+
 var table = []row{
 	{name: "list tenants", allow: "YYNNNNN", method: "GET", path: "/admin/v1/tenants", gql: `{ tenants { data { id } } }`},
 	{name: "read tenant", allow: "YYNNNNN", method: "GET", path: "/admin/v1/tenants/acme", gql: `{ tenant(id: "acme") { id } }`},
@@ -158,6 +177,8 @@ var table = []row{
 	{name: "stats", allow: "YYYYYYN", method: "GET", path: "/admin/v1/stats", gql: `{ stats { requests } }`},
 	{name: "stats timeseries", allow: "YYYYYYN", method: "GET", path: "/admin/v1/stats/timeseries?interval=hour", gql: `{ timeseries(interval: "hour") { interval } }`},
 	{name: "stats analytics", allow: "YYYNNNN", method: "GET", path: "/admin/v1/stats/analytics?group_by=model", gql: `{ analytics(groupBy: "model") { groupBy } }`},
+	{name: "stats series by group", allow: "YYYNNNN", method: "GET", path: "/admin/v1/stats/series?group_by=model&interval=hour", gql: `{ seriesByGroup(groupBy: "model", interval: "hour") { groupBy } }`},
+	{name: "tenant guardrail stats", allow: "YYNNNNN", method: "GET", path: "/admin/v1/stats/guardrails", gql: `{ tenantGuardrailStats { total } }`},
 	{name: "gateway spend", allow: "YYNYNNN", method: "GET", path: "/admin/v1/gateways/{gw}/spend", gql: `{ gatewaySpend(gatewayId: "{gw}") { totalUsd } }`},
 	{name: "tenant spend", allow: "YYNYNNN", method: "GET", path: "/admin/v1/tenants/acme/spend", gql: `{ tenantSpend(tenantId: "acme") { totalUsd } }`},
 	{name: "tenant analytics", allow: "YYNNNNN", method: "GET", path: "/admin/v1/tenants/acme/analytics", gql: `{ tenantAnalytics(tenantId: "acme") { requests } }`},
@@ -172,6 +193,9 @@ var table = []row{
 	{name: "playground search", allow: "YYNNYNN", method: "GET", path: "/admin/v1/playground/search?q=gpt", gql: `{ playgroundSearch(q: "gpt") { data { model } } }`},
 	{name: "playground trace", allow: "YYNNNNN", method: "GET", path: "/admin/v1/playground/trace/trace-none", lookup: true,
 		gql: `{ playgroundTrace(id: "trace-none") { id } }`},
+	{name: "playground request (extension)", allow: "YYNNYNN", method: "GET", path: "/admin/v1/playground/requests/req-none", lookup: true,
+		gql: `{ playgroundRequest(id: "req-none") { id } }`},
+	{name: "unpriced models (extension)", allow: "YYNYNNN", method: "GET", path: "/admin/v1/unpriced-models", gql: `{ unpricedModels { data { model } } }`},
 	{name: "read model prices", allow: "YYNYNNN", method: "GET", path: "/admin/v1/model-prices", gql: `{ modelPrices { data { model } } }`},
 	{name: "write model prices", allow: "YNNNNNN", method: "PUT", path: "/admin/v1/model-prices",
 		body: `[{"provider":"openai","model":"{new}","input_per_mtok":1,"output_per_mtok":2}]`,
@@ -191,6 +215,9 @@ var table = []row{
 	{name: "my tokens", allow: "YYYNYNN", method: "GET", path: "/admin/v1/me/tokens", gql: `{ myTokens { data { id } } }`},
 	{name: "create my token", allow: "YYYNYNN", method: "POST", path: "/admin/v1/me/tokens", body: `{"name":"mine"}`,
 		gql: `mutation { createMyToken(input: {name: "mine"}) { id secret } }`},
+	{name: "change my password (extension)", allow: "YYYYYYN", method: "POST", path: "/admin/v1/me/password", prep: passwordChange,
+		body: `{"current_password":"{pwcur}","new_password":"{pwnew}"}`,
+		gql:  `mutation { changeMyPassword(currentPassword: "{pwcur}", newPassword: "{pwnew}") }`},
 	{name: "delete my token", allow: "YYYNYNN", method: "DELETE", path: "/admin/v1/me/tokens/{mt}", prep: ownToken,
 		gql: `mutation { deleteMyToken(tokenId: "{mt}") }`},
 }

@@ -17,7 +17,7 @@ export async function gatewayPages(h) {
   await step('Gateway pages: Activity is the first tab and shows figures and breaker states', async () => {
     await page.goto(state.gatewayURL);
     await page.getByRole('tab', { name: 'Activity', selected: true }).waitFor();
-    const tabs = await page.getByRole('navigation', { name: 'Gateway sections' }).getByRole('tab').allTextContents();
+    const tabs = await page.getByRole('tablist', { name: 'Gateway sections' }).getByRole('tab').allTextContents();
     assert.equal(tabs[0], 'Activity', 'Activity comes first');
     await until('the gateway counts its requests', async () => {
       await page.getByRole('button', { name: 'Refresh' }).first().click();

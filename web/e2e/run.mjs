@@ -17,9 +17,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { a11yTour } from './a11y.mjs';
 import { gatewayPages } from './gateway19.mjs';
 import { charts19 } from './charts19.mjs';
 import { logsExplorer } from './logs19.mjs';
+import { money19 } from './money19.mjs';
 import { namesAndLandings } from './names19.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -329,7 +331,7 @@ await step('Users: a Member with the gateway assigned, and a Finance user', asyn
 });
 
 /** pickModel selects the playground model whose name is exactly label. */
-const pickModel = (label) => page.getByRole('option').filter({ has: page.locator('strong', { hasText: new RegExp(`^${label.replace(/[/.]/g, '\\$&')}$`) }) }).first();
+const pickModel = (label) => page.getByRole('list', { name: 'Reachable models' }).getByRole('listitem').filter({ has: page.locator('strong', { hasText: new RegExp(`^${label.replace(/[/.]/g, '\\$&')}$`) }) }).first();
 
 async function chat(modelLabel, text) {
   await pickModel(modelLabel).getByRole('button').click();
@@ -532,7 +534,7 @@ await step('Member: only Overview, Playground and My account; logs are refused g
 await step('Finance: lands on Spend, finds spend per token for last week and exports it as CSV; its Overview counts the tenant; no logs', async () => {
   await signOut();
   await signInWithPassword(FINANCE.email, FINANCE.password);
-  assert.deepEqual(await navIds(), ['overview', 'spend', 'prices']);
+  assert.deepEqual(await navIds(), ['overview', 'spend', 'prices', 'account']);
   await page.getByRole('heading', { name: 'Spend of tenant acme' }).waitFor();
   assert.equal(new URL(page.url()).pathname, '/ui/spend', 'Finance lands on Spend');
   const byToken = page.locator('section[data-spend="spend-by-token"]');
@@ -542,12 +544,12 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
     await byToken.locator('tr[data-row="e2e"]').waitFor({ timeout: 2000 });
   });
   await byToken.locator('tr[data-row="e2e"]').getByRole('meter', { name: 'Budget of e2e spent' }).waitFor();
-  const [download] = await Promise.all([page.waitForEvent('download'), byToken.getByRole('button', { name: 'Export spend by API token as CSV' }).click()]);
+  const [download] = await Promise.all([page.waitForEvent('download'), byToken.getByRole('button', { name: 'Export CSV of spend by API token' }).click()]);
   assert.equal(download.suggestedFilename(), 'sluice-spend-acme-by-token.csv');
   const csv = readFileSync(await download.path(), 'utf8').split('\r\n');
-  assert.match(csv[0], /^from,to,token_id,token_name,requests,cost_usd,budget_usd,budget_period/);
+  assert.match(csv[0], /^from,to,token_id,token_name,requests,cost_usd,unpriced_requests,budget_usd,budget_period/);
   assert.ok(
-    csv.some((l) => /^[^,]+,[^,]+,tok_[^,]+,e2e,1,[0-9.e-]+,25,weekly,true,/.test(l)),
+    csv.some((l) => /^[^,]+,[^,]+,tok_[^,]+,e2e,1,[0-9.e-]+,0,25,weekly,true,/.test(l)),
     `the e2e token's row with its budget:\n${csv.join('\n')}`,
   );
   await shot('finance-spend');
@@ -560,6 +562,7 @@ await step('Finance: lands on Spend, finds spend per token for last week and exp
 });
 
 await logsExplorer({ page, step, BASE, ADMIN_TOKEN, MOCK_URL, state, nav, signInWithPassword, signOut, until, shot });
+await money19({ page, step, nav, until, shot, signInWithPassword, signOut, pickModel, MEMBER, FINANCE, ADMIN_PASSWORD, state });
 
 await namesAndLandings({ page, base: BASE, adminToken: ADMIN_TOKEN, adminPassword: ADMIN_PASSWORD, finance: FINANCE, state, step, signInWithPassword, signOut, nav, navIds, until, shot });
 
@@ -607,6 +610,8 @@ await step('Demo: the read-only demo calls no admin endpoint at all', async () =
   await signOut();
   assert.deepEqual(calls.slice(before), [], 'signing out of the demo calls nothing either');
 });
+
+await a11yTour({ page, step, until, base: BASE, adminToken: ADMIN_TOKEN, artifacts: ARTIFACTS, signIn: signInWithPassword, signOut, users: { administrator: { email: 'admin@localhost', password: ADMIN_PASSWORD }, member: MEMBER, finance: FINANCE } });
 
 await step('no console errors, page errors or CSP violations', async () => {
   assert.deepEqual(problems, []);

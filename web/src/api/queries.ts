@@ -8,14 +8,14 @@ const GATEWAY = `id tenantId slug name createdAt updatedAt logBodies bodyLogLimi
   cache { enabled ttlSeconds } rateLimit { requestsPerMinute tokensPerMinute } requestTimeoutMs
   retry { maxAttempts backoffMs } routes { name strategy targets { provider model keyAlias weight } }
   circuitBreaker { failureThreshold cooldownSeconds } budget { ${BUDGET} } baseUrl`;
-const USER = `id tenantId email name role status createdAt lastSeenAt rateLimit { requestsPerMinute tokensPerMinute } budget { ${BUDGET} }`;
+const USER = `id tenantId email name role status createdAt lastSeenAt rateLimit { requestsPerMinute tokensPerMinute maxInFlight } budget { ${BUDGET} }`;
 const TENANT = `id name status createdAt updatedAt settings { logRetentionDays logBodiesDefault allowedProviders alertWebhookUrl alertWebhookSecretSet } budget { ${BUDGET} }`;
 const SPAN = 'spanId parentId name start durationMs status attributes';
 const LATENCY = 'latencyMs { p50 p95 p99 }';
 const REF = 'kind id name state';
-const GROUP = `key ref { ${REF} } requests errors tokensIn tokensOut costUsd ${LATENCY}`;
-const SCOPE_SPEND = `id name requests costUsd budget { ${BUDGET} }`;
-const SPEND = `from to totalUsd byModel { provider model requests costUsd } byDay { day requests costUsd } budget { ${BUDGET} }
+const GROUP = `key ref { ${REF} } requests errors tokensIn tokensOut costUsd unpricedRequests ${LATENCY}`;
+const SCOPE_SPEND = `id name requests costUsd unpricedRequests budget { ${BUDGET} }`;
+const SPEND = `from to totalUsd unpricedRequests byModel { provider model requests costUsd tokensIn tokensOut unpricedRequests } byDay { day requests costUsd } budget { ${BUDGET} }
   byGateway { ${SCOPE_SPEND} } byUser { ${SCOPE_SPEND} } byToken { ${SCOPE_SPEND} }`;
 
 const POINT = `ts requests errors tokensIn tokensOut costUsd cached cacheSavedUsd ${LATENCY}`;
@@ -23,7 +23,7 @@ const SERIES = 'interval groupBy series { key ref { kind id name state } request
 
 export const Q = {
   overview: `query Overview($tenantId: ID, $from: Time, $to: Time, $interval: String) {
-    stats(tenantId: $tenantId, from: $from, to: $to) { from to requests errors cached tokensIn tokensOut costUsd ${LATENCY} cacheHitRate }
+    stats(tenantId: $tenantId, from: $from, to: $to) { from to requests errors cached tokensIn tokensOut costUsd unpricedRequests ${LATENCY} cacheHitRate }
     timeseries(tenantId: $tenantId, interval: $interval, from: $from, to: $to) { interval points { ${POINT} } }
   }`,
   tenants: `query TenantList($cursor: String) { tenants(limit: 100, cursor: $cursor) { data { ${TENANT} } nextCursor } }`,
@@ -74,7 +74,7 @@ export const Q = {
 
   logs: `query Logs($filter: LogFilterInput, $sort: LogSortInput, $cursor: String) {
     logs(filter: $filter, sort: $sort, limit: 50, cursor: $cursor) {
-      data { id ts tenantId gatewayId tokenId userId provider model route status errorCode errorMessage latencyMs tokensIn tokensOut costUsd cache operation gateway { ${REF} } user { ${REF} } token { ${REF} } }
+      data { id ts tenantId gatewayId tokenId userId provider model route status errorCode errorMessage latencyMs tokensIn tokensOut costUsd priced cache operation gateway { ${REF} } user { ${REF} } token { ${REF} } }
       nextCursor
       totalCount
     }
@@ -83,7 +83,7 @@ export const Q = {
     log(id: $id) {
       id ts tenantId gatewayId tokenId userId provider model route status errorCode latencyMs ttfbMs tokensIn tokensOut
       cachedTokens cacheWriteTokens cacheWrite1hTokens reasoningTokens costUsd cache attempts ruleHits metadata traceId
-      clientIp userAgent requestBody responseBody operation errorMessage gateway { ${REF} } user { ${REF} } token { ${REF} }
+      clientIp userAgent requestBody responseBody operation errorMessage priced flags gateway { ${REF} } user { ${REF} } token { ${REF} }
     }
   }`,
   trace: `query TraceDetail($id: ID!) {
@@ -122,7 +122,11 @@ export const Q = {
       nextCursor
     }
   }`,
-  playgroundSearch: `query PlaygroundSearch($q: String) { playgroundSearch(q: $q, limit: 100) { data { gatewayId gatewaySlug tenantId provider model route } } }`,
+  playgroundSearch: `query PlaygroundSearch($q: String) { playgroundSearch(q: $q, limit: 100) { data { gatewayId gatewaySlug tenantId provider model route kind } } }`,
+  playgroundRequest: `query PlaygroundRequest($id: ID!) { playgroundRequest(id: $id) { id provider model status tokensIn tokensOut costUsd priced } }`,
+  unpricedModels: `query UnpricedModels($tenantId: ID, $from: Time, $to: Time) {
+    unpricedModels(tenantId: $tenantId, from: $from, to: $to) { data { provider model requests tokensIn tokensOut } }
+  }`,
   audit: `query AuditLog($filter: AuditFilter, $cursor: String) {
     auditLog(filter: $filter, limit: 50, cursor: $cursor) {
       data { id ts actorId actorEmail actorRole tenantId action resourceType resourceId changes outcome ip requestId resource { ${REF} } actor { ${REF} } }
@@ -181,6 +185,7 @@ export const M = {
   deleteModelPrice: `mutation DeleteModelPrice($provider: String!, $model: String!) { deleteModelPrice(provider: $provider, model: $model) }`,
   createMyToken: `mutation CreateMyToken($input: TokenInput!) { createMyToken(input: $input) { ${TOKEN} secret } }`,
   deleteMyToken: `mutation DeleteMyToken($tokenId: ID!) { deleteMyToken(tokenId: $tokenId) }`,
+  changeMyPassword: `mutation ChangeMyPassword($currentPassword: String!, $newPassword: String!) { changeMyPassword(currentPassword: $currentPassword, newPassword: $newPassword) }`,
 };
 
 /** operationName reads the name of the first operation in a document text. */

@@ -11,6 +11,8 @@ export interface Connection<T> {
 export interface RateLimit {
   requestsPerMinute: number | null;
   tokensPerMinute: number | null;
+  /** Requests in flight at once per proxy process (users and gateways); null: unlimited. */
+  maxInFlight?: number | null;
 }
 export interface Budget {
   amountUsd: number;
@@ -36,6 +38,8 @@ export interface Stats {
   costUsd: number;
   latencyMs: Latency;
   cacheHitRate: number;
+  /** Requests answered by a model without a price: costUsd counts them as 0. */
+  unpricedRequests?: number;
   /** upstreamErrors and refusals split errors (a gateway's Activity asks for them). */
   upstreamErrors?: number;
   refusals?: number;
@@ -253,6 +257,9 @@ export interface LogRecord {
   responseBody?: string;
   /** The front door (chat, completions, embeddings, responses, messages, count_tokens, models); '' on old logs. */
   operation?: string;
+  /** False when the model that answered had no price: costUsd is 0 for want of one. */
+  priced?: boolean;
+  flags?: string[];
 }
 export interface Span {
   spanId: string;
@@ -299,18 +306,21 @@ export interface Group {
   tokensOut: number;
   costUsd: number;
   latencyMs: Latency;
+  unpricedRequests?: number;
 }
 export interface Spend {
   from: string;
   to: string;
   totalUsd: number;
-  byModel: { provider: string; model: string; requests: number; costUsd: number }[];
+  byModel: { provider: string; model: string; requests: number; costUsd: number; tokensIn?: number; tokensOut?: number; unpricedRequests?: number }[];
   byDay: { day: string; requests: number; costUsd: number }[];
   budget: Budget | null;
   /** Tenant spend only, costliest first. */
   byGateway?: ScopeSpend[] | null;
   byUser?: ScopeSpend[] | null;
   byToken?: ScopeSpend[] | null;
+  /** Requests answered without a price: totalUsd counts them as 0. */
+  unpricedRequests?: number;
 }
 /** ScopeSpend is the cost of one gateway, user or token, with its budget. id is '' for requests without one. */
 export interface ScopeSpend {
@@ -319,6 +329,7 @@ export interface ScopeSpend {
   requests: number;
   costUsd: number;
   budget: Budget | null;
+  unpricedRequests?: number;
 }
 export interface TenantAnalysis {
   requests: number;
@@ -346,6 +357,27 @@ export interface PlaygroundModel {
   provider: string;
   model: string;
   route: string;
+  /** chat, embedding or completion. */
+  kind?: string;
+}
+/** UnpricedModel is a model that answered requests without a price and still has none. */
+export interface UnpricedModel {
+  provider: string;
+  model: string;
+  requests: number;
+  tokensIn: number;
+  tokensOut: number;
+}
+/** PlaygroundRequest is the served target and cost of one of the caller's own requests. */
+export interface PlaygroundRequest {
+  id: string;
+  provider: string;
+  model: string;
+  status: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+  priced: boolean;
 }
 export interface PlaygroundToken {
   token: string;

@@ -26,7 +26,7 @@ export interface SeriesDef {
 /** cssColor resolves a custom property name (--chart-1) on the document, or returns a colour as is. */
 export function cssColor(c: string, el?: Element): string {
   if (!c.startsWith('--')) return c;
-  return getComputedStyle(el ?? document.documentElement).getPropertyValue(c).trim() || '#64748b';
+  return getComputedStyle(el ?? document.documentElement).getPropertyValue(c).trim() || 'gray';
 }
 
 /** withAlpha returns a #rgb / #rrggbb / rgb() colour with the given opacity (other forms unchanged). */

@@ -9,12 +9,13 @@ import { formatInt, formatPercent, formatUSD } from '../lib/format';
 import { Link } from '../lib/router';
 import { daySpendCSV, modelSpendCSV, scopeSpendCSV } from '../lib/spend';
 import { BudgetBar, Empty } from './ui';
+import { Cost } from './Cost';
 
-/** ExportCSV downloads the CSV that csv builds when pressed; what names the table for screen readers. */
+/** ExportCSV downloads the CSV that csv builds when pressed; what names the table for screen readers (after the visible text, which the name must contain). */
 export function ExportCSV({ filename, csv, what }: { filename: string; csv: () => string; what: string }) {
   return (
-    <button type="button" className="small" aria-label={`Export ${what} as CSV`} onClick={() => downloadCSV(filename, csv())}>
-      Export CSV
+    <button type="button" className="small" onClick={() => downloadCSV(filename, csv())}>
+      Export CSV<span className="sr-only"> of {what}</span>
     </button>
   );
 }
@@ -92,7 +93,9 @@ export function ScopeSpendTable({
                 <tr key={r.id || '-'} data-row={r.name || r.id}>
                   <td>{to ? <Link to={to}>{name}</Link> : name}</td>
                   <td className="num">{formatInt(r.requests)}</td>
-                  <td className="num">{formatUSD(r.costUsd)}</td>
+                  <td className="num">
+                    <Cost usd={r.costUsd} unpriced={r.unpricedRequests} />
+                  </td>
                   <td className="num">{share(r.costUsd, totalUsd)}</td>
                   <td className="budget-cell">{r.budget ? <BudgetBar budget={r.budget} compact label={`Budget of ${r.name || r.id}`} /> : 'none'}</td>
                 </tr>
@@ -139,7 +142,9 @@ export function ModelSpendTable({ spend: s, slug }: { spend: Spend; slug: string
                   {m.provider}/{m.model}
                 </td>
                 <td className="num">{formatInt(m.requests)}</td>
-                <td className="num">{formatUSD(m.costUsd)}</td>
+                <td className="num">
+                  <Cost usd={m.costUsd} unpriced={m.unpricedRequests} />
+                </td>
                 <td className="num">{share(m.costUsd, s.totalUsd)}</td>
               </tr>
             ))}

@@ -3,6 +3,7 @@ import { makeClient } from '../api/client';
 import { demoSession } from '../api/session';
 import { M, Q, operationName } from '../api/queries';
 import { demoOperationNames } from './exchange';
+import { DEMO_VARS } from './vars';
 
 // The Demo User's interface runs on bundled fixtures and must call no admin
 // endpoint: every query of the demo pages is answered, every mutation
@@ -19,23 +20,7 @@ describe('the demo client', () => {
   const client = makeClient(demoSession(), () => {
     throw new Error('no 401 in the demo');
   });
-  const vars: Record<string, Record<string, unknown>> = {
-    Overview: { from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' },
-    Gateway: { id: 'gw_demo_prod' },
-    GatewayKeys: { id: 'gw_demo_prod' },
-    GatewayModels: { id: 'gw_demo_prod' },
-    GatewayActivity: { id: 'gw_demo_prod', from: '2026-11-21T12:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' },
-    GatewayRules: { id: 'gw_demo_prod' },
-    GatewayTokens: { id: 'gw_demo_prod' },
-    GatewayHealth: { id: 'gw_demo_prod' },
-    GatewayGuardrails: { id: 'gw_demo_prod' },
-    GatewayTraces: { id: 'gw_demo_prod' },
-    GatewaySpend: { id: 'gw_demo_prod', from: '2026-10-23T12:00:00Z', to: '2026-11-22T12:00:00Z' },
-    GatewayList: { tenantId: 'acme' },
-    TenantSpend: { tenantId: 'acme', from: '2026-10-23T12:00:00Z', to: '2026-11-22T12:00:00Z' },
-    Analytics: { groupBy: 'provider' },
-    TenantAnalytics: { tenantId: 'acme' },
-  };
+  const vars = DEMO_VARS;
   const demoQueries = Object.values(Q).filter((doc) => demoOperationNames.includes(operationName(doc)!));
 
   it('answers every query of the demo pages from the fixtures', async () => {

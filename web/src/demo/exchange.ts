@@ -96,6 +96,8 @@ const answers: Record<string, (v: Vars) => unknown> = {
     };
   },
   ModelPrices: () => ({ modelPrices: list(F.demoPrices) }),
+  // A model served without a price, as the price editor lists it.
+  UnpricedModels: () => ({ unpricedModels: list([{ provider: 'mistral', model: 'mistral-small-2506', requests: 42, tokensIn: 51_800, tokensOut: 8_120 }]) }),
 };
 
 /** demoAnswer is the result of one operation in the demo. */

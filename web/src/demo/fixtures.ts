@@ -48,6 +48,7 @@ export const demoGateways: Gateway[] = [
     id: 'gw_demo_prod',
     tenantId: 'acme',
     slug: 'prod',
+    baseUrl: '/v1/acme/prod',
     name: 'Production',
     createdAt: T0,
     updatedAt: T0,
@@ -82,6 +83,7 @@ export const demoGateways: Gateway[] = [
     id: 'gw_demo_staging',
     tenantId: 'acme',
     slug: 'staging',
+    baseUrl: '/v1/acme/staging',
     name: 'Staging',
     createdAt: T0,
     updatedAt: T0,
@@ -98,9 +100,9 @@ export const demoGateways: Gateway[] = [
 ];
 
 export const demoKeys: ProviderKey[] = [
-  { id: 'key_demo_1', provider: 'openai', alias: 'main', last4: 'x7Qa', baseUrl: '', weight: 1, models: ['gpt-4o', 'gpt-4o-mini'], createdAt: T0 },
-  { id: 'key_demo_2', provider: 'anthropic', alias: 'main', last4: 'P0s2', baseUrl: '', weight: 1, models: ['claude-sonnet-4-5'], createdAt: T0 },
-  { id: 'key_demo_3', provider: 'groq', alias: 'backup', last4: '9fGh', baseUrl: '', weight: 1, models: [], createdAt: T0 },
+  { id: 'key_demo_1', provider: 'openai', alias: 'main', last4: 'x7Qa', baseUrl: '', weight: 1, models: ['gpt-4o', 'gpt-4o-mini'], disabled: false, createdAt: T0 },
+  { id: 'key_demo_2', provider: 'anthropic', alias: 'main', last4: 'P0s2', baseUrl: '', weight: 1, models: ['claude-sonnet-4-5'], disabled: false, createdAt: T0 },
+  { id: 'key_demo_3', provider: 'groq', alias: 'backup', last4: '9fGh', baseUrl: '', weight: 1, models: [], disabled: false, createdAt: T0 },
 ];
 
 export const demoRules: Rule[] = [
@@ -111,14 +113,14 @@ export const demoRules: Rule[] = [
 
 const rl = { requestsPerMinute: null, tokensPerMinute: null };
 export const demoTokens: Token[] = [
-  { id: 'tok_demo_1', name: 'backend', prefix: 'sk-sl-Ab3d', last4: 'k9Zq', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: false, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0 },
-  { id: 'tok_demo_2', name: 'ci', prefix: 'sk-sl-Q1w2', last4: 'Er4t', gatewayId: 'gw_demo_prod', userId: null, expiresAt: '2027-06-30T00:00:00Z', revoked: false, rateLimit: { requestsPerMinute: 60, tokensPerMinute: 100000 }, allowedModels: ['gpt-4o-mini'], lastUsedAt: null, createdAt: T0 },
-  { id: 'tok_demo_3', name: 'old laptop', prefix: 'sk-sl-Zx9c', last4: 'Vb8n', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: true, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0 },
+  { id: 'tok_demo_1', name: 'backend', prefix: 'sk-sl-Ab3d', last4: 'k9Zq', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: false, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0, budget: null },
+  { id: 'tok_demo_2', name: 'ci', prefix: 'sk-sl-Q1w2', last4: 'Er4t', gatewayId: 'gw_demo_prod', userId: null, expiresAt: '2027-06-30T00:00:00Z', revoked: false, rateLimit: { requestsPerMinute: 60, tokensPerMinute: 100000 }, allowedModels: ['gpt-4o-mini'], lastUsedAt: null, createdAt: T0, budget: null },
+  { id: 'tok_demo_3', name: 'old laptop', prefix: 'sk-sl-Zx9c', last4: 'Vb8n', gatewayId: 'gw_demo_prod', userId: null, expiresAt: null, revoked: true, rateLimit: rl, allowedModels: [], lastUsedAt: T0, createdAt: T0, budget: null },
 ];
 
 export const demoBreakers: BreakerState[] = [
-  { provider: 'openai', keyAlias: 'main', state: 'closed', consecutiveFailures: 0, openedAt: null, nextProbeAt: null },
-  { provider: 'anthropic', keyAlias: 'main', state: 'closed', consecutiveFailures: 1, openedAt: null, nextProbeAt: null },
+  { provider: 'openai', keyAlias: 'main', state: 'closed', consecutiveFailures: 0, openedAt: null, nextProbeAt: null, lastError: '', lastErrorAt: null },
+  { provider: 'anthropic', keyAlias: 'main', state: 'closed', consecutiveFailures: 1, openedAt: null, nextProbeAt: null, lastError: '', lastErrorAt: null },
   {
     provider: 'groq',
     keyAlias: 'backup',
@@ -186,6 +188,7 @@ export function demoStats(from: string, to: string) {
     costUsd: +sum('costUsd').toFixed(2),
     latencyMs: { p50: 812, p95: 2390, p99: 4120 },
     cacheHitRate: 0.14,
+    unpricedRequests: 0,
   };
 }
 
@@ -199,6 +202,7 @@ function group(key: string, share: number, requests: number, cost: number, r: ()
     tokensOut: n * 210,
     costUsd: +(cost * share).toFixed(2),
     latencyMs: { p50: 600 + Math.round(500 * r()), p95: 1800 + Math.round(1200 * r()), p99: 3500 + Math.round(1500 * r()) },
+    unpricedRequests: 0,
   };
 }
 
@@ -210,6 +214,7 @@ const DEMO_NAMES: Record<string, [kind: string, name: string]> = {
   usr_demo_lee: ['user', 'lee@acme.example'],
   usr_demo_sam: ['user', 'sam@acme.example'],
   tok_demo_1: ['token', 'backend'],
+  tok_demo_2: ['token', 'ci'],
 };
 
 /** demoRef names a demo object as the server would, or null for an id that is none. */
@@ -239,17 +244,22 @@ export function demoSpend(from: string, to: string, withBudget: boolean): Spend 
     from,
     to,
     totalUsd: s.costUsd,
-    byModel: MODELS.map(([p, m], i) => ({ provider: p, model: m, requests: Math.round(s.requests * [0.27, 0.46, 0.19, 0.08][i]), costUsd: +(s.costUsd * [0.52, 0.12, 0.33, 0.03][i]).toFixed(2) })),
+    unpricedRequests: 0,
+    byModel: MODELS.map(([p, m], i) => {
+      const requests = Math.round(s.requests * [0.27, 0.46, 0.19, 0.08][i]);
+      return { provider: p, model: m, requests, costUsd: +(s.costUsd * [0.52, 0.12, 0.33, 0.03][i]).toFixed(2), tokensIn: requests * 820, tokensOut: requests * 210, unpricedRequests: 0 };
+    }),
     byDay: days.map((d) => ({ day: d.ts.slice(0, 10), requests: d.requests, costUsd: d.costUsd })),
     budget: withBudget ? demoGateways[0].budget : budget(1000, 229.32),
-    ...(withBudget ? {} : demoBreakdown(s.requests, s.costUsd)),
+    // gatewaySpend answers no breakdown by gateway, token and user (null), as the server does.
+    ...(withBudget ? { byGateway: null, byToken: null, byUser: null } : demoBreakdown(s.requests, s.costUsd)),
   };
 }
 
 /** demoBreakdown splits a tenant's spend by gateway, token and user in fixed shares. */
 function demoBreakdown(requests: number, costUsd: number): Pick<Spend, 'byGateway' | 'byToken' | 'byUser'> {
   const rows = (items: [string, string, number, Budget | null][]): ScopeSpend[] =>
-    items.map(([id, name, sh, b]) => ({ id, name, requests: Math.round(requests * sh), costUsd: +(costUsd * sh).toFixed(2), budget: b }));
+    items.map(([id, name, sh, b]) => ({ id, name, requests: Math.round(requests * sh), costUsd: +(costUsd * sh).toFixed(2), budget: b, unpricedRequests: 0 }));
   return {
     byGateway: rows([
       ['gw_demo_prod', 'Production', 0.82, demoGateways[0].budget],
@@ -287,6 +297,7 @@ export function demoLogs(): LogRecord[] {
       route: i % 4 === 0 ? 'smart' : '',
       status: failed ? (r() < 0.5 ? 429 : 502) : 200,
       errorCode: failed ? 'upstream_error' : '',
+      tokenId: ['tok_demo_1', 'tok_demo_2'][i % 2],
       latencyMs: 300 + Math.round(r() * 2500),
       tokensIn,
       tokensOut,
@@ -295,8 +306,11 @@ export function demoLogs(): LogRecord[] {
       operation: 'chat',
       gateway: demoRef('gw_demo_prod'),
       user: demoRef(['usr_demo_dana', 'usr_demo_lee', 'usr_demo_sam'][i % 3]),
+      token: demoRef(['tok_demo_1', 'tok_demo_2'][i % 2]),
+      priced: true,
+      flags: [] as string[],
     };
-  });
+  }).map((l) => ({ ...l, errorMessage: l.status === 429 ? 'The provider is rate limiting this key: try again later.' : l.status === 502 ? 'The provider failed to answer.' : '' }));
 }
 
 export function demoLog(id: string): LogRecord | null {
@@ -309,6 +323,9 @@ export function demoLog(id: string): LogRecord | null {
     token: demoRef('tok_demo_1'),
     ttfbMs: Math.round(l.latencyMs * 0.4),
     cachedTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+    reasoningTokens: 0,
     attempts: l.route ? 2 : 1,
     ruleHits: l.route ? ['rule_demo_1'] : [],
     metadata: { team: 'search', env: 'prod' },

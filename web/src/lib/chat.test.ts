@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatCost, sendChat } from './chat';
+import { sendChat } from './chat';
 import { doorByID } from './doors';
 
 function sseResponse(chunks: string[], headers: Record<string, string> = {}): Response {
@@ -25,22 +25,23 @@ describe('sendChat', () => {
       token: 'sk-sl-play',
       model: 'openai/gpt-4o-mini',
       messages: [{ role: 'user', content: 'hi' }],
+      options: { temperature: 0.3, maxTokens: 50 },
       now: () => (t += 10),
       onDelta: (d: string) => seen.push(d),
       fetchImpl: async (_u: RequestInfo | URL, init?: RequestInit) => {
         sent = init;
         return sseResponse(
           ['data: {"choices":[{"delta":{"content":"Hel"}}]}\n\nda', 'ta: {"choices":[{"delta":{"content":"lo"},"finish_reason":"stop"}]}\n\n', 'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}\n\ndata: [DONE]\n\n'],
-          { 'x-sluice-request-id': '0193-req', 'x-sluice-cache': 'MISS' },
+          { 'x-sluice-request-id': '0193-req', 'x-sluice-cache': 'MISS', 'x-sluice-provider': 'openai', 'x-sluice-model': 'gpt-4o-mini-2024-07-18' },
         );
       },
     });
     expect(seen).toEqual(['Hel', 'lo']);
-    expect(res).toMatchObject({ content: 'Hello', status: 200, requestId: '0193-req', usage: { prompt_tokens: 3, completion_tokens: 2 }, finishReason: 'stop' });
+    expect(res).toMatchObject({ content: 'Hello', status: 200, requestId: '0193-req', served: 'openai/gpt-4o-mini-2024-07-18', usage: { prompt_tokens: 3, completion_tokens: 2 }, finishReason: 'stop' });
     expect(res.ttftMs).toBeGreaterThan(0);
     expect(res.latencyMs).toBeGreaterThan(res.ttftMs!);
     expect(sent.headers.Authorization).toBe('Bearer sk-sl-play');
-    expect(JSON.parse(sent.body)).toMatchObject({ model: 'openai/gpt-4o-mini', stream: true, stream_options: { include_usage: true } });
+    expect(JSON.parse(sent.body)).toMatchObject({ model: 'openai/gpt-4o-mini', temperature: 0.3, max_tokens: 50, stream: true, stream_options: { include_usage: true } });
   });
 
   it('reports an error answer in the contract shape', async () => {
@@ -114,16 +115,5 @@ describe('sendChat', () => {
       fetchImpl: async () => new Response('{"type":"error","error":{"type":"rate_limit_error","message":"slow down","code":"rate_limit_exceeded"}}', { status: 429 }),
     });
     expect(bad).toMatchObject({ status: 429, error: 'slow down (rate_limit_exceeded)' });
-  });
-});
-
-describe('chatCost', () => {
-  it('prices usage per million tokens', () => {
-    expect(chatCost({ prompt_tokens: 1_000_000, completion_tokens: 500_000 }, { inputPerMtok: 0.15, outputPerMtok: 0.6 })).toBeCloseTo(0.45);
-    expect(chatCost({ prompt_tokens: 6, completion_tokens: 9 }, null)).toBeNull();
-    expect(chatCost(undefined, { inputPerMtok: 1, outputPerMtok: 1 })).toBeNull();
-    // Cache reads at the cached price, as proxy/cost.go bills them; at the input price when there is none.
-    expect(chatCost({ prompt_tokens: 1_000_000, completion_tokens: 0, cache_read_tokens: 400_000 }, { inputPerMtok: 1, outputPerMtok: 4, cachedInputPerMtok: 0.1 })).toBeCloseTo(0.64);
-    expect(chatCost({ prompt_tokens: 1_000_000, completion_tokens: 0, cache_read_tokens: 400_000 }, { inputPerMtok: 1, outputPerMtok: 4, cachedInputPerMtok: 0 })).toBeCloseTo(1);
   });
 });

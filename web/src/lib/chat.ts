@@ -3,7 +3,7 @@
 // rendered token by token from the SSE events. The turn is timed and keeps
 // its usage and request id.
 
-import { doorRequest, errorMessage, readAnswer, streamReader, type ChatMessage, type Door } from './doors';
+import { doorRequest, errorMessage, readAnswer, streamReader, type ChatMessage, type Door, type SamplingOptions } from './doors';
 import { SSEParser, type Usage } from './sse';
 
 export type { ChatMessage } from './doors';
@@ -13,6 +13,8 @@ export interface ChatResult {
   status: number;
   /** requestId is x-sluice-request-id: the id of the request's log. */
   requestId: string | null;
+  /** served is the provider/model that answered, after fallbacks (x-sluice-provider, x-sluice-model); null when the gateway did not say. */
+  served: string | null;
   usage?: Usage;
   /** ttftMs: time to the first content (streamed answers); latencyMs: to the end of the answer. */
   ttftMs?: number;
@@ -30,6 +32,8 @@ export interface ChatOptions {
   model: string;
   messages: ChatMessage[];
   stream: boolean;
+  /** options are the sampling settings (temperature, max tokens); absent ones are the model's defaults. */
+  options?: SamplingOptions;
   signal?: AbortSignal;
   onDelta?: (text: string) => void;
   fetchImpl?: typeof fetch;
@@ -40,7 +44,7 @@ export interface ChatOptions {
 export async function sendChat(o: ChatOptions): Promise<ChatResult> {
   const now = o.now ?? (() => performance.now());
   const f = o.fetchImpl ?? fetch;
-  const req = doorRequest(o.door, o.model, o.messages, o.stream);
+  const req = doorRequest(o.door, o.model, o.messages, o.stream, o.options);
   const t0 = now();
   const res = await f(o.url, {
     method: 'POST',
@@ -54,6 +58,7 @@ export async function sendChat(o: ChatOptions): Promise<ChatResult> {
     content: '',
     status: res.status,
     requestId: res.headers.get('x-sluice-request-id'),
+    served: servedBy(res.headers),
     cache: res.headers.get('x-sluice-cache'),
     latencyMs: 0,
   };
@@ -104,14 +109,10 @@ export async function sendChat(o: ChatOptions): Promise<ChatResult> {
   return out;
 }
 
-/**
- * chatCost prices usage with a price per million tokens as the gateway does
- * (proxy/cost.go): prompt tokens read from the cache at the cached price when
- * there is one, else at the input price. Null when there is no price.
- */
-export function chatCost(usage: Usage | undefined, price: { inputPerMtok: number; outputPerMtok: number; cachedInputPerMtok?: number } | null | undefined): number | null {
-  if (!usage || !price) return null;
-  const cached = Math.min(usage.cache_read_tokens ?? 0, usage.prompt_tokens);
-  const cachedPrice = price.cachedInputPerMtok || price.inputPerMtok;
-  return ((usage.prompt_tokens - cached) * price.inputPerMtok + cached * cachedPrice + usage.completion_tokens * price.outputPerMtok) / 1e6;
+/** servedBy reads the target that answered from the gateway's x-sluice-provider and x-sluice-model headers. */
+export function servedBy(h: Headers): string | null {
+  const p = h.get('x-sluice-provider');
+  const m = h.get('x-sluice-model');
+  if (!m) return null;
+  return p ? `${p}/${m}` : m;
 }

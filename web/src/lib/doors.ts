@@ -83,26 +83,35 @@ export interface DoorRequest {
   body: Record<string, unknown>;
 }
 
+/** SamplingOptions are the Playground's optional request settings; absent ones are left to the model's defaults. */
+export interface SamplingOptions {
+  temperature?: number;
+  /** maxTokens caps the answer: max_tokens (Chat Completions, Messages) or max_output_tokens (Responses). */
+  maxTokens?: number;
+}
+
 /**
  * doorRequest builds the door's request for a conversation: system
  * messages become Messages' system and Responses' instructions; the turns
  * become messages or input items.
  */
-export function doorRequest(d: Door, model: string, messages: ChatMessage[], stream: boolean): DoorRequest {
+export function doorRequest(d: Door, model: string, messages: ChatMessage[], stream: boolean, opts: SamplingOptions = {}): DoorRequest {
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: stream ? 'text/event-stream' : 'application/json' };
   const system = messages
     .filter((m) => m.role === 'system')
     .map((m) => m.content)
     .join('\n\n');
   const turns = messages.filter((m) => m.role !== 'system').map((m) => ({ role: m.role, content: m.content }));
+  const temp = opts.temperature != null ? { temperature: opts.temperature } : {};
+  const max = opts.maxTokens;
   switch (d.api) {
     case 'chat':
-      return { headers, body: { model, messages, stream, ...(stream ? { stream_options: { include_usage: true } } : {}) } };
+      return { headers, body: { model, messages, ...temp, ...(max != null ? { max_tokens: max } : {}), stream, ...(stream ? { stream_options: { include_usage: true } } : {}) } };
     case 'messages':
       headers['anthropic-version'] = ANTHROPIC_VERSION;
-      return { headers, body: { model, max_tokens: MESSAGES_MAX_TOKENS, ...(system ? { system } : {}), messages: turns, stream } };
+      return { headers, body: { model, max_tokens: max ?? MESSAGES_MAX_TOKENS, ...temp, ...(system ? { system } : {}), messages: turns, stream } };
     case 'responses':
-      return { headers, body: { model, ...(system ? { instructions: system } : {}), input: turns, stream, store: false } };
+      return { headers, body: { model, ...(system ? { instructions: system } : {}), input: turns, ...temp, ...(max != null ? { max_output_tokens: max } : {}), stream, store: false } };
   }
 }
 

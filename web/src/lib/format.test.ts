@@ -7,6 +7,8 @@ import {
   formatInt,
   formatPercent,
   formatRelative,
+  formatCost,
+  formatRateLimit,
   formatUSD,
   formatUSDAxis,
   prettyBody,
@@ -32,6 +34,25 @@ describe('formatUSD', () => {
     expect(formatUSDAxis(0.25)).toBe('$0.25');
     expect(formatUSDAxis(1500)).toBe('$1,500');
     expect(formatUSDAxis(15000)).toBe('$15K');
+  });
+});
+
+describe('formatCost', () => {
+  it.each([
+    [1.2, 0, '$1.20'],
+    [1.2, undefined, '$1.20'],
+    [0, 0, '$0.00'],
+    [0, 3, 'unpriced'],
+    [1.2, 3, '$1.20 + 3 unpriced'],
+    [0.0000063, 1200, '$0.0000063 + 1,200 unpriced'],
+  ])('%s with %s unpriced → %s', (usd, n, want) => expect(formatCost(usd, n)).toBe(want));
+});
+
+describe('formatRateLimit', () => {
+  it('shows the limits set, or none', () => {
+    expect(formatRateLimit({ requestsPerMinute: 600, tokensPerMinute: 100_000 })).toBe('600 requests/min · 100,000 tokens/min');
+    expect(formatRateLimit({ requestsPerMinute: null, tokensPerMinute: 5, maxInFlight: 4 })).toBe('5 tokens/min · 4 in flight');
+    expect(formatRateLimit({ requestsPerMinute: null, tokensPerMinute: null })).toBe('none');
   });
 });
 

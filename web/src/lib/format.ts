@@ -1,6 +1,13 @@
 // Formatting of the figures the dashboard shows. Pure functions, unit-tested.
 
-/** formatUSD shows an amount of dollars: cents for amounts from $1, more digits below (LLM costs are small). */
+/**
+ * formatUSD is the one format of an amount of dollars across the dashboard
+ * (docs/decisions.md, "One format for dollars"): cents from $1 ($1,234.50);
+ * between 1¢ and $1 up to four decimals, at least two ($0.25, $0.0123); below
+ * 1¢ four significant digits ($0.0001194), so that the cost of one request
+ * never reads $0.00. Zero is $0.00. Chart axes use formatUSDAxis, the same
+ * rule shortened; a cost that may leave out unpriced requests uses formatCost.
+ */
 export function formatUSD(v: number | null | undefined): string {
   if (v == null || !Number.isFinite(v)) return '—';
   const sign = v < 0 ? '-' : '';
@@ -17,6 +24,27 @@ export function formatUSD(v: number | null | undefined): string {
 function trimZeros(s: string, a: number): string {
   if (s.includes('e')) s = a.toFixed(10);
   return s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s;
+}
+
+/**
+ * formatCost shows a cost that may leave out requests answered by a model
+ * without a price (their cost counts as 0 for want of one): "unpriced" when
+ * nothing was priced, "$1.20 + 3 unpriced" when some requests are left out,
+ * formatUSD otherwise. unpriced is the number of such requests.
+ */
+export function formatCost(usd: number | null | undefined, unpriced?: number | null): string {
+  if (!unpriced || unpriced <= 0) return formatUSD(usd);
+  if (!usd) return 'unpriced';
+  return `${formatUSD(usd)} + ${formatInt(unpriced)} unpriced`;
+}
+
+/** formatRateLimit shows the limits set: "600 requests/min · 100,000 tokens/min · 4 in flight", or "none". */
+export function formatRateLimit(rl: { requestsPerMinute?: number | null; tokensPerMinute?: number | null; maxInFlight?: number | null } | null | undefined): string {
+  const parts = [];
+  if (rl?.requestsPerMinute != null) parts.push(`${formatInt(rl.requestsPerMinute)} requests/min`);
+  if (rl?.tokensPerMinute != null) parts.push(`${formatInt(rl.tokensPerMinute)} tokens/min`);
+  if (rl?.maxInFlight != null) parts.push(`${formatInt(rl.maxInFlight)} in flight`);
+  return parts.length ? parts.join(' · ') : 'none';
 }
 
 /** formatDuration shows milliseconds: 340 ms, 1.25 s, 2 min 5 s. */

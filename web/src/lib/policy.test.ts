@@ -11,9 +11,9 @@ describe('navFor', () => {
     administrator: ['overview', 'gateways', 'users', 'tenants', 'logs', 'spend', 'analytics', 'prices', 'playground', 'audit', 'client-errors', 'account'],
     tenant_administrator: ['overview', 'gateways', 'users', 'tenants', 'logs', 'spend', 'analytics', 'prices', 'playground', 'account'],
     ai_manager: ['overview', 'analytics', 'account'],
-    finance: ['overview', 'spend', 'prices'],
+    finance: ['overview', 'spend', 'prices', 'account'],
     member: ['overview', 'playground', 'account'],
-    viewer: ['overview'],
+    viewer: ['overview', 'account'],
     // The Demo User may use no admin endpoint: it gets the read-only demo on sample data.
     demo_user: ['overview', 'gateways', 'logs', 'spend', 'analytics', 'prices'],
   };

@@ -138,6 +138,7 @@ const POLICY = {
   'client_error.list': { perm: 'Triage feedback, reports, and client errors' },
   'me.read': { roles: accountable },
   'me.token.create': { roles: accountable },
+  'me.password.change': { roles: allButDemo },
 } satisfies Record<string, Rule>;
 
 export type Op = keyof typeof POLICY;
@@ -229,7 +230,8 @@ const PAGES: PageDef[] = [
   { id: 'playground', label: 'Playground', path: '/ui/playground', op: 'playground.token', demo: false },
   { id: 'audit', label: 'Audit log', path: '/ui/audit', op: 'audit_log.read', demo: false },
   { id: 'client-errors', label: 'Client errors', path: '/ui/client-errors', op: 'client_error.list', demo: false },
-  { id: 'account', label: 'My account', path: '/ui/account', op: 'me.read', demo: false },
+  // Every role that signs in with a password may change it here; the roles that may read /me also see their tokens.
+  { id: 'account', label: 'My account', path: '/ui/account', op: 'me.password.change', demo: false },
 ];
 
 /**

@@ -15,16 +15,16 @@ function budgetCells(b: Budget | null | undefined): Cell[] {
 /** scopeSpendCSV is a table of spend per gateway, user or token (kind), with each budget. */
 export function scopeSpendCSV(kind: 'gateway' | 'user' | 'token', rows: ScopeSpend[], range: { from: string; to: string }): string {
   return toCSV(
-    ['from', 'to', kind + '_id', kind + '_name', 'requests', 'cost_usd', ...BUDGET_COLUMNS],
-    rows.map((r) => [range.from, range.to, r.id, r.name, r.requests, r.costUsd, ...budgetCells(r.budget)]),
+    ['from', 'to', kind + '_id', kind + '_name', 'requests', 'cost_usd', 'unpriced_requests', ...BUDGET_COLUMNS],
+    rows.map((r) => [range.from, range.to, r.id, r.name, r.requests, r.costUsd, r.unpricedRequests ?? 0, ...budgetCells(r.budget)]),
   );
 }
 
-/** modelSpendCSV is the spend per model. */
+/** modelSpendCSV is the spend per model; unpriced_requests counts the requests its cost leaves out for want of a price. */
 export function modelSpendCSV(s: Pick<Spend, 'from' | 'to' | 'byModel'>): string {
   return toCSV(
-    ['from', 'to', 'provider', 'model', 'requests', 'cost_usd'],
-    s.byModel.map((m) => [s.from, s.to, m.provider, m.model, m.requests, m.costUsd]),
+    ['from', 'to', 'provider', 'model', 'requests', 'cost_usd', 'unpriced_requests'],
+    s.byModel.map((m) => [s.from, s.to, m.provider, m.model, m.requests, m.costUsd, m.unpricedRequests ?? 0]),
   );
 }
 

@@ -18,6 +18,7 @@ import { downloadCSV, objectsToCSV } from '../lib/csv';
 import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD } from '../lib/format';
 import { allowed, seesTenantFigures } from '../lib/policy';
 import type { TimeRange } from '../lib/range';
+import { Cost, unpricedSub } from '../components/Cost';
 import { readsUserNames, refText } from '../lib/refs';
 
 const GROUPS = [
@@ -172,7 +173,7 @@ function TopList({ title, groups, none = '(none)' }: { title: string; groups: Gr
                 <span style={{ width: `${widths[i]}%` }} />
               </span>
               <span className="top-val">
-                {formatUSD(g.costUsd)} · {formatCompact(g.requests)} req
+                <Cost usd={g.costUsd} unpriced={g.unpricedRequests} /> · {formatCompact(g.requests)} req
               </span>
             </li>
           ))}
@@ -186,7 +187,13 @@ function TopList({ title, groups, none = '(none)' }: { title: string; groups: Gr
 export function totals(groups: Group[]) {
   const requests = groups.reduce((n, g) => n + g.requests, 0);
   const errors = groups.reduce((n, g) => n + g.errors, 0);
-  return { requests, errors, errorRate: requests ? errors / requests : 0, costUsd: groups.reduce((n, g) => n + g.costUsd, 0) };
+  return {
+    requests,
+    errors,
+    errorRate: requests ? errors / requests : 0,
+    costUsd: groups.reduce((n, g) => n + g.costUsd, 0),
+    unpricedRequests: groups.reduce((n, g) => n + (g.unpricedRequests ?? 0), 0),
+  };
 }
 
 function GroupTable({ groups, label, none = '(none)' }: { groups: Group[]; label: string; none?: string }) {
@@ -197,7 +204,7 @@ function GroupTable({ groups, label, none = '(none)' }: { groups: Group[]; label
       <div className="stats">
         <Stat label="Requests in range" value={formatInt(t.requests)} />
         <Stat label="Error rate" value={formatPercent(t.errorRate)} sub={`${formatInt(t.errors)} errors`} />
-        <Stat label="Cost in range" value={formatUSD(t.costUsd)} />
+        <Stat label="Cost in range" value={formatUSD(t.costUsd)} sub={unpricedSub(t.unpricedRequests)} />
       </div>
       <div className="table-scroll">
         <table className="table">
@@ -234,7 +241,9 @@ function GroupTable({ groups, label, none = '(none)' }: { groups: Group[]; label
                 <td className="num">
                   {formatCompact(g.tokensIn)} / {formatCompact(g.tokensOut)}
                 </td>
-                <td className="num">{formatUSD(g.costUsd)}</td>
+                <td className="num">
+                  <Cost usd={g.costUsd} unpriced={g.unpricedRequests} />
+                </td>
                 <td className="num">
                   {formatDuration(g.latencyMs.p50)} / {formatDuration(g.latencyMs.p95)}
                 </td>

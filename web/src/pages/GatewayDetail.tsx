@@ -6,6 +6,7 @@ import type { Gateway } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
 import { CopyButton, PageHeader } from '../components/ui';
 import { Link } from '../lib/router';
+import { TabList, TabPanel } from '../components/Tabs';
 import { Settings } from './gateway/Settings';
 import { Routes } from './gateway/Routes';
 import { Keys } from './gateway/Keys';
@@ -45,14 +46,8 @@ export function GatewayDetail({ id, tab }: { id: string; tab: string }) {
               </>
             }
           />
-          <nav className="tabs" aria-label="Gateway sections">
-            {TABS.map(([t, label]) => (
-              <Link key={t} to={`/ui/gateways/${g.id}/${t}`} aria-current={tab === t ? 'page' : undefined} role="tab" aria-selected={tab === t}>
-                {label}
-              </Link>
-            ))}
-          </nav>
-          <div className="tab-body">
+          <TabList prefix="gw" label="Gateway sections" current={tab} tabs={TABS.map(([t, label]) => ({ id: t, label, href: `/ui/gateways/${g.id}/${t}` }))} />
+          <TabPanel prefix="gw" current={tab}>
             {tab === 'activity' && <Activity gateway={g} />}
             {tab === 'settings' && <Settings gateway={g} onSaved={q.refetch} />}
             {tab === 'routes' && <Routes gateway={g} onSaved={q.refetch} />}
@@ -63,7 +58,7 @@ export function GatewayDetail({ id, tab }: { id: string; tab: string }) {
             {tab === 'health' && <Health gateway={g} />}
             {tab === 'guardrails' && <Guardrails gateway={g} />}
             {tab === 'traces' && <Traces gateway={g} />}
-          </div>
+          </TabPanel>
         </>
       )}
     </QueryView>

@@ -6,10 +6,11 @@ import type { LogRecord, Trace } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
 import { RefLink } from '../components/RefLink';
 import { Badge, CopyButton, Empty, PageHeader, StatusBadge } from '../components/ui';
-import { formatDuration, formatInt, formatTime, formatUSD, prettyBody } from '../lib/format';
+import { formatDuration, formatInt, formatTime, prettyBody } from '../lib/format';
 import { Link } from '../lib/router';
 import { modelLabel } from '../lib/logs';
 import { layoutWaterfall } from '../lib/waterfall';
+import { Cost, logUnpriced } from '../components/Cost';
 
 export function LogDetail({ id }: { id: string }) {
   const q = useGQL<{ log: LogRecord }>(Q.log, { id });
@@ -65,7 +66,15 @@ export function LogDetail({ id }: { id: string }) {
                 {l.reasoningTokens ? `, ${formatInt(l.reasoningTokens)} reasoning` : ''}
               </dd>
               <dt>Cost</dt>
-              <dd>{formatUSD(l.costUsd)}</dd>
+              <dd>
+                <Cost usd={l.costUsd} unpriced={logUnpriced(l)} />
+              </dd>
+              {l.flags && l.flags.length > 0 && (
+                <>
+                  <dt>Flags</dt>
+                  <dd data-testid="log-flags">{l.flags.join(', ')}</dd>
+                </>
+              )}
               <dt>Cache</dt>
               <dd>{l.cache || '—'}</dd>
               <dt>Attempts</dt>
@@ -131,41 +140,53 @@ export function TraceView({ id }: { id: string }) {
         const rows = layoutWaterfall(t.root, t.start, t.durationMs);
         if (rows.length === 0) return <Empty>The trace has no spans.</Empty>;
         return (
-          <div className="waterfall" role="table" aria-label="Span waterfall" data-testid="waterfall">
-            <div className="wf-row wf-head" role="row">
-              <span role="columnheader">Span</span>
-              <span role="columnheader">
-                0 – {formatDuration(t.durationMs)}
-              </span>
-              <span role="columnheader">Duration</span>
-            </div>
+          <table className="waterfall" data-testid="waterfall">
+            <caption className="sr-only">Span waterfall: each span of the trace, when it started and how long it took</caption>
+            <thead>
+              <tr className="wf-head">
+                <th scope="col" className="wf-name">
+                  Span
+                </th>
+                <th scope="col">
+                  0 – {formatDuration(t.durationMs)}
+                </th>
+                <th scope="col" className="wf-dur">
+                  Duration
+                </th>
+              </tr>
+            </thead>
             {rows.map((r) => (
-              <div key={r.span.spanId} role="rowgroup">
-                <div className={'wf-row' + (r.span.status === 'error' ? ' wf-error' : '')} role="row">
-                  <span role="cell" className="wf-name" style={{ paddingLeft: `${r.depth * 1.1}rem` }}>
+              <tbody key={r.span.spanId}>
+                <tr className={'wf-row' + (r.span.status === 'error' ? ' wf-error' : '')}>
+                  <th scope="row" className="wf-name" style={{ paddingLeft: `${r.depth * 1.1}rem` }}>
                     <button type="button" className="link" aria-expanded={open === r.span.spanId} onClick={() => setOpen(open === r.span.spanId ? null : r.span.spanId)}>
                       {r.span.name}
                     </button>
-                  </span>
-                  <span role="cell" className="wf-track">
-                    <span className="wf-bar" style={{ left: `${r.left}%`, width: `${r.width}%` }} title={`${r.span.name}: ${formatDuration(r.span.durationMs)} at +${formatDuration(r.offsetMs)}`} />
-                  </span>
-                  <span role="cell" className="wf-dur">
-                    {formatDuration(r.span.durationMs)}
-                  </span>
-                </div>
+                  </th>
+                  <td>
+                    <div className="wf-track">
+                      <span className="wf-bar" style={{ left: `${r.left}%`, width: `${r.width}%` }} title={`${r.span.name}: ${formatDuration(r.span.durationMs)} at +${formatDuration(r.offsetMs)}`} />
+                      <span className="sr-only">starts at +{formatDuration(r.offsetMs)}</span>
+                    </div>
+                  </td>
+                  <td className="wf-dur">{formatDuration(r.span.durationMs)}</td>
+                </tr>
                 {open === r.span.spanId && (
-                  <dl className="facts wf-attrs">
-                    <dt>Status</dt>
-                    <dd>{r.span.status}</dd>
-                    <dt>Starts at</dt>
-                    <dd>+{formatDuration(r.offsetMs)}</dd>
-                    {Object.entries(r.span.attributes ?? {}).map(([k, v]) => [<dt key={k}>{k}</dt>, <dd key={k + 'v'}>{v}</dd>])}
-                  </dl>
+                  <tr>
+                    <td colSpan={3}>
+                      <dl className="facts wf-attrs">
+                        <dt>Status</dt>
+                        <dd>{r.span.status}</dd>
+                        <dt>Starts at</dt>
+                        <dd>+{formatDuration(r.offsetMs)}</dd>
+                        {Object.entries(r.span.attributes ?? {}).map(([k, v]) => [<dt key={k}>{k}</dt>, <dd key={k + 'v'}>{v}</dd>])}
+                      </dl>
+                    </td>
+                  </tr>
                 )}
-              </div>
+              </tbody>
             ))}
-          </div>
+          </table>
         );
       }}
     </QueryView>

@@ -12,11 +12,12 @@ import { RefLink } from '../components/RefLink';
 import { TenantPicker } from '../components/TenantPicker';
 import { Badge, Empty, PageHeader, Pager, StatusBadge, usePager } from '../components/ui';
 import { objectsToCSV, downloadCSV } from '../lib/csv';
-import { formatDuration, formatInt, formatTime, formatUSD } from '../lib/format';
+import { formatDuration, formatInt, formatTime } from '../lib/format';
 import { logFilter, logOrder, modelLabel, nextOrder, readFilters, type LogFilters, type LogOrder, type SortKey } from '../lib/logs';
 import { Link, setQuery, useLocation } from '../lib/router';
 import { FilterBar, useLogNames, type TokenRef } from './logs/FilterBar';
 import { LogPanel } from './logs/LogPanel';
+import { Cost, logUnpriced } from '../components/Cost';
 
 export function Logs() {
   const { role, tenant, session } = useApp();
@@ -120,7 +121,7 @@ function LogTable({
                     onClick={() =>
                       downloadCSV(
                         'sluice-logs.csv',
-                        objectsToCSV(c.data, ['id', 'ts', 'tenantId', 'gatewayId', 'userId', 'tokenId', 'provider', 'model', 'route', 'status', 'errorCode', 'errorMessage', 'latencyMs', 'tokensIn', 'tokensOut', 'costUsd', 'cache', 'operation']),
+                        objectsToCSV(c.data, ['id', 'ts', 'tenantId', 'gatewayId', 'userId', 'tokenId', 'provider', 'model', 'route', 'status', 'errorCode', 'errorMessage', 'latencyMs', 'tokensIn', 'tokensOut', 'costUsd', 'priced', 'cache', 'operation']),
                       )
                     }
                   >
@@ -175,7 +176,9 @@ function LogTable({
                           <td className="num">
                             {formatInt(l.tokensIn)} / {formatInt(l.tokensOut)}
                           </td>
-                          <td className="num">{formatUSD(l.costUsd)}</td>
+                          <td className="num">
+                            <Cost usd={l.costUsd} unpriced={logUnpriced(l)} />
+                          </td>
                           <td>
                             <Badge tone={l.cache === 'HIT' ? 'good' : 'neutral'}>{l.cache || '—'}</Badge>
                           </td>

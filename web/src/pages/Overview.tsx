@@ -16,6 +16,7 @@ import { Empty, PageHeader, Stat } from '../components/ui';
 import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD } from '../lib/format';
 import { seesTenantFigures, type Role } from '../lib/policy';
 import type { TimeRange } from '../lib/range';
+import { unpricedSub } from '../components/Cost';
 
 export function Overview() {
   const { role, tenant } = useApp();
@@ -60,7 +61,7 @@ export function Overview() {
               <Stat label="Requests" value={formatInt(s.requests)} sub={`${formatInt(s.cached)} from cache`} />
               <Stat label="Errors" value={formatInt(s.errors)} sub={s.requests ? `${formatPercent(s.errors / s.requests)} of requests` : 'no requests'} />
               <Stat label="Tokens" value={formatCompact(s.tokensIn + s.tokensOut)} sub={`${formatCompact(s.tokensIn)} in · ${formatCompact(s.tokensOut)} out`} />
-              <Stat label="Cost" value={formatUSD(s.costUsd)} />
+              <Stat label="Cost" value={formatUSD(s.costUsd)} sub={unpricedSub(s.unpricedRequests)} />
               <Stat label="Cache hit rate" value={formatPercent(s.cacheHitRate)} />
               <Stat label="Latency p50" value={formatDuration(s.latencyMs.p50)} sub={`p95 ${formatDuration(s.latencyMs.p95)}`} />
             </section>

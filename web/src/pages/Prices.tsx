@@ -1,15 +1,19 @@
 // Model prices (USD per million tokens) with deprecation and sunset dates.
 // Administrators edit them; a change applies to requests served after it.
+// Above them, the models that served requests in the last 30 days without a
+// price (their cost counted as 0), each with a one-click "Add price" that
+// fills the form below.
 
-import { useState, type FormEvent } from 'react';
+import { useMemo, useRef, useState, type FormEvent } from 'react';
 import { useApp } from '../app/context';
 import { M, Q } from '../api/queries';
-import type { Connection, ModelPrice, Provider } from '../api/types';
-import { QueryView, useAction, useGQL } from '../components/data';
+import type { Connection, ModelPrice, Provider, UnpricedModel } from '../api/types';
+import { QueryView, useAction, useGQL, type QueryState } from '../components/data';
 import { Badge, Button, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Pager, Submit, usePager } from '../components/ui';
 import { downloadCSV, objectsToCSV } from '../lib/csv';
-import { formatDate, formatUSD } from '../lib/format';
+import { formatCompact, formatDate, formatInt, formatUSD } from '../lib/format';
 import { allowed } from '../lib/policy';
+import { rangeOf } from '../lib/range';
 import * as v from '../lib/validate';
 
 /** lifecycle says whether a model is current, deprecated or past its sunset. */
@@ -29,6 +33,14 @@ export function Prices() {
   const canEdit = allowed(role, 'model_price.put');
   const del = useAction();
   const plist = providers.data?.providers?.data ?? [];
+  const [prefill, setPrefill] = useState<{ provider: string; model: string; n: number } | null>(null);
+  const addForm = useRef<HTMLElement>(null);
+  const r30 = useMemo(() => rangeOf('30d'), []);
+  const unpriced = useGQL<{ unpricedModels: Connection<UnpricedModel> }>(Q.unpricedModels, { from: r30.from, to: r30.to });
+  const saved = () => {
+    q.refetch();
+    unpriced.refetch();
+  };
   return (
     <>
       <PageHeader title="Model prices" subtitle="USD per million tokens. The cost of a request is computed when it is served; later changes do not rewrite history.">
@@ -51,6 +63,17 @@ export function Prices() {
           </select>
         </div>
       </PageHeader>
+      <Unpriced
+        q={unpriced}
+        canEdit={canEdit}
+        onAdd={(m) => {
+          setPrefill({ provider: m.provider, model: m.model, n: (prefill?.n ?? 0) + 1 });
+          setTimeout(() => {
+            addForm.current?.scrollIntoView({ block: 'center' });
+            addForm.current?.querySelector<HTMLInputElement>('input[inputmode="decimal"]')?.focus();
+          });
+        }}
+      />
       <section className="panel">
         <QueryView<Connection<ModelPrice>> q={q} field="modelPrices" what="model prices">
           {(c) =>
@@ -86,11 +109,7 @@ export function Prices() {
                         <th scope="col">Deprecated</th>
                         <th scope="col">Sunset</th>
                         <th scope="col">Source</th>
-                        {canEdit && (
-                          <th scope="col">
-                            <span className="sr-only">Actions</span>
-                          </th>
-                        )}
+                        {canEdit && <ActionsHeader />}
                       </tr>
                     </thead>
                     <tbody>
@@ -105,7 +124,7 @@ export function Prices() {
                                   providers={plist}
                                   onDone={() => {
                                     setEditing(null);
-                                    q.refetch();
+                                    saved();
                                   }}
                                   onCancel={() => setEditing(null)}
                                 />
@@ -154,9 +173,9 @@ export function Prices() {
         <InlineProblem problem={del.problem} />
       </section>
       {canEdit && plist.length > 0 && (
-        <section className="panel">
-          <h2>Add or replace a price</h2>
-          <PriceForm providers={plist} onDone={q.refetch} />
+        <section className="panel" ref={addForm} aria-labelledby="add-price">
+          <h2 id="add-price">Add or replace a price</h2>
+          <PriceForm key={prefill ? `${prefill.provider}/${prefill.model}/${prefill.n}` : 'new'} initial={prefill ?? undefined} providers={plist} onDone={saved} />
         </section>
       )}
     </>
@@ -166,10 +185,84 @@ export function Prices() {
 const dateIn = (iso: string | null) => (iso ? iso.slice(0, 10) : '');
 const dateOut = (d: string) => (d ? new Date(d + 'T00:00:00Z').toISOString() : null);
 
-function PriceForm({ price, providers, onDone, onCancel }: { price?: ModelPrice; providers: Provider[]; onDone: () => void; onCancel?: () => void }) {
+/** ActionsHeader heads a column of row buttons. */
+const ActionsHeader = () => (
+  <th scope="col">
+    <span className="sr-only">Actions</span>
+  </th>
+);
+
+/** Unpriced lists the models that served requests in the last 30 days without a price and still have none. */
+function Unpriced({ q, canEdit, onAdd }: { q: QueryState<{ unpricedModels: Connection<UnpricedModel> }>; canEdit: boolean; onAdd: (m: UnpricedModel) => void }) {
+  return (
+    <section className="panel" aria-labelledby="unpriced-models" data-testid="unpriced-models">
+      <h2 id="unpriced-models">Models in use without a price</h2>
+      <p className="hint">Models that answered requests in the last 30 days with no price: their cost counts as 0 and reads “unpriced”. A price applies to requests served after it is added.</p>
+      <QueryView<Connection<UnpricedModel>> q={q} field="unpricedModels" what="the models without a price">
+        {(c) =>
+          c.data.length === 0 ? (
+            <Empty>Every model in use has a price.</Empty>
+          ) : (
+            <div className="table-scroll">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">Provider</th>
+                    <th scope="col">Model</th>
+                    <th scope="col" className="num">
+                      Unpriced requests
+                    </th>
+                    <th scope="col" className="num">
+                      Tokens in / out
+                    </th>
+                    {canEdit && <ActionsHeader />}
+                  </tr>
+                </thead>
+                <tbody>
+                  {c.data.map((m) => (
+                    <tr key={m.provider + '/' + m.model} data-unpriced-model={`${m.provider}/${m.model}`}>
+                      <td>{m.provider}</td>
+                      <td>{m.model}</td>
+                      <td className="num">{formatInt(m.requests)}</td>
+                      <td className="num">
+                        {formatCompact(m.tokensIn)} / {formatCompact(m.tokensOut)}
+                      </td>
+                      {canEdit && (
+                        <td className="row-actions">
+                          <Button className="small" onClick={() => onAdd(m)} aria-label={`Add price for ${m.provider}/${m.model}`}>
+                            Add price
+                          </Button>
+                        </td>
+                      )}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </QueryView>
+    </section>
+  );
+}
+
+function PriceForm({
+  price,
+  initial,
+  providers,
+  onDone,
+  onCancel,
+}: {
+  price?: ModelPrice;
+  /** initial fills a new price's provider and model (an unpriced model's "Add price"). */
+  initial?: { provider: string; model: string };
+  providers: Provider[];
+  onDone: () => void;
+  onCancel?: () => void;
+}) {
   const [f, setF] = useState({
-    provider: price?.provider ?? providers[0].id,
-    model: price?.model ?? '',
+    provider: price?.provider ?? initial?.provider ?? providers[0].id,
+    model: price?.model ?? initial?.model ?? '',
     input: price ? String(price.inputPerMtok) : '',
     output: price ? String(price.outputPerMtok) : '',
     cached: price ? String(price.cachedInputPerMtok) : '',
@@ -218,6 +311,7 @@ function PriceForm({ price, providers, onDone, onCancel }: { price?: ModelPrice;
                 {p.name}
               </option>
             ))}
+            {!providers.some((p) => p.id === f.provider) && <option value={f.provider}>{f.provider}</option>}
           </select>
         </Field>
         <Field label="Model" error={show('model')}>

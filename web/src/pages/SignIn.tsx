@@ -5,6 +5,12 @@
 import { useState, type FormEvent } from 'react';
 import { demoSession, signInWithPassword, signInWithToken, TokenRoleError, type Session } from '../api/session';
 import * as v from '../lib/validate';
+import { TabList, TabPanel } from '../components/Tabs';
+
+const SIGN_IN_TABS = [
+  { id: 'password', label: 'Email and password' },
+  { id: 'token', label: 'Paste a token' },
+];
 
 export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn: (s: Session) => void }) {
   const [mode, setMode] = useState<'password' | 'token'>('password');
@@ -49,52 +55,56 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
             {info}
           </p>
         )}
-        <div className="tabs" role="tablist" aria-label="How to sign in">
-          <button type="button" role="tab" aria-selected={mode === 'password'} onClick={() => { setMode('password'); setError(null); }}>
-            Email and password
-          </button>
-          <button type="button" role="tab" aria-selected={mode === 'token'} onClick={() => { setMode('token'); setError(null); }}>
-            Paste a token
-          </button>
-        </div>
-        <form onSubmit={submit} noValidate aria-label="Sign in">
-          {mode === 'password' ? (
-            <>
+        <TabList
+          prefix="signin"
+          label="How to sign in"
+          current={mode}
+          tabs={SIGN_IN_TABS}
+          onSelect={(m) => {
+            setMode(m as typeof mode);
+            setError(null);
+          }}
+        />
+        <TabPanel prefix="signin" current={mode} unnamed>
+          <form onSubmit={submit} noValidate aria-label="Sign in">
+            {mode === 'password' ? (
+              <>
+                <div className="field">
+                  <label htmlFor="signin-email">Email</label>
+                  <input id="signin-email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} autoFocus required />
+                </div>
+                <div className="field">
+                  <label htmlFor="signin-password">Password</label>
+                  <input id="signin-password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} required />
+                </div>
+              </>
+            ) : (
               <div className="field">
-                <label htmlFor="signin-email">Email</label>
-                <input id="signin-email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} autoFocus required />
+                <label htmlFor="signin-token">User token</label>
+                <input
+                  id="signin-token"
+                  type="password"
+                  autoComplete="off"
+                  spellCheck={false}
+                  placeholder="sk-sl-…"
+                  value={token}
+                  onChange={(e) => setToken(e.target.value)}
+                  autoFocus
+                  required
+                />
+                <small className="hint">A user token (the bootstrap token, or one from My Account). Gateway tokens are refused.</small>
               </div>
-              <div className="field">
-                <label htmlFor="signin-password">Password</label>
-                <input id="signin-password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} required />
-              </div>
-            </>
-          ) : (
-            <div className="field">
-              <label htmlFor="signin-token">User token</label>
-              <input
-                id="signin-token"
-                type="password"
-                autoComplete="off"
-                spellCheck={false}
-                placeholder="sk-sl-…"
-                value={token}
-                onChange={(e) => setToken(e.target.value)}
-                autoFocus
-                required
-              />
-              <small className="hint">A user token (the bootstrap token, or one from My Account). Gateway tokens are refused.</small>
-            </div>
-          )}
-          {error && (
-            <p className="form-error" role="alert">
-              {error}
-            </p>
-          )}
-          <button type="submit" className="primary wide" disabled={busy} aria-busy={busy || undefined}>
-            {busy ? 'Signing in…' : 'Sign in'}
-          </button>
-        </form>
+            )}
+            {error && (
+              <p className="form-error" role="alert">
+                {error}
+              </p>
+            )}
+            <button type="submit" className="primary wide" disabled={busy} aria-busy={busy || undefined}>
+              {busy ? 'Signing in…' : 'Sign in'}
+            </button>
+          </form>
+        </TabPanel>
         <p className="fineprint">
           The credential is kept in this tab only (sessionStorage) and is forgotten when the tab closes.
         </p>

@@ -15,6 +15,7 @@ import { BudgetBar, Empty, PageHeader, Stat } from '../components/ui';
 import { fillDays, formatInt, formatUSD, formatUSDAxis } from '../lib/format';
 import { allowed } from '../lib/policy';
 import { Link } from '../lib/router';
+import { unpricedSub } from '../components/Cost';
 
 export function Spend() {
   const tenantId = useTenantId();
@@ -43,6 +44,7 @@ function TenantSpend({ spend: s, tenantId, range }: { spend: SpendT; tenantId: s
   const ts = useMemo(() => days.map((d) => d.day + 'T00:00:00Z'), [days]);
   const series = useMemo(() => [{ label: 'Cost', color: '--chart-cost', values: days.map((d) => d.costUsd), fmt: formatUSDAxis }], [days]);
   const requests = s.byModel.reduce((n, m) => n + m.requests, 0);
+  const priced = requests - (s.unpricedRequests ?? 0);
   const rng = { from: s.from, to: s.to };
   const slug = tenantId;
   return (
@@ -52,9 +54,9 @@ function TenantSpend({ spend: s, tenantId, range }: { spend: SpendT; tenantId: s
           <h2 id="spend-tenant">Spend of tenant {tenantId}</h2>
         </div>
         <div className="stats">
-          <Stat label="Total cost" value={formatUSD(s.totalUsd)} />
+          <Stat label="Total cost" value={formatUSD(s.totalUsd)} sub={unpricedSub(s.unpricedRequests)} />
           <Stat label="Requests" value={formatInt(requests)} />
-          <Stat label="Cost per request" value={requests ? formatUSD(s.totalUsd / requests) : '—'} />
+          <Stat label="Cost per request" value={priced ? formatUSD(s.totalUsd / priced) : '—'} sub={s.unpricedRequests ? 'of the priced requests' : undefined} />
         </div>
         <h3>Tenant budget</h3>
         {s.budget ? (

@@ -26,56 +26,58 @@ export function Tenants() {
           c.data.length === 0 ? (
             <Empty>No tenants.</Empty>
           ) : (
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Log retention</th>
-                  <th scope="col">Allowed providers</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {c.data.map((t) => [
-                  <tr key={t.id} data-tenant={t.id}>
-                    <td>
-                      <code>{t.id}</code>
-                    </td>
-                    <td>{t.name}</td>
-                    <td>
-                      <Badge tone={t.status === 'active' ? 'good' : 'warn'}>{t.status}</Badge>
-                    </td>
-                    <td>{t.settings.logRetentionDays} days</td>
-                    <td className="wrap">{t.settings.allowedProviders.length ? t.settings.allowedProviders.join(', ') : 'all'}</td>
-                    <td>{formatTime(t.createdAt)}</td>
-                    <td>
-                      <button type="button" className="small" aria-expanded={open === t.id} onClick={() => setOpen(open === t.id ? null : t.id)}>
-                        {open === t.id ? 'Close' : 'Manage'}
-                      </button>
-                    </td>
-                  </tr>,
-                  open === t.id && (
-                    <tr key={t.id + '-edit'}>
-                      <td colSpan={7}>
-                        <ManageTenant
-                          tenant={t}
-                          onChanged={q.refetch}
-                          onGone={() => {
-                            setOpen(null);
-                            q.refetch();
-                          }}
-                        />
+            <div className="table-scroll">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">Id</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Log retention</th>
+                    <th scope="col">Allowed providers</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">
+                      <span className="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {c.data.map((t) => [
+                    <tr key={t.id} data-tenant={t.id}>
+                      <td>
+                        <code>{t.id}</code>
                       </td>
-                    </tr>
-                  ),
-                ])}
-              </tbody>
-            </table>
+                      <td>{t.name}</td>
+                      <td>
+                        <Badge tone={t.status === 'active' ? 'good' : 'warn'}>{t.status}</Badge>
+                      </td>
+                      <td>{t.settings.logRetentionDays} days</td>
+                      <td className="wrap">{t.settings.allowedProviders.length ? t.settings.allowedProviders.join(', ') : 'all'}</td>
+                      <td>{formatTime(t.createdAt)}</td>
+                      <td>
+                        <button type="button" className="small" aria-expanded={open === t.id} onClick={() => setOpen(open === t.id ? null : t.id)}>
+                          {open === t.id ? 'Close' : 'Manage'}
+                        </button>
+                      </td>
+                    </tr>,
+                    open === t.id && (
+                      <tr key={t.id + '-edit'}>
+                        <td colSpan={7}>
+                          <ManageTenant
+                            tenant={t}
+                            onChanged={q.refetch}
+                            onGone={() => {
+                              setOpen(null);
+                              q.refetch();
+                            }}
+                          />
+                        </td>
+                      </tr>
+                    ),
+                  ])}
+                </tbody>
+              </table>
+            </div>
           )
         }
       </QueryView>

@@ -1,4 +1,4 @@
-// One user: role, status, password, gateway assignments, tokens, budget.
+// One user: role, status, password, rate limit, gateway assignments, tokens, budget.
 
 import { useState, type FormEvent } from 'react';
 import { useApp } from '../app/context';
@@ -8,10 +8,11 @@ import { BudgetForm } from '../components/BudgetForm';
 import { QueryView, useAction, useGQL } from '../components/data';
 import { CreateToken, TokenTable } from '../components/Tokens';
 import { Badge, Button, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Submit } from '../components/ui';
-import { formatRelative, formatTime } from '../lib/format';
+import { formatRateLimit, formatRelative, formatTime } from '../lib/format';
 import { canHoldTokens, grantableRoles, ROLE_LABELS, type Role } from '../lib/policy';
 import { Link, navigate } from '../lib/router';
 import * as v from '../lib/validate';
+import { RateLimitFields, rateLimitErrors } from '../components/RateLimitFields';
 
 interface Detail {
   user: User;
@@ -35,6 +36,7 @@ export function UserDetail({ id }: { id: string }) {
             }
           />
           <Account user={u} onSaved={q.refetch} />
+          <UserRateLimit user={u} onSaved={q.refetch} />
           <Assignments user={u} assigned={q.data?.userGateways?.data ?? []} onChanged={q.refetch} />
           {canHoldTokens(u.role) ? (
             <UserTokens user={u} tokens={q.data?.userTokens?.data ?? []} onChanged={q.refetch} />
@@ -153,6 +155,60 @@ function Account({ user: u, onSaved }: { user: User; onSaved: () => void }) {
       {msg && (
         <p className="saved" role="status">
           {msg}
+        </p>
+      )}
+      <InlineProblem problem={act.problem} />
+    </section>
+  );
+}
+
+const limitText = (n: number | null | undefined) => (n == null ? '' : String(n));
+const limitOf = (s: string) => (s.trim() === '' ? null : Number(s.trim()));
+
+/** UserRateLimit shows the user's per-minute limits (over all its tokens) and lets the caller change them. */
+function UserRateLimit({ user: u, onSaved }: { user: User; onSaved: () => void }) {
+  const { role } = useApp();
+  const [f, setF] = useState({ rpm: limitText(u.rateLimit.requestsPerMinute), tpm: limitText(u.rateLimit.tokensPerMinute) });
+  const [saved, setSaved] = useState(false);
+  const act = useAction();
+  const errs = rateLimitErrors(f.rpm, f.tpm);
+  const outranks = !grantableRoles(role).includes(u.role);
+  const set = (k: keyof typeof f) => (e: { target: { value: string } }) => {
+    setSaved(false);
+    setF({ ...f, [k]: e.target.value });
+  };
+  return (
+    <section className="panel" aria-labelledby="user-rate-limit">
+      <h2 id="user-rate-limit">Rate limit</h2>
+      <p className="hint">
+        Per minute, over all the user’s tokens, on top of each token’s and gateway’s own limits. Now: <strong data-testid="user-rate-limit">{formatRateLimit(u.rateLimit)}</strong>.
+      </p>
+      {outranks ? (
+        <p className="hint">This user’s role outranks yours: you cannot change it.</p>
+      ) : (
+        <form
+          className="inline-form"
+          aria-label="Rate limit of the user"
+          onSubmit={async (e: FormEvent) => {
+            e.preventDefault();
+            if (errs.rpm || errs.tpm) return;
+            // The in-flight limit is set through the API only: it is kept as it is.
+            const rateLimit = { requestsPerMinute: limitOf(f.rpm), tokensPerMinute: limitOf(f.tpm), maxInFlight: u.rateLimit.maxInFlight ?? null };
+            if (await act.run(M.updateUser, { id: u.id, input: { rateLimit } }, 'updateUser')) {
+              setSaved(true);
+              onSaved();
+            }
+          }}
+        >
+          <RateLimitFields f={f} errs={errs} set={set} />
+          <Submit busy={act.busy} disabled={!!(errs.rpm || errs.tpm)}>
+            Save rate limit
+          </Submit>
+        </form>
+      )}
+      {saved && (
+        <p className="saved" role="status">
+          Rate limit saved.
         </p>
       )}
       <InlineProblem problem={act.problem} />

@@ -28,32 +28,34 @@ export function Users() {
             <Empty>No users in this tenant yet.</Empty>
           ) : (
             <>
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Last seen</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.data.map((u) => (
-                    <tr key={u.id}>
-                      <td>
-                        <Link to={`/ui/users/${u.id}`}>{u.email}</Link>
-                      </td>
-                      <td>{u.name || '—'}</td>
-                      <td>{ROLE_LABELS[u.role] ?? u.role}</td>
-                      <td>
-                        <Badge tone={u.status === 'active' ? 'good' : 'warn'}>{u.status}</Badge>
-                      </td>
-                      <td>{u.lastSeenAt ? formatRelative(u.lastSeenAt) : 'never'}</td>
+              <div className="table-scroll">
+                <table className="table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Email</th>
+                      <th scope="col">Name</th>
+                      <th scope="col">Role</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Last seen</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {c.data.map((u) => (
+                      <tr key={u.id}>
+                        <td>
+                          <Link to={`/ui/users/${u.id}`}>{u.email}</Link>
+                        </td>
+                        <td>{u.name || '—'}</td>
+                        <td>{ROLE_LABELS[u.role] ?? u.role}</td>
+                        <td>
+                          <Badge tone={u.status === 'active' ? 'good' : 'warn'}>{u.status}</Badge>
+                        </td>
+                        <td>{u.lastSeenAt ? formatRelative(u.lastSeenAt) : 'never'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
               <Pager pager={pager} nextCursor={c.nextCursor} />
             </>
           )

@@ -35,8 +35,17 @@ describe('prices and exports', () => {
     expect(lifecycle({ deprecatedAt: '2025-01-01T00:00:00Z', sunsetAt: '2026-06-01T00:00:00Z' }, now)).toBe('sunset');
   });
   it('sums analysis groups', () => {
-    const g = (requests: number, errors: number, costUsd: number) => ({ key: 'k', requests, errors, tokensIn: 0, tokensOut: 0, costUsd, latencyMs: { p50: 0, p95: 0, p99: 0 } });
-    expect(totals([g(3, 1, 0.5), g(1, 0, 0.25)])).toEqual({ requests: 4, errors: 1, errorRate: 0.25, costUsd: 0.75 });
+    const g = (requests: number, errors: number, costUsd: number, unpricedRequests?: number) => ({
+      key: 'k',
+      requests,
+      errors,
+      tokensIn: 0,
+      tokensOut: 0,
+      costUsd,
+      unpricedRequests,
+      latencyMs: { p50: 0, p95: 0, p99: 0 },
+    });
+    expect(totals([g(3, 1, 0.5, 2), g(1, 0, 0.25)])).toEqual({ requests: 4, errors: 1, errorRate: 0.25, costUsd: 0.75, unpricedRequests: 2 });
     expect(totals([]).errorRate).toBe(0);
   });
   it('exports analysis groups', () => {

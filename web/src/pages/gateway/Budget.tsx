@@ -8,6 +8,7 @@ import { Empty } from '../../components/ui';
 import { formatInt, formatUSD } from '../../lib/format';
 import { rangeOf } from '../../lib/range';
 import { useMemo } from 'react';
+import { Cost, unpricedSub } from '../../components/Cost';
 
 export function BudgetTab({ gateway: g, onSaved }: { gateway: Gateway; onSaved: () => void }) {
   const r = useMemo(() => rangeOf('30d'), []);
@@ -35,7 +36,10 @@ export function BudgetTab({ gateway: g, onSaved }: { gateway: Gateway; onSaved: 
               <Empty>No spend in the last 30 days.</Empty>
             ) : (
               <table className="table">
-                <caption>Total {formatUSD(s.totalUsd)}</caption>
+                <caption>
+                  Total {formatUSD(s.totalUsd)}
+                  {s.unpricedRequests ? ` ${unpricedSub(s.unpricedRequests)}` : ''}
+                </caption>
                 <thead>
                   <tr>
                     <th scope="col">Model</th>
@@ -54,7 +58,9 @@ export function BudgetTab({ gateway: g, onSaved }: { gateway: Gateway; onSaved: 
                         {m.provider}/{m.model}
                       </td>
                       <td className="num">{formatInt(m.requests)}</td>
-                      <td className="num">{formatUSD(m.costUsd)}</td>
+                      <td className="num">
+                        <Cost usd={m.costUsd} unpriced={m.unpricedRequests} />
+                      </td>
                     </tr>
                   ))}
                 </tbody>

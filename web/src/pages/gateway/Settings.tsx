@@ -9,6 +9,7 @@ import { useAction } from '../../components/data';
 import { Check, ConfirmButton, Field, InlineProblem, Submit } from '../../components/ui';
 import { navigate } from '../../lib/router';
 import * as v from '../../lib/validate';
+import { RateLimitFields, rateLimitErrors } from '../../components/RateLimitFields';
 
 const num = (s: string) => Number(s.trim());
 const optNum = (s: string) => (s.trim() ? Number(s.trim()) : null);
@@ -40,8 +41,7 @@ export function Settings({ gateway: g, onSaved }: { gateway: Gateway; onSaved: (
     name: f.name.trim() ? null : 'The name is required.',
     bodyLogLimitBytes: v.intIn(f.bodyLogLimitBytes, 0, 1048576, 'The body log limit'),
     cacheTtl: v.intIn(f.cacheTtl, 1, 604800, 'The cache TTL'),
-    rpm: v.intIn(f.rpm, 1, 10_000_000, 'Requests per minute', true),
-    tpm: v.intIn(f.tpm, 1, 2_000_000_000, 'Tokens per minute', true),
+    ...rateLimitErrors(f.rpm, f.tpm),
     timeout: v.intIn(f.timeout, 1000, 600000, 'The request timeout'),
     maxAttempts: v.intIn(f.maxAttempts, 1, 10, 'Max attempts'),
     backoff: v.intIn(f.backoff, 0, 60000, 'The backoff'),
@@ -109,12 +109,7 @@ export function Settings({ gateway: g, onSaved }: { gateway: Gateway; onSaved: (
         <fieldset>
           <legend>Rate limits</legend>
           <div className="form-grid">
-            <Field label="Requests per minute" hint="Empty: unlimited." error={errs.rpm}>
-              <input inputMode="numeric" value={f.rpm} onChange={set('rpm')} />
-            </Field>
-            <Field label="Tokens per minute" hint="Empty: unlimited." error={errs.tpm}>
-              <input inputMode="numeric" value={f.tpm} onChange={set('tpm')} />
-            </Field>
+            <RateLimitFields f={f} errs={errs} set={set} />
           </div>
         </fieldset>
         <fieldset>

@@ -9,9 +9,10 @@ import type { LogRecord, Trace } from '../../api/types';
 import { useGQL } from '../../components/data';
 import { RefLink } from '../../components/RefLink';
 import { Badge, Empty, Loading, StatusBadge } from '../../components/ui';
-import { formatDuration, formatInt, formatTime, formatUSD } from '../../lib/format';
+import { formatDuration, formatInt, formatTime } from '../../lib/format';
 import { attemptSummary, attemptsOf, modelLabel } from '../../lib/logs';
 import { Link } from '../../lib/router';
+import { Cost, logUnpriced } from '../../components/Cost';
 
 export function LogPanel({ log, names, onClose }: { log: LogRecord; names: { gateway: (id: string) => string; token: (id: string) => string; user: (id: string) => string }; onClose: () => void }) {
   const ref = useRef<HTMLElement>(null);
@@ -65,7 +66,9 @@ export function LogPanel({ log, names, onClose }: { log: LogRecord; names: { gat
           {formatInt(l.tokensIn)} in, {formatInt(l.tokensOut)} out
         </dd>
         <dt>Cost</dt>
-        <dd>{formatUSD(l.costUsd)}</dd>
+        <dd>
+          <Cost usd={l.costUsd} unpriced={logUnpriced(l)} />
+        </dd>
       </dl>
       <h3>Attempts</h3>
       {full.fetching && !full.data ? <Loading what="the attempts" /> : l.traceId ? <Attempts traceId={l.traceId} recorded={l.attempts ?? 0} /> : <p>{attemptSummary([], l.attempts ?? 0)}</p>}
