@@ -24,6 +24,15 @@ export interface SeriesDef {
 }
 
 /** cssColor resolves a custom property name (--chart-1) on the document, or returns a colour as is. */
+/** isolated returns the indices of the values whose neighbours are both missing. */
+export function isolated(values: (number | null | undefined)[]): number[] {
+  const out: number[] = [];
+  values.forEach((v, i) => {
+    if (v != null && values[i - 1] == null && values[i + 1] == null) out.push(i);
+  });
+  return out;
+}
+
 export function cssColor(c: string, el?: Element): string {
   if (!c.startsWith('--')) return c;
   return getComputedStyle(el ?? document.documentElement).getPropertyValue(c).trim() || 'gray';
@@ -182,7 +191,9 @@ export function TimeChart({
               return v == null ? '—' : fmts[i](v);
             },
             paths: asBar ? uPlot.paths.bars!({ size: [0.7, 40] }) : undefined,
-            points: { show: !asBar && xs.length < 60, fill: color },
+            // Every point of a short series; of a long one only the values with no neighbour,
+            // which a line cannot draw (a single busy hour in a week would show nothing).
+            points: { show: !asBar, fill: color, filter: xs.length < 60 ? null : () => isolated(s.values) },
           };
         }),
       ],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cssColor, withAlpha } from './Chart';
+import { cssColor, isolated, withAlpha } from './Chart';
 
 describe('chart colours', () => {
   it('turns a hex or rgb colour into a translucent one for area fills', () => {
@@ -10,5 +10,14 @@ describe('chart colours', () => {
   });
   it('passes a colour that is not a custom property through', () => {
     expect(cssColor('#059669')).toBe('#059669');
+  });
+});
+
+describe('isolated values', () => {
+  it('finds the values a line cannot draw: no neighbour on either side', () => {
+    expect(isolated([null, 3, null, null, 1, 2, null, 5])).toEqual([1, 7]);
+    expect(isolated([4])).toEqual([0]);
+    expect(isolated([1, 2, 3])).toEqual([]);
+    expect(isolated([])).toEqual([]);
   });
 });
