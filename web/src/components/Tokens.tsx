@@ -8,7 +8,7 @@ import { formatRelative, formatTime } from '../lib/format';
 import { localInputToISO } from '../lib/range';
 import * as v from '../lib/validate';
 import { useAction } from './data';
-import { Badge, BudgetBar, Button, ConfirmButton, Empty, Field, InlineProblem, SecretOnce, Submit } from './ui';
+import { ActionsHeader, Badge, BudgetBar, Button, ConfirmButton, Empty, Field, InlineProblem, SecretOnce, Submit } from './ui';
 
 /** setBudget sets (budget) or removes (null) the budget of a token, returning null when it failed. */
 export type SetTokenBudget = (t: Token, budget: { amountUsd: number; period: string; hard: boolean } | null, act: ReturnType<typeof useAction>) => Promise<unknown>;
@@ -42,9 +42,7 @@ export function TokenTable({
           <th scope="col">Budget</th>
           <th scope="col">Last used</th>
           <th scope="col">Created</th>
-          <th scope="col">
-            <span className="sr-only">Actions</span>
-          </th>
+          <ActionsHeader />
         </tr>
       </thead>
       <tbody>

@@ -301,6 +301,13 @@ export function Pager({ pager, nextCursor }: { pager: ReturnType<typeof usePager
   );
 }
 
+/** ActionsHeader heads a column of row buttons (its name is for screen readers). */
+export const ActionsHeader = () => (
+  <th scope="col">
+    <span className="sr-only">Actions</span>
+  </th>
+);
+
 export function StatusBadge({ status }: { status: number }) {
   const cls = status >= 500 ? 'bad' : status >= 400 ? 'warn' : 'good';
   return <span className={'badge ' + cls}>{status}</span>;

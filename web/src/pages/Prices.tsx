@@ -9,7 +9,7 @@ import { useApp } from '../app/context';
 import { M, Q } from '../api/queries';
 import type { Connection, ModelPrice, Provider, UnpricedModel } from '../api/types';
 import { QueryView, useAction, useGQL, type QueryState } from '../components/data';
-import { Badge, Button, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Pager, Submit, usePager } from '../components/ui';
+import { ActionsHeader, Badge, Button, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Pager, Submit, usePager } from '../components/ui';
 import { downloadCSV, objectsToCSV } from '../lib/csv';
 import { formatCompact, formatDate, formatInt, formatUSD } from '../lib/format';
 import { allowed } from '../lib/policy';
@@ -184,13 +184,6 @@ export function Prices() {
 
 const dateIn = (iso: string | null) => (iso ? iso.slice(0, 10) : '');
 const dateOut = (d: string) => (d ? new Date(d + 'T00:00:00Z').toISOString() : null);
-
-/** ActionsHeader heads a column of row buttons. */
-const ActionsHeader = () => (
-  <th scope="col">
-    <span className="sr-only">Actions</span>
-  </th>
-);
 
 /** Unpriced lists the models that served requests in the last 30 days without a price and still have none. */
 function Unpriced({ q, canEdit, onAdd }: { q: QueryState<{ unpricedModels: Connection<UnpricedModel> }>; canEdit: boolean; onAdd: (m: UnpricedModel) => void }) {

@@ -9,7 +9,7 @@ import type { Connection, Provider, Tenant } from '../api/types';
 import { TenantAlerts } from '../components/Alerts';
 import { BudgetForm } from '../components/BudgetForm';
 import { QueryView, useAction, useGQL } from '../components/data';
-import { Badge, Button, Check, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Submit } from '../components/ui';
+import { ActionsHeader, Badge, Button, Check, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Submit } from '../components/ui';
 import { formatTime } from '../lib/format';
 import { allowed } from '../lib/policy';
 import * as v from '../lib/validate';
@@ -36,9 +36,7 @@ export function Tenants() {
                     <th scope="col">Log retention</th>
                     <th scope="col">Allowed providers</th>
                     <th scope="col">Created</th>
-                    <th scope="col">
-                      <span className="sr-only">Actions</span>
-                    </th>
+                    <ActionsHeader />
                   </tr>
                 </thead>
                 <tbody>

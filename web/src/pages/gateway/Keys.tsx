@@ -8,7 +8,7 @@ import { useState, type FormEvent } from 'react';
 import { M, Q } from '../../api/queries';
 import type { BreakerState, CatalogModel, Connection, Gateway, KeyTest, Provider, ProviderKey } from '../../api/types';
 import { QueryView, useAction, useGQL } from '../../components/data';
-import { Badge, Button, ConfirmButton, Empty, Field, InlineProblem, Submit } from '../../components/ui';
+import { ActionsHeader, Badge, Button, ConfirmButton, Empty, Field, InlineProblem, Submit } from '../../components/ui';
 import { formatDuration, formatRelative, formatTime } from '../../lib/format';
 import * as v from '../../lib/validate';
 import { BreakerBadge } from './Observe';
@@ -66,9 +66,7 @@ export function Keys({ gateway: g }: { gateway: Gateway }) {
                     </th>
                     <th scope="col">Models</th>
                     <th scope="col">Added</th>
-                    <th scope="col">
-                      <span className="sr-only">Actions</span>
-                    </th>
+                    <ActionsHeader />
                   </tr>
                 </thead>
                 <tbody>

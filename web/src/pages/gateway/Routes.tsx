@@ -5,7 +5,7 @@ import { Fragment, useState, type FormEvent } from 'react';
 import { M, Q } from '../../api/queries';
 import type { Connection, Gateway, Provider, Route } from '../../api/types';
 import { useAction, useGQL } from '../../components/data';
-import { Button, Empty, Field, InlineProblem, Submit } from '../../components/ui';
+import { ActionsHeader, Button, Empty, Field, InlineProblem, Submit } from '../../components/ui';
 import * as v from '../../lib/validate';
 import { OptionList, useGatewayModels } from './models';
 
@@ -107,9 +107,7 @@ export function Routes({ gateway: g, onSaved }: { gateway: Gateway; onSaved: () 
                 <th scope="col">Model</th>
                 <th scope="col">Key alias</th>
                 <th scope="col">Weight</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
+                <ActionsHeader />
               </tr>
             </thead>
             <tbody>

@@ -5,7 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { M, Q } from '../../api/queries';
 import type { Connection, Gateway, Rule } from '../../api/types';
 import { QueryView, useAction, useGQL } from '../../components/data';
-import { Badge, Button, Check, ConfirmButton, Empty, Field, InlineProblem, Submit } from '../../components/ui';
+import { ActionsHeader, Badge, Button, Check, ConfirmButton, Empty, Field, InlineProblem, Submit } from '../../components/ui';
 import * as v from '../../lib/validate';
 
 export const PII_KINDS = ['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ipv4', 'secret_key'];
@@ -54,9 +54,7 @@ export function Rules({ gateway: g }: { gateway: Gateway }) {
                     <th scope="col">Direction</th>
                     <th scope="col">Action</th>
                     <th scope="col">Enabled</th>
-                    <th scope="col">
-                      <span className="sr-only">Actions</span>
-                    </th>
+                    <ActionsHeader />
                   </tr>
                 </thead>
                 <tbody>
