@@ -125,6 +125,23 @@ func (s *Service) scopeOf(ctx context.Context, p *auth.Principal, sc Scope, ownO
 	return q, err
 }
 
+// rangeScope checks op, then answers the analytics query of sc (see
+// scopeOf) over r, its defaults filled and validated (see checkRange).
+func (s *Service) rangeScope(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, ownOnly bool, r Range) (analytics.Query, error) {
+	if err := s.can(ctx, p, op); err != nil {
+		return analytics.Query{}, err
+	}
+	q, err := s.scopeOf(ctx, p, sc, ownOnly)
+	if err != nil {
+		return q, err
+	}
+	if r, err = s.checkRange(r); err != nil {
+		return q, err
+	}
+	q.From, q.To = r.From, r.To
+	return q, nil
+}
+
 func (s *Service) scopeTenant(ctx context.Context, p *auth.Principal, tenantID string, ownOnly bool) (analytics.Query, error) {
 	var q analytics.Query
 	if tenantID != "" {
@@ -155,17 +172,10 @@ func (s *Service) StatsIn(ctx context.Context, p *auth.Principal, sc Scope, r Ra
 
 // stats checks op, then answers the figure of sc.
 func (s *Service) stats(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, r Range) (*analytics.Stats, error) {
-	if err := s.can(ctx, p, op); err != nil {
-		return nil, err
-	}
-	q, err := s.scopeOf(ctx, p, sc, true)
+	q, err := s.rangeScope(ctx, p, op, sc, true, r)
 	if err != nil {
 		return nil, err
 	}
-	if r, err = s.checkRange(r); err != nil {
-		return nil, err
-	}
-	q.From, q.To = r.From, r.To
 	st, err := s.cfg.Analytics.Stats(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read stats: %w", err)
@@ -190,20 +200,13 @@ func (s *Service) TimeseriesIn(ctx context.Context, p *auth.Principal, sc Scope,
 
 // timeseries checks op, then answers the figure of sc.
 func (s *Service) timeseries(ctx context.Context, p *auth.Principal, op auth.Op, sc Scope, interval string, r Range) (*analytics.Timeseries, error) {
-	if err := s.can(ctx, p, op); err != nil {
-		return nil, err
-	}
-	q, err := s.scopeOf(ctx, p, sc, true)
+	q, err := s.rangeScope(ctx, p, op, sc, true, r)
 	if err != nil {
 		return nil, err
 	}
-	if r, err = s.checkRange(r); err != nil {
+	if interval, err = checkInterval(interval, Range{From: q.From, To: q.To}); err != nil {
 		return nil, err
 	}
-	if interval, err = checkInterval(interval, r); err != nil {
-		return nil, err
-	}
-	q.From, q.To = r.From, r.To
 	ts, err := s.cfg.Analytics.Timeseries(ctx, q, interval)
 	if err != nil {
 		return nil, fmt.Errorf("read timeseries: %w", err)

@@ -92,16 +92,9 @@ func (s *Service) GroupTimeseries(ctx context.Context, p *auth.Principal, sq Ser
 // TenantGuardrailStats answers the hits of the content rules of a tenant's
 // gateways over a range (every tenant's for the Administrator with "").
 func (s *Service) TenantGuardrailStats(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*analytics.GuardrailStats, error) {
-	if err := s.can(ctx, p, auth.OpGuardrailStats); err != nil {
-		return nil, err
-	}
-	q, err := s.scope(ctx, p, tenantID, false)
+	q, err := s.rangeScope(ctx, p, auth.OpGuardrailStats, Scope{TenantID: tenantID}, false, r)
 	if err != nil {
 		return nil, err
 	}
-	if r, err = s.checkRange(r); err != nil {
-		return nil, err
-	}
-	q.From, q.To = r.From, r.To
 	return s.guardrailStats(ctx, q)
 }

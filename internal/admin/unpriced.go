@@ -30,17 +30,10 @@ type UnpricedModel struct {
 // Administrator reads one tenant or ("") every tenant; the other roles
 // holding View model prices read their own tenant's.
 func (s *Service) UnpricedModels(ctx context.Context, p *auth.Principal, tenantID string, r Range) (*List[UnpricedModel], error) {
-	if err := s.can(ctx, p, auth.OpModelPriceUnpriced); err != nil {
-		return nil, err
-	}
-	q, err := s.scope(ctx, p, tenantID, false)
+	q, err := s.rangeScope(ctx, p, auth.OpModelPriceUnpriced, Scope{TenantID: tenantID}, false, r)
 	if err != nil {
 		return nil, err
 	}
-	if r, err = s.checkRange(r); err != nil {
-		return nil, err
-	}
-	q.From, q.To = r.From, r.To
 	sp, err := s.spend(ctx, q)
 	if err != nil {
 		return nil, err
