@@ -109,6 +109,20 @@ export function Field({
   );
 }
 
+/** FromToFields are a filter form's From and To (datetime-local values, in the browser's zone). */
+export function FromToFields({ from, to, set }: { from: string; to: string; set: (k: 'from' | 'to') => (e: { target: { value: string } }) => void }) {
+  return (
+    <>
+      <Field label="From">
+        <input type="datetime-local" value={from} onChange={set('from')} />
+      </Field>
+      <Field label="To">
+        <input type="datetime-local" value={to} onChange={set('to')} />
+      </Field>
+    </>
+  );
+}
+
 export function Check({
   label,
   checked,

@@ -5,7 +5,7 @@ import { Q } from '../api/queries';
 import type { AuditEntry, Connection } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
 import { RefLink } from '../components/RefLink';
-import { Badge, Empty, Field, PageHeader, Pager, usePager } from '../components/ui';
+import { Badge, Empty, Field, FromToFields, PageHeader, Pager, usePager } from '../components/ui';
 import { downloadCSV, objectsToCSV } from '../lib/csv';
 import { formatTime } from '../lib/format';
 import { localInputToISO } from '../lib/range';
@@ -66,12 +66,7 @@ export function Audit() {
               ))}
             </select>
           </Field>
-          <Field label="From">
-            <input type="datetime-local" value={draft.from} onChange={set('from')} />
-          </Field>
-          <Field label="To">
-            <input type="datetime-local" value={draft.to} onChange={set('to')} />
-          </Field>
+          <FromToFields from={draft.from} to={draft.to} set={set} />
         </div>
         <div className="form-actions">
           <button type="submit" className="primary">

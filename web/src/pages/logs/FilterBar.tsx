@@ -6,7 +6,7 @@ import { useMemo, useState, type FormEvent } from 'react';
 import { Q } from '../../api/queries';
 import type { Connection, Gateway, Token, User } from '../../api/types';
 import { useGQL } from '../../components/data';
-import { Field } from '../../components/ui';
+import { Field, FromToFields } from '../../components/ui';
 import { LOG_KEYS, OPERATIONS, STATUS_CLASSES, type LogFilters } from '../../lib/logs';
 import { setQuery } from '../../lib/router';
 
@@ -147,12 +147,7 @@ export function FilterBar({ applied, gateways, users, tokens, scoped }: { applie
           <Field label="Metadata" hint="key=value, one per line; all must match.">
             <textarea rows={1} value={f.metadata} onChange={set('metadata')} placeholder="team=search" />
           </Field>
-          <Field label="From">
-            <input type="datetime-local" value={f.from} onChange={set('from')} />
-          </Field>
-          <Field label="To">
-            <input type="datetime-local" value={f.to} onChange={set('to')} />
-          </Field>
+          <FromToFields from={f.from} to={f.to} set={set} />
         </div>
       )}
       <div className="form-actions">
