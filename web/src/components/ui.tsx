@@ -322,6 +322,15 @@ export const ActionsHeader = () => (
   </th>
 );
 
+/** Saved says, to screen readers too, that a write went through. */
+export function Saved({ children }: { children: ReactNode }) {
+  return (
+    <p className="saved" role="status">
+      {children}
+    </p>
+  );
+}
+
 export function StatusBadge({ status }: { status: number }) {
   const cls = status >= 500 ? 'bad' : status >= 400 ? 'warn' : 'good';
   return <span className={'badge ' + cls}>{status}</span>;

@@ -8,7 +8,7 @@ import { M, Q } from '../api/queries';
 import type { Connection, Token, User } from '../api/types';
 import { QueryView, useAction, useGQL } from '../components/data';
 import { CreateToken, TokenTable } from '../components/Tokens';
-import { BudgetBar, Field, InlineProblem, PageHeader, Submit } from '../components/ui';
+import { BudgetBar, Field, InlineProblem, PageHeader, Saved, Submit } from '../components/ui';
 import { formatRateLimit, formatRelative, formatTime } from '../lib/format';
 import { allowed, ROLE_LABELS } from '../lib/policy';
 import * as v from '../lib/validate';
@@ -137,11 +137,7 @@ function ChangePassword({ signedInWithPassword }: { signedInWithPassword: boolea
         <div className="form-actions">
           <Submit busy={act.busy}>Change password</Submit>
         </div>
-        {done && (
-          <p className="saved" role="status">
-            Password changed. Your other sessions have ended.
-          </p>
-        )}
+        {done && <Saved>Password changed. Your other sessions have ended.</Saved>}
         {act.problem?.param !== 'current_password' && <InlineProblem problem={act.problem} />}
       </form>
     </section>

@@ -9,7 +9,7 @@ import type { Connection, Provider, Tenant } from '../api/types';
 import { TenantAlerts } from '../components/Alerts';
 import { BudgetForm } from '../components/BudgetForm';
 import { QueryView, useAction, useGQL } from '../components/data';
-import { ActionsHeader, Badge, Button, Check, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Submit } from '../components/ui';
+import { ActionsHeader, Badge, Button, Check, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Saved, Submit } from '../components/ui';
 import { formatTime } from '../lib/format';
 import { allowed } from '../lib/policy';
 import * as v from '../lib/validate';
@@ -120,11 +120,7 @@ function CreateTenant({ onCreated }: { onCreated: () => void }) {
         <div className="form-actions">
           <Submit busy={act.busy}>Create tenant</Submit>
         </div>
-        {done && (
-          <p className="saved" role="status">
-            {done}
-          </p>
-        )}
+        {done && <Saved>{done}</Saved>}
         <InlineProblem problem={act.problem} />
       </form>
     </section>
@@ -290,11 +286,7 @@ function ManageTenant({ tenant: t, onChanged, onGone }: { tenant: Tenant; onChan
           )}
         </div>
       )}
-      {msg && (
-        <p className="saved" role="status">
-          {msg}
-        </p>
-      )}
+      {msg && <Saved>{msg}</Saved>}
       <InlineProblem problem={act.problem} />
     </div>
   );

@@ -7,7 +7,7 @@ import type { Connection, Gateway, Token, User } from '../api/types';
 import { BudgetForm } from '../components/BudgetForm';
 import { QueryView, useAction, useGQL } from '../components/data';
 import { CreateToken, TokenTable } from '../components/Tokens';
-import { Badge, Button, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Submit } from '../components/ui';
+import { Badge, Button, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Saved, Submit } from '../components/ui';
 import { formatRateLimit, formatRelative, formatTime } from '../lib/format';
 import { canHoldTokens, grantableRoles, ROLE_LABELS, type Role } from '../lib/policy';
 import { Link, navigate } from '../lib/router';
@@ -152,11 +152,7 @@ function Account({ user: u, onSaved }: { user: User; onSaved: () => void }) {
           )}
         </>
       )}
-      {msg && (
-        <p className="saved" role="status">
-          {msg}
-        </p>
-      )}
+      {msg && <Saved>{msg}</Saved>}
       <InlineProblem problem={act.problem} />
     </section>
   );
@@ -206,11 +202,7 @@ function UserRateLimit({ user: u, onSaved }: { user: User; onSaved: () => void }
           </Submit>
         </form>
       )}
-      {saved && (
-        <p className="saved" role="status">
-          Rate limit saved.
-        </p>
-      )}
+      {saved && <Saved>Rate limit saved.</Saved>}
       <InlineProblem problem={act.problem} />
     </section>
   );

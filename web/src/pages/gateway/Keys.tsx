@@ -8,7 +8,7 @@ import { useState, type FormEvent } from 'react';
 import { M, Q } from '../../api/queries';
 import type { BreakerState, CatalogModel, Connection, Gateway, KeyTest, Provider, ProviderKey } from '../../api/types';
 import { QueryView, useAction, useGQL } from '../../components/data';
-import { ActionsHeader, Badge, Button, ConfirmButton, Empty, Field, InlineProblem, Submit } from '../../components/ui';
+import { ActionsHeader, Badge, Button, ConfirmButton, Empty, Field, InlineProblem, Saved, Submit } from '../../components/ui';
 import { formatDuration, formatRelative, formatTime } from '../../lib/format';
 import * as v from '../../lib/validate';
 import { BreakerBadge } from './Observe';
@@ -392,11 +392,7 @@ function AddKey({
       <div className="form-actions">
         <Submit busy={act.busy}>Add key</Submit>
       </div>
-      {added && (
-        <p className="saved" role="status">
-          {added}
-        </p>
-      )}
+      {added && <Saved>{added}</Saved>}
       <InlineProblem problem={act.problem} />
     </form>
   );
