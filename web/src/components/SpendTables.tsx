@@ -4,21 +4,11 @@
 
 import type { ReactNode } from 'react';
 import type { ScopeSpend, Spend } from '../api/types';
-import { downloadCSV } from '../lib/csv';
 import { formatInt, formatPercent, formatUSD } from '../lib/format';
 import { Link } from '../lib/router';
 import { daySpendCSV, modelSpendCSV, scopeSpendCSV } from '../lib/spend';
-import { BudgetBar, Empty } from './ui';
+import { BudgetBar, Empty, ExportCSV } from './ui';
 import { Cost } from './Cost';
-
-/** ExportCSV downloads the CSV that csv builds when pressed; what names the table for screen readers (after the visible text, which the name must contain). */
-export function ExportCSV({ filename, csv, what }: { filename: string; csv: () => string; what: string }) {
-  return (
-    <button type="button" className="small" onClick={() => downloadCSV(filename, csv())}>
-      Export CSV<span className="sr-only"> of {what}</span>
-    </button>
-  );
-}
 
 /** SpendSection is a titled panel of one spend table with its export button. */
 function SpendSection({ title, id, exporter, children }: { title: string; id: string; exporter: ReactNode; children: ReactNode }) {

@@ -10,6 +10,7 @@ import {
   type ReactElement,
   type ReactNode,
 } from 'react';
+import { downloadCSV } from '../lib/csv';
 import { useApp } from '../app/context';
 import type { Problem } from '../api/errors';
 import { ROLE_LABELS } from '../lib/policy';
@@ -328,6 +329,15 @@ export function Saved({ children }: { children: ReactNode }) {
     <p className="saved" role="status">
       {children}
     </p>
+  );
+}
+
+/** ExportCSV downloads the CSV that csv builds when pressed; what, if given, names the table for screen readers (after the visible text, which the name must contain). */
+export function ExportCSV({ filename, csv, what }: { filename: string; csv: () => string; what?: string }) {
+  return (
+    <button type="button" className="small" onClick={() => downloadCSV(filename, csv())}>
+      Export CSV{what && <span className="sr-only"> of {what}</span>}
+    </button>
   );
 }
 

@@ -13,8 +13,8 @@ import { RefLink } from '../components/RefLink';
 import { RangeControl, useRangeParam } from '../components/RangeControl';
 import { TenantPicker } from '../components/TenantPicker';
 import { CacheSavingsChart, CostByGroupChart, ErrorsByReasonChart, GuardrailHitsChart, LatencyChart } from '../components/UsageCharts';
-import { Empty, PageHeader, Stat } from '../components/ui';
-import { downloadCSV, objectsToCSV } from '../lib/csv';
+import { Empty, ExportCSV, PageHeader, Stat } from '../components/ui';
+import { objectsToCSV } from '../lib/csv';
 import { formatCompact, formatDuration, formatInt, formatPercent, formatUSD } from '../lib/format';
 import { allowed, seesTenantFigures } from '../lib/policy';
 import type { TimeRange } from '../lib/range';
@@ -80,9 +80,7 @@ export function Analytics() {
             </select>
           </div>
           {q.data?.analytics?.groups?.length ? (
-            <button type="button" className="small" onClick={() => downloadCSV(`sluice-analytics-${groupBy}.csv`, groupsCSV(q.data!.analytics.groups, groupBy))}>
-              Export CSV
-            </button>
+            <ExportCSV filename={`sluice-analytics-${groupBy}.csv`} csv={() => groupsCSV(q.data!.analytics.groups, groupBy)} />
           ) : null}
         </div>
         <QueryView<{ groups: Group[] }> q={q} field="analytics" what="analytics">

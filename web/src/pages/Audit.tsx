@@ -5,8 +5,8 @@ import { Q } from '../api/queries';
 import type { AuditEntry, Connection } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
 import { RefLink } from '../components/RefLink';
-import { Badge, Empty, Field, FromToFields, PageHeader, Pager, usePager } from '../components/ui';
-import { downloadCSV, objectsToCSV } from '../lib/csv';
+import { Badge, Empty, ExportCSV, Field, FromToFields, PageHeader, Pager, usePager } from '../components/ui';
+import { objectsToCSV } from '../lib/csv';
 import { formatTime } from '../lib/format';
 import { localInputToISO } from '../lib/range';
 import { refText } from '../lib/refs';
@@ -83,21 +83,15 @@ export function Audit() {
               <>
                 <div className="panel-head">
                   <span />
-                  <button
-                    type="button"
-                    className="small"
-                    onClick={() =>
-                      downloadCSV(
-                        'sluice-audit.csv',
-                        objectsToCSV(
-                          c.data.map((a) => ({ ...a, resourceName: refText(a.resource, ''), changes: a.changes == null ? '' : JSON.stringify(a.changes) })),
-                          ['ts', 'actorEmail', 'actorRole', 'tenantId', 'action', 'resourceType', 'resourceId', 'resourceName', 'outcome', 'ip', 'requestId', 'changes'],
-                        ),
+                  <ExportCSV
+                    filename="sluice-audit.csv"
+                    csv={() =>
+                      objectsToCSV(
+                        c.data.map((a) => ({ ...a, resourceName: refText(a.resource, ''), changes: a.changes == null ? '' : JSON.stringify(a.changes) })),
+                        ['ts', 'actorEmail', 'actorRole', 'tenantId', 'action', 'resourceType', 'resourceId', 'resourceName', 'outcome', 'ip', 'requestId', 'changes'],
                       )
                     }
-                  >
-                    Export CSV
-                  </button>
+                  />
                 </div>
                 <div className="table-scroll">
                   <table className="table">

@@ -10,8 +10,8 @@ import type { Connection, Gateway, LogRecord } from '../api/types';
 import { QueryView, useGQL } from '../components/data';
 import { RefLink } from '../components/RefLink';
 import { TenantPicker } from '../components/TenantPicker';
-import { Badge, Empty, PageHeader, Pager, StatusBadge, usePager } from '../components/ui';
-import { objectsToCSV, downloadCSV } from '../lib/csv';
+import { Badge, Empty, ExportCSV, PageHeader, Pager, StatusBadge, usePager } from '../components/ui';
+import { objectsToCSV } from '../lib/csv';
 import { formatDuration, formatInt, formatTime } from '../lib/format';
 import { logFilter, logOrder, modelLabel, nextOrder, readFilters, type LogFilters, type LogOrder, type SortKey } from '../lib/logs';
 import { Link, setQuery, useLocation } from '../lib/router';
@@ -115,18 +115,7 @@ function LogTable({
                       Refresh
                     </button>
                   </span>
-                  <button
-                    type="button"
-                    className="small"
-                    onClick={() =>
-                      downloadCSV(
-                        'sluice-logs.csv',
-                        objectsToCSV(c.data, ['id', 'ts', 'tenantId', 'gatewayId', 'userId', 'tokenId', 'provider', 'model', 'route', 'status', 'errorCode', 'errorMessage', 'latencyMs', 'tokensIn', 'tokensOut', 'costUsd', 'priced', 'cache', 'operation']),
-                      )
-                    }
-                  >
-                    Export CSV
-                  </button>
+                  <ExportCSV filename="sluice-logs.csv" csv={() => objectsToCSV(c.data, ['id', 'ts', 'tenantId', 'gatewayId', 'userId', 'tokenId', 'provider', 'model', 'route', 'status', 'errorCode', 'errorMessage', 'latencyMs', 'tokensIn', 'tokensOut', 'costUsd', 'priced', 'cache', 'operation'])} />
                 </div>
                 <div className="table-scroll">
                   <table className="table logs">

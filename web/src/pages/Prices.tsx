@@ -9,8 +9,8 @@ import { useApp } from '../app/context';
 import { M, Q } from '../api/queries';
 import type { Connection, ModelPrice, Provider, UnpricedModel } from '../api/types';
 import { QueryView, useAction, useGQL, type QueryState } from '../components/data';
-import { ActionsHeader, Badge, Button, ConfirmButton, Empty, Field, InlineProblem, PageHeader, Pager, Submit, usePager } from '../components/ui';
-import { downloadCSV, objectsToCSV } from '../lib/csv';
+import { ActionsHeader, Badge, Button, ConfirmButton, Empty, ExportCSV, Field, InlineProblem, PageHeader, Pager, Submit, usePager } from '../components/ui';
+import { objectsToCSV } from '../lib/csv';
 import { formatCompact, formatDate, formatInt, formatUSD } from '../lib/format';
 import { allowed } from '../lib/policy';
 import { rangeOf } from '../lib/range';
@@ -83,13 +83,7 @@ export function Prices() {
               <>
                 <div className="panel-head">
                   <span>{c.data.length} models on this page</span>
-                  <button
-                    type="button"
-                    className="small"
-                    onClick={() => downloadCSV('sluice-model-prices.csv', objectsToCSV(c.data, ['provider', 'model', 'inputPerMtok', 'outputPerMtok', 'cachedInputPerMtok', 'deprecatedAt', 'sunsetAt', 'source']))}
-                  >
-                    Export CSV
-                  </button>
+                  <ExportCSV filename="sluice-model-prices.csv" csv={() => objectsToCSV(c.data, ['provider', 'model', 'inputPerMtok', 'outputPerMtok', 'cachedInputPerMtok', 'deprecatedAt', 'sunsetAt', 'source'])} />
                 </div>
                 <div className="table-scroll">
                   <table className="table">
