@@ -94,7 +94,7 @@ function Account({ user: u, onSaved }: { user: User; onSaved: () => void }) {
         </dd>
       </dl>
       {outranks ? (
-        <p className="hint">This user’s role outranks yours: you cannot change it.</p>
+        <Outranks />
       ) : (
         <>
           <form
@@ -158,6 +158,9 @@ function Account({ user: u, onSaved }: { user: User; onSaved: () => void }) {
   );
 }
 
+/** Outranks stands in for a form the caller may not use: the user's role is above its own. */
+const Outranks = () => <p className="hint">This user’s role outranks yours: you cannot change it.</p>;
+
 const limitText = (n: number | null | undefined) => (n == null ? '' : String(n));
 const limitOf = (s: string) => (s.trim() === '' ? null : Number(s.trim()));
 
@@ -180,7 +183,7 @@ function UserRateLimit({ user: u, onSaved }: { user: User; onSaved: () => void }
         Per minute, over all the user’s tokens, on top of each token’s and gateway’s own limits. Now: <strong data-testid="user-rate-limit">{formatRateLimit(u.rateLimit)}</strong>.
       </p>
       {outranks ? (
-        <p className="hint">This user’s role outranks yours: you cannot change it.</p>
+        <Outranks />
       ) : (
         <form
           className="inline-form"
