@@ -21,6 +21,7 @@ func TestEveryEntryPointNamesItsOperation(t *testing.T) {
 	// Entry points without an Op, and why.
 	exempt := map[string]string{
 		"DeleteSession": "signs the caller out of its own session: every signed-in principal may",
+		"Names":         "names ids of records the caller was already allowed to read (GraphQL field resolvers); it checks tenancy per object itself and reads users' emails only for roles that may (TestNames)",
 	}
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
