@@ -79,7 +79,7 @@ export async function gatewayPages(h) {
     await connect.getByRole('button', { name: 'Copy curl' }).click();
     const curl = await page.evaluate(() => navigator.clipboard.readText());
     assert.ok(curl.includes(`${base}/compat/chat/completions`) && curl.includes(secret), curl);
-    for (const id of ['openai-js', 'openai-python', 'anthropic-python']) {
+    for (const id of ['openai-js', 'openai-python', 'anthropic-js', 'anthropic-python']) {
       assert.ok((await connect.locator(`[data-snippet="${id}"] pre`).textContent()).includes(`${base}/compat`), id);
     }
     // The curl snippet runs as shown (the route of the gateway answers).

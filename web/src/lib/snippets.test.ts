@@ -17,7 +17,7 @@ describe('tokenSnippets', () => {
   const s = Object.fromEntries(tokenSnippets(base, token, 'smart', 'claude-sonnet-4-5').map((x) => [x.id, x.code]));
 
   it('writes every client with the full URL of the /compat door and the token', () => {
-    expect(Object.keys(s)).toEqual(['curl', 'openai-js', 'openai-python', 'anthropic-python', 'claude-code']);
+    expect(Object.keys(s)).toEqual(['curl', 'openai-js', 'openai-python', 'anthropic-js', 'anthropic-python', 'claude-code']);
     for (const code of Object.values(s)) {
       expect(code).toContain(`${base}/compat`);
       expect(code).toContain(token);
@@ -34,6 +34,8 @@ describe('tokenSnippets', () => {
     expect(s['openai-python']).toContain(`OpenAI(base_url="${base}/compat", api_key="${token}")`);
     expect(s['anthropic-python']).toContain(`Anthropic(base_url="${base}/compat", api_key="${token}")`);
     expect(s['anthropic-python']).toContain('model="claude-sonnet-4-5", max_tokens=1024');
+    expect(s['anthropic-js']).toContain(`new Anthropic({ baseURL: "${base}/compat", apiKey: "${token}" })`);
+    expect(s['anthropic-js']).toContain('model: "claude-sonnet-4-5", max_tokens: 1024');
   });
   it('sets Claude Code up through the environment', () => {
     expect(s['claude-code'].split('\n')).toEqual([`export ANTHROPIC_BASE_URL=${base}/compat`, `export ANTHROPIC_AUTH_TOKEN=${token}`, 'claude']);

@@ -28,7 +28,7 @@ export function gatewayBaseURL(g: GatewayRef, origin: string): string {
 export const COMPAT = 'compat';
 
 export interface TokenSnippet {
-  id: 'curl' | 'openai-js' | 'openai-python' | 'anthropic-python' | 'claude-code';
+  id: 'curl' | 'openai-js' | 'openai-python' | 'anthropic-js' | 'anthropic-python' | 'claude-code';
   label: string;
   code: string;
 }
@@ -73,6 +73,17 @@ export function tokenSnippets(base: string, token: string, model: string, claude
         `client = OpenAI(base_url=${q(compat)}, api_key=${q(token)})`,
         `r = client.chat.completions.create(model=${q(model)}, messages=[{"role": "user", "content": "Hello"}])`,
         `print(r.choices[0].message.content)`,
+      ].join('\n'),
+    },
+    {
+      id: 'anthropic-js',
+      label: 'Anthropic SDK (JavaScript)',
+      code: [
+        `import Anthropic from "@anthropic-ai/sdk";`,
+        ``,
+        `const client = new Anthropic({ baseURL: ${q(compat)}, apiKey: ${q(token)} });`,
+        `const r = await client.messages.create({ model: ${q(claudeModel)}, max_tokens: 1024, messages: [{ role: "user", content: "Hello" }] });`,
+        `console.log(r.content[0].text);`,
       ].join('\n'),
     },
     {

@@ -1,5 +1,5 @@
 // How to reach a gateway with a new token: its full base URL and ready
-// snippets (curl, the OpenAI SDKs, the Anthropic SDK, Claude Code), each
+// snippets (curl, the OpenAI SDKs, the Anthropic SDKs, Claude Code), each
 // with a copy button. Shown with the new token's secret only, and gone
 // with it.
 
