@@ -41,8 +41,11 @@ export async function gatewayPages(h) {
     await page.getByRole('tab', { name: 'Routes' }).click();
     const model = page.getByLabel('Model of target 1');
     assert.equal(await model.getAttribute('list'), 'route-models-openai');
-    const offered = await page.locator('datalist#route-models-openai option').evaluateAll((os) => os.map((o) => o.value));
-    assert.ok(offered[0] === 'gpt-4o-mini' && offered.includes('gpt-4o'), `offered ${offered.slice(0, 5)}`);
+    // The options come from two queries (the keys, the catalog): wait until both have answered.
+    await until('the route model picker offers the keys’ and the catalog’s models', async () => {
+      const offered = await page.locator('datalist#route-models-openai option').evaluateAll((os) => os.map((o) => o.value));
+      assert.ok(offered[0] === 'gpt-4o-mini' && offered.includes('gpt-4o'), `offered ${offered.slice(0, 5)}`);
+    }, 10_000);
     assert.equal(await model.inputValue(), 'gpt-4o-mini@chunks=8@delay=150ms', 'a typed model stays');
     await page.getByRole('tab', { name: 'Provider keys' }).click();
     const add = page.getByRole('form', { name: 'Add a provider key' });
